@@ -1,0 +1,1 @@
+"""perf-changelog.yaml: parsing, validation, fixes and merge operations (pure)."""

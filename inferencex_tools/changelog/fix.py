@@ -1,0 +1,100 @@
+"""Safe fixes for the new entries of a change (``validate --fix``), pure.
+
+The output is always *base bytes* + one empty line + the new entries' blocks,
+each normalised (trailing whitespace stripped, exactly one empty line between
+entries, one final newline) with placeholder-like links replaced.  A fix is
+refused when history itself changed (deleted or edited entries, or historical
+bytes that differ from the base once the new blocks are taken out).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from inferencex_tools.changelog.links import PLACEHOLDER, check_new_link, pr_url
+from inferencex_tools.changelog.model import Changelog, Entry
+from inferencex_tools.changelog.validate import ChangeAnalysis, Options
+
+_LINK_RX = re.compile(rb"^  pr-link:[^\n]*\n((?:    [^\n]*\n|[ ]*\n(?=    ))*)", re.M)
+
+
+@dataclass
+class FixOutcome:
+    data: bytes | None  # None: nothing to fix, or refused
+    applied: list[str] = field(default_factory=list)
+    refused: str | None = None
+
+
+def _without_new_blocks(head: Changelog, new: list[Entry]) -> bytes:
+    ids = {id(e) for e in new}
+    out = bytearray()
+    pos = 0
+    for e in head.entries:
+        if id(e) in ids:
+            out += head.raw[pos:e.start]
+            pos = e.span_end
+    out += head.raw[pos:]
+    return bytes(out)
+
+
+def _strip_trailing_blank_lines(b: bytes) -> bytes:
+    lines = b.split(b"\n")
+    while len(lines) > 1 and not lines[-1].strip(b" ") and not lines[-2].strip(b" "):
+        lines.pop()
+    return b"\n".join(lines)
+
+
+def replace_link(block: bytes, new_link: str) -> bytes:
+    """Replace the ``  pr-link:`` line (and a folded continuation) inside one block."""
+    m = _LINK_RX.search(block)
+    if m is None:
+        return block
+    return block[: m.start()] + f"  pr-link: {new_link}\n".encode() + block[m.end():]
+
+
+def _normalise_block(block: bytes) -> bytes:
+    lines = block.rstrip(b"\n").split(b"\n")
+    return b"\n".join(ln.rstrip(b" \t") for ln in lines) + b"\n"
+
+
+def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
+    head, base = a.head, a.base
+    if not head.parsed or not head.spans_ok or not base.parsed:
+        return FixOutcome(None, refused="the file does not parse; fix the YAML first")
+    if a.structural:
+        return FixOutcome(None, refused="historical entries were deleted or edited; "
+                          "restore them by hand (git checkout BASE -- FILE) and re-run")
+    if not a.new_entries:
+        return FixOutcome(None)
+    history = _without_new_blocks(head, a.new_entries)
+    if _strip_trailing_blank_lines(history) != _strip_trailing_blank_lines(base.raw):
+        return FixOutcome(None, refused="historical bytes differ from the base; restore them "
+                          "(git checkout BASE -- FILE) and append your entry at the end")
+    applied: list[str] = []
+    blocks: list[bytes] = []
+    for e in a.new_entries:
+        block = head.raw[e.start:e.end]
+        norm = _normalise_block(block)
+        if norm != block:
+            applied.append(f"{e.describe()}: stripped trailing whitespace")
+        _, folded = head.link_line(e)
+        verdict = check_new_link(e.link, opts.repo, opts.pr)
+        new_link: str | None = None
+        if not verdict.ok and verdict.fixable:
+            new_link = pr_url(opts.repo, opts.pr) if opts.pr is not None else PLACEHOLDER
+        elif folded and isinstance(e.mapping.get("pr-link"), str):
+            new_link = e.link
+        if (new_link is not None and new_link != e.link) or folded:
+            norm = replace_link(norm, new_link if new_link is not None else e.link)
+            applied.append(f"{e.describe()}: pr-link → {new_link or e.link}")
+        blocks.append(norm)
+    sep = b"" if not base.raw or base.raw.endswith(b"\n\n") else b"\n"
+    result = base.raw + sep + b"\n".join(blocks)
+    if result == head.raw:
+        return FixOutcome(None)
+    if not a.appended:
+        applied.append(f"moved {len(a.new_entries)} new entr(y/ies) to the end of the file")
+    if head.raw != result and not applied:
+        applied.append("normalised the separators and the final newline of the new entries")
+    return FixOutcome(result, applied)

@@ -1,0 +1,90 @@
+"""pr-link classification against a repository slug (spec §3.1.4, G12, G21)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DEFAULT_REPO = "SemiAnalysisAI/InferenceX"
+PLACEHOLDER = "XXX"
+_SLUG_RX = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_ANY_PR_RX = re.compile(
+    r"^https?://(?:www\.)?github\.com/(?P<slug>[^/\s]+/[^/\s]+)/pulls?/(?P<num>[^/\s?#]+)"
+    r"(?P<rest>.*)$"
+)
+_TBD_WORDS = {"tbd", "todo", "placeholder", "xxxx", "xx", "x", "n/a", "na", "none", "pending",
+              "tbc", "fixme", "?", "-", "link", "pr", "test"}
+
+
+def check_slug(slug: str) -> str:
+    from inferencex_tools.errors import UsageError
+
+    if not _SLUG_RX.match(slug):
+        raise UsageError(f"invalid repository slug {slug!r}", hint="use OWNER/NAME")
+    return slug
+
+
+def pr_url(repo: str, number: int | str) -> str:
+    return f"https://github.com/{repo}/pull/{number}"
+
+
+def is_canonical(link: str, repo: str) -> bool:
+    return re.fullmatch(re.escape(f"https://github.com/{repo}/pull/") + r"[0-9]+", link) is not None
+
+
+def is_placeholder(link: str, repo: str) -> bool:
+    return link in (PLACEHOLDER, pr_url(repo, PLACEHOLDER))
+
+
+@dataclass(frozen=True)
+class LinkVerdict:
+    ok: bool
+    message: str
+    fixable: bool = False  # a safe --fix may replace it (placeholder-like or own PR + suffix)
+
+
+def _describe(link: str) -> str:
+    return repr(link) if link else "an empty link"
+
+
+def is_tbd_like(link: str, repo: str) -> bool:
+    """Placeholder-ish text that obviously stands for 'the link of this PR'."""
+    s = link.strip()
+    if s.lower() in _TBD_WORDS or s == "":
+        return True
+    m = _ANY_PR_RX.match(s)
+    return bool(m and m.group("slug").lower() == repo.lower()
+                and m.group("num").lower() in _TBD_WORDS | {"xxx"} and m.group("rest") == "")
+
+
+def check_new_link(link: str, repo: str, pr: int | None) -> LinkVerdict:
+    """Verdict on an appended entry's link: PR mode when ``pr`` is known, else main mode."""
+    if pr is None:
+        if is_canonical(link, repo):
+            return LinkVerdict(True, "")
+        if is_placeholder(link, repo):
+            return LinkVerdict(False, f"pr-link is still the placeholder {link!r}; on main every "
+                               f"new entry needs its PR URL ({pr_url(repo, 'N')})")
+        return LinkVerdict(False, f"pr-link {_describe(link)} is not a canonical PR URL "
+                           f"({pr_url(repo, 'N')})", is_tbd_like(link, repo))
+    own = pr_url(repo, pr)
+    if link == own or is_placeholder(link, repo):
+        return LinkVerdict(True, "")
+    expected = f"expected 'XXX' or {own}"
+    if is_tbd_like(link, repo):
+        return LinkVerdict(False, f"pr-link {_describe(link)} is a placeholder ixtool cannot "
+                           f"replace at merge; {expected}", True)
+    m = _ANY_PR_RX.match(link.strip())
+    if m:
+        slug, num, rest = m.group("slug"), m.group("num"), m.group("rest")
+        if slug.lower() != repo.lower():
+            return LinkVerdict(False, f"pr-link points at another repository ({slug}); "
+                               f"{expected}")
+        if num != str(pr):
+            return LinkVerdict(False, f"pr-link names PR #{num}, but this is PR #{pr}; "
+                               f"{expected}")
+        if rest:
+            return LinkVerdict(False, f"pr-link has a trailing {rest!r}; {expected}", True)
+        return LinkVerdict(False, f"pr-link {link!r} is not canonical (spelling); {expected}",
+                           True)
+    return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}")

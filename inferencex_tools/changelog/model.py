@@ -1,0 +1,222 @@
+"""Parse ``perf-changelog.yaml`` bytes into entries with their byte spans.
+
+:func:`parse` never raises for bad content: it returns a :class:`Changelog`
+whose ``findings`` hold every file-level problem found (spec §1) and whose
+``entries`` are usable only when ``parsed`` is true.  Entry spans come from the
+``- config-keys:`` header lines, so every entry knows its first line, its last
+non-blank line and its exact bytes without a round-trip parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from inferencex_tools.changelog import rules as R
+from inferencex_tools.errors import LimitExceeded, YamlError
+from inferencex_tools.io.yamlio import DEFAULT_LIMITS, Limits, load_rt, load_safe
+from inferencex_tools.report.findings import Finding
+
+HEADER = b"- config-keys:"
+_HEADER_RX = re.compile(rb"^- config-keys:[^\r\n]*\n", re.M)
+_CONFLICT_RX = re.compile(rb"^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: |$)", re.M)
+_LINK_LINE_RX = re.compile(rb"^  pr-link:[ ]?(.*)$", re.M)
+MAX_PER_RULE = 20  # per-line findings of one byte rule before the rest is elided
+
+
+@dataclass
+class Entry:
+    index: int  # 0-based position in the file
+    data: Any  # the raw YAML value (normally a dict)
+    start: int = -1  # byte offset of the '- config-keys:' line (-1: unknown)
+    end: int = -1  # byte offset just past the newline of the last non-blank line
+    span_end: int = -1  # offset of the next entry header (or EOF)
+    line: int | None = None  # 1-based line of the header
+    last_line: int | None = None
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+    @property
+    def mapping(self) -> dict[str, Any]:
+        return self.data if isinstance(self.data, dict) else {}
+
+    @property
+    def link(self) -> str:
+        v = self.mapping.get("pr-link")
+        return "" if v is None else str(v)
+
+    @property
+    def keys(self) -> list[str]:
+        v = self.mapping.get("config-keys")
+        return [str(k) for k in v] if isinstance(v, list) else []
+
+    def describe(self) -> str:
+        keys = ", ".join(self.keys) or "?"
+        link = self.link or "(no link)"
+        return f"entry {self.number} [{keys}] ({link})"
+
+
+@dataclass
+class Changelog:
+    raw: bytes
+    label: str
+    text: str | None = None
+    data: Any = None
+    entries: list[Entry] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    parsed: bool = False  # YAML loaded and root is a list
+    spans_ok: bool = False  # header lines map 1:1 onto entries
+
+    def line_of(self, offset: int) -> int:
+        return self.raw.count(b"\n", 0, offset) + 1
+
+    def col_of(self, offset: int) -> int:
+        return offset - (self.raw.rfind(b"\n", 0, offset) + 1) + 1
+
+    def block(self, e: Entry) -> bytes:
+        """The entry's bytes up to and including its last non-blank line."""
+        return self.raw[e.start : e.end] if e.start >= 0 else b""
+
+    def link_line(self, e: Entry) -> tuple[int | None, bool]:
+        """(1-based line of the entry's ``  pr-link:`` line, value-on-next-line flag)."""
+        if e.start < 0:
+            return (None, False)
+        m = _LINK_LINE_RX.search(self.raw, e.start, e.end)
+        if m is None:
+            return (None, False)
+        folded = m.group(1).strip() == b""
+        return (self.line_of(m.start()), folded)
+
+
+def header_offsets(raw: bytes) -> list[int]:
+    return [m.start() for m in _HEADER_RX.finditer(raw)]
+
+
+def _content_end(raw: bytes, start: int, stop: int) -> int:
+    """Offset past the newline of the last line in [start, stop) that is not blank."""
+    pos = stop
+    while pos > start:
+        nl = raw.rfind(b"\n", start, pos - 1)
+        line_start = nl + 1 if nl >= 0 else start
+        if raw[line_start:pos].strip(b" \t\r\n"):
+            return pos
+        pos = line_start
+    return start
+
+
+def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> bool:
+    """Spec §1 rules 1–5 plus BOM/conflict markers.  Returns False if YAML can't be tried."""
+    if not raw:
+        out.append(R.ROOT.at(label, 1, 1, "the file is empty; expected a list of entries"))
+        return False
+    if not raw.endswith(b"\n"):
+        last = raw.count(b"\n") + 1
+        out.append(R.FINAL_NEWLINE.at(label, last, None, "file does not end with a newline"))
+    for rule, needle, what in (
+        (R.CR, b"\r", "CR character"),
+        (R.TAB, b"\t", "TAB character"),
+        (R.NUL, b"\0", "NUL byte"),
+    ):
+        i = raw.find(needle)
+        reported = 0
+        while i >= 0 and reported < MAX_PER_RULE:
+            out.append(rule.at(label, cl.line_of(i), cl.col_of(i), what))
+            reported += 1
+            nl = raw.find(b"\n", i + 1)
+            if nl < 0:
+                break
+            i = raw.find(needle, nl + 1)
+    if raw.startswith(b"\xef\xbb\xbf"):
+        out.append(R.BOM.at(label, 1, 1, "file starts with a UTF-8 byte-order mark"))
+    ok = True
+    for m in _CONFLICT_RX.finditer(raw):
+        ok = False
+        marker = m.group(1).decode()
+        out.append(R.CONFLICT.at(label, cl.line_of(m.start()), 1,
+                                 f"conflict marker '{marker}'"))
+    try:
+        cl.text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.append(R.UTF8.at(label, cl.line_of(exc.start), cl.col_of(exc.start),
+                             f"invalid UTF-8 byte 0x{raw[exc.start]:02x}"))
+        return False
+    return ok
+
+
+def parse(raw: bytes, label: str, *, limits: Limits = DEFAULT_LIMITS) -> Changelog:
+    """Parse a snapshot; file-level problems become findings on the result."""
+    cl = Changelog(raw=raw, label=label)
+    out = cl.findings
+    if not _byte_checks(raw, label, out, cl):
+        return cl
+    try:
+        data = load_safe(cl.text or "", source=label, limits=limits)
+    except LimitExceeded as exc:
+        out.append(R.LIMIT.at(label, exc.line, exc.column, exc.detail, hint=exc.hint))
+        return cl
+    except YamlError as exc:
+        rule = R.DUP_KEY if exc.kind == "duplicate-key" else R.YAML_SYNTAX
+        if exc.kind == "limit":
+            rule = R.LIMIT
+        out.append(rule.at(label, exc.line, exc.column, exc.detail))
+        return cl
+    cl.data = data
+    if not isinstance(data, list):
+        what = "empty" if data is None else type(data).__name__
+        out.append(R.ROOT.at(label, 1, 1, f"root must be a YAML list of entries, found {what}"))
+        return cl
+    cl.parsed = True
+    starts = header_offsets(raw)
+    cl.entries = [Entry(index=i, data=d) for i, d in enumerate(data)]
+    if len(starts) == len(data):
+        cl.spans_ok = True
+        bounds = [*starts, len(raw)]
+        for i, e in enumerate(cl.entries):
+            e.start, e.span_end = bounds[i], bounds[i + 1]
+            e.end = _content_end(raw, e.start, e.span_end)
+            e.line = cl.line_of(e.start)
+            e.last_line = cl.line_of(max(e.start, e.end - 1))
+    else:
+        _report_headers(cl, len(starts))
+    for e in cl.entries:
+        if not isinstance(e.data, dict):
+            out.append(R.NOT_MAPPING.at(label, e.line, 1 if e.line else None,
+                                        f"entry {e.number} is a {type(e.data).__name__}, "
+                                        "not a mapping"))
+    return cl
+
+
+def _report_headers(cl: Changelog, n_headers: int) -> None:
+    """Entries whose first line is not '- config-keys:' (round-trip marks, slow path)."""
+    rt: Any
+    try:
+        rt = load_rt(cl.text or "", source=cl.label)
+    except YamlError:
+        rt = None
+    reported = 0
+    if rt is not None and isinstance(rt, list):
+        marks: Any = getattr(rt, "lc")  # noqa: B009  (ruamel CommentedSeq)
+        lines = (cl.text or "").splitlines()
+        for i, item in enumerate(rt):
+            line, col = marks.item(i)
+            text = lines[line] if line < len(lines) else ""
+            first_key = next(iter(item), None) if isinstance(item, dict) else None
+            if not text.startswith("- config-keys:") or first_key != "config-keys":
+                reported += 1
+                shown = text.strip()[:60]
+                cl.findings.append(R.HEADER.at(
+                    cl.label, line + 1, col + 1,
+                    f"entry {i + 1} starts with {shown!r}; every entry must start with "
+                    "'- config-keys:' at column 0",
+                ))
+            if i < len(cl.entries):
+                cl.entries[i].line = line + 1
+    if not reported:
+        cl.findings.append(R.HEADER.at(
+            cl.label, 1, 1,
+            f"{n_headers} lines start with '- config-keys:' but the file has "
+            f"{len(cl.entries)} entries",
+        ))

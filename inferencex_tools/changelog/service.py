@@ -1,0 +1,180 @@
+"""Orchestration of ``changelog validate``: gathers inputs through the I/O
+adapters (files, git, the GitHub event), calls the pure core, returns a Result."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
+from inferencex_tools.changelog.validate import Options, analyze_change, validate_standalone
+from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.io.files import atomic_write, read_bytes
+from inferencex_tools.report.findings import Result
+
+MASTER_GLOB = "*-master.yaml"
+MASTER_RX = r"configs/[^/]*-master\.yaml"
+
+
+@dataclass
+class ValidateRequest:
+    path: Path
+    base: str | None = None
+    head: str | None = None
+    pr: int | None = None
+    repo: str | None = None
+    configs: list[Path] | None = None
+    fix: bool = False
+
+
+def github_event() -> dict[str, Any] | None:
+    """The pull_request payload of the current GitHub Actions event, if any."""
+    name = os.environ.get("GITHUB_EVENT_NAME", "")
+    path = os.environ.get("GITHUB_EVENT_PATH")
+    if name not in ("pull_request", "pull_request_target") or not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read $GITHUB_EVENT_PATH ({path}): {exc}") from None
+    pr = data.get("pull_request") if isinstance(data, dict) else None
+    return pr if isinstance(pr, dict) else None
+
+
+def _repo_slug(explicit: str | None, git_repo: Any) -> str:
+    if explicit:
+        return check_slug(explicit)
+    if git_repo is not None:
+        slug = git_repo.remote_slug()
+        if slug:
+            return str(slug)
+    env = os.environ.get("GITHUB_REPOSITORY")
+    return check_slug(env) if env else DEFAULT_REPO
+
+
+def _open_git(path: Path) -> Any:
+    from inferencex_tools.errors import GitError
+    from inferencex_tools.io.git import GitRepo
+
+    try:
+        return GitRepo.open(path.parent if path.parent != Path("") else Path("."))
+    except GitError:
+        return None
+
+
+def _master_keys_worktree(root: Path, explicit: list[Path] | None) -> list[str] | None:
+    from inferencex_tools.changelog.configkeys import top_level_keys
+
+    files = explicit if explicit else sorted((root / "configs").glob(MASTER_GLOB))
+    if not files:
+        return None
+    keys: list[str] = []
+    for f in files:
+        keys += top_level_keys(read_bytes(f).decode("utf-8", "replace"), source=str(f))
+    return keys
+
+
+def _master_keys_at(git_repo: Any, ref: str) -> list[str] | None:
+    from inferencex_tools.changelog.configkeys import top_level_keys
+
+    paths = git_repo.list_files(ref, MASTER_RX)
+    if not paths:
+        return None
+    keys: list[str] = []
+    for p in paths:
+        keys += top_level_keys((git_repo.show(ref, p) or b"").decode("utf-8", "replace"),
+                               source=f"{p}@{ref}")
+    return keys
+
+
+def run_validate(req: ValidateRequest) -> Result:
+    event = github_event() if req.pr is None or req.base is None else None
+    pr = req.pr
+    if pr is None and event is not None and isinstance(event.get("number"), int):
+        pr = event["number"]
+    base = req.base
+    if base is None and pr is not None:
+        ev_base = (event or {}).get("base", {}) if event else {}
+        base = ev_base.get("sha") if isinstance(ev_base, dict) else None
+    if req.head is not None and base is None:
+        raise UsageError("--head needs --base", hint="diff mode compares BASE..HEAD")
+    label = str(req.path)
+    result = Result(command="changelog validate")
+    git_repo = _open_git(req.path) if (base is not None or req.repo is None) else None
+    repo = _repo_slug(req.repo, git_repo)
+    if base is None and pr is not None:
+        base = _default_base(git_repo)
+    if base is None:
+        return _standalone(req, label, repo, result)
+    if git_repo is None:
+        raise InputError(f"{req.path}: not inside a git repository; diff mode needs git",
+                         hint="drop --base/--pr for a standalone check")
+    rel = git_repo.relpath(req.path if req.path.is_absolute() else Path.cwd() / req.path)
+    head_ref = req.head or "HEAD"
+    merge_base = git_repo.merge_base(base, head_ref)
+    base_raw = git_repo.show(merge_base, rel) or b""
+    if req.head is None:
+        head_raw = read_bytes(req.path)
+        master = _master_keys_worktree(git_repo.root, req.configs)
+    else:
+        shown = git_repo.show(req.head, rel)
+        if shown is None:
+            raise InputError(f"{rel} does not exist at {req.head}")
+        head_raw = shown
+        master = (_master_keys_worktree(git_repo.root, req.configs) if req.configs
+                  else _master_keys_at(git_repo, req.head))
+    opts = Options(repo=repo, pr=pr, master_keys=master)
+    a = analyze_change(base_raw, head_raw, label, opts, base_label=f"{label}@{base}")
+    if req.fix and req.head is None:
+        from inferencex_tools.changelog.fix import fix_change
+
+        outcome = fix_change(a, opts)
+        if outcome.data is not None:
+            atomic_write(req.path, outcome.data)
+            result.fixes.extend(outcome.applied)
+            a = analyze_change(base_raw, outcome.data, label, opts,
+                               base_label=f"{label}@{base}")
+        elif outcome.refused and not a.ok:
+            result.fixes.append(f"not fixed: {outcome.refused}")
+    elif req.fix:
+        raise UsageError("--fix edits the working tree; it cannot be combined with --head")
+    result.extend(a.findings)
+    result.checked.append(f"{label} ({base}..{req.head or 'working tree'})")
+    result.info.update(
+        mode="pr" if pr is not None else "diff", repo=repo, pr=pr, base=base,
+        merge_base=merge_base, head=req.head or "working tree",
+        base_entries=len(a.base.entries), head_entries=len(a.head.entries),
+        new_entries=[e.number for e in a.new_entries],
+        corrections=[h.number for _, h in a.corrections],
+        sources={label: (a.head.text or "")},
+    )
+    return result
+
+
+def _default_base(git_repo: Any) -> str:
+    if git_repo is None:
+        raise UsageError("--pr needs --base outside a pull_request event",
+                         hint="e.g. --base origin/main")
+    for cand in ("origin/main", "origin/HEAD", "main"):
+        try:
+            git_repo.resolve(cand)
+            return cand
+        except Exception:
+            continue
+    raise UsageError("--pr needs --base (no origin/main or main here)",
+                     hint="e.g. --base origin/main")
+
+
+def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> Result:
+    if req.fix:
+        raise UsageError("--fix needs --base (it fixes the new entries of a change)")
+    raw = read_bytes(req.path)
+    cl = validate_standalone(raw, label, Options(repo=repo))
+    result.extend(cl.findings)
+    result.checked.append(label)
+    result.info.update(mode="standalone", repo=repo, entries=len(cl.entries),
+                       sources={label: cl.text or ""})
+    return result

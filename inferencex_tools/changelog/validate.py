@@ -1,0 +1,464 @@
+"""The changelog gate, pure: bytes in, findings out (spec §1–§3, tightened).
+
+* :func:`validate_standalone` — one snapshot: file invariants + schema; history
+  quirks (whitespace-only lines, odd separators, non-canonical links) are warnings.
+* :func:`analyze_change` — base vs head: entry-level alignment (deleted, changed,
+  inserted mid-file, link corrections, appended), byte-level rules for the
+  appended block, link rules (main or PR mode), config keys, scaffold markers.
+  Unlike the reference it does not stop at the first problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from inferencex_tools.changelog import rules as R
+from inferencex_tools.changelog.configkeys import resolve_items
+from inferencex_tools.changelog.links import DEFAULT_REPO, check_new_link, is_canonical
+from inferencex_tools.changelog.model import Changelog, Entry, parse
+from inferencex_tools.report.findings import Finding, Severity
+
+_SCAFFOLD_RX = re.compile(r"\bTEMP\b|\bDO[ _-]?NOT[ _-]?MERGE\b|\bDNM\b", re.I)
+_TEMP_CASE_RX = re.compile(r"\bTEMP\b")
+_SCHEMA_NAME = "perf-changelog"
+_KNOWN_KEYS = ("config-keys", "description", "pr-link", "evals-only", "all-evals",
+               "append-only", "eval-min-prefill-ep", "scenario-type")
+
+
+@dataclass
+class Options:
+    repo: str = DEFAULT_REPO
+    pr: int | None = None
+    master_keys: list[str] | None = None  # None: configs unavailable
+
+
+@dataclass
+class ChangeAnalysis:
+    """Everything the gate learned about a base → head change."""
+
+    base: Changelog
+    head: Changelog
+    findings: list[Finding] = field(default_factory=list)
+    new_entries: list[Entry] = field(default_factory=list)  # head entries that are new
+    appended: bool = True  # all new entries sit after every base entry
+    corrections: list[tuple[Entry, Entry]] = field(default_factory=list)  # (base, head)
+    structural: bool = False  # deleted/changed entries (history semantically altered)
+    history_bytes_ok: bool = True  # head starts with base bytes (when appending)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+
+# ---------------------------------------------------------------------------- schema
+
+def _signature(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def schema_findings(cl: Changelog, entries: list[Entry], severity: Severity | None = None
+                    ) -> list[Finding]:
+    """Validate entries against schemas/perf-changelog.schema.json (line-precise)."""
+    from inferencex_tools.schemas import def_validator
+
+    v = def_validator(_SCHEMA_NAME, "entry")
+    out: list[Finding] = []
+    for e in entries:
+        if not isinstance(e.data, dict):
+            continue
+        errors = sorted(v.iter_errors(e.data), key=lambda er: list(er.absolute_path))
+        if not errors:
+            continue
+        rt_entry = _rt_entry(cl, e)
+        for er in errors:
+            out.append(_schema_finding(cl, e, er, rt_entry, severity))
+    return out
+
+
+def _rt_entry(cl: Changelog, e: Entry) -> Any:
+    """Round-trip load of one entry's block, for marks (only on the failure path)."""
+    from inferencex_tools.errors import YamlError
+    from inferencex_tools.io.yamlio import load_rt
+
+    if e.start < 0:
+        return None
+    try:
+        doc = load_rt(cl.raw[e.start:e.end], source=cl.label)
+    except YamlError:
+        return None
+    return doc[0] if isinstance(doc, list) and doc else None
+
+
+def _schema_finding(cl: Changelog, e: Entry, er: Any, rt_entry: Any,
+                    severity: Severity | None) -> Finding:
+    from inferencex_tools.io.yamlio import rt_path_position
+
+    path = list(er.absolute_path)
+    line: int | None = e.line
+    col: int | None = 1
+    if rt_entry is not None and e.line is not None:
+        rl, rc = rt_path_position(rt_entry, path)
+        if rl is not None:
+            line, col = e.line + rl - 1, rc
+    where = "/".join(str(p) for p in path) or "entry"
+    rule, hint = R.SCHEMA, None
+    msg = f"{e.describe()}: {where}: {er.message}"
+    if er.validator == "additionalProperties":
+        rule = R.UNKNOWN_KEY
+        extra = [k for k in e.data if k not in _KNOWN_KEYS]
+        if extra:
+            key = str(extra[0])
+            if rt_entry is not None and e.line is not None:
+                rl, rc = rt_path_position(rt_entry, [key])
+                if rl is not None:
+                    line, col = e.line + rl - 1, rc
+            spelled = key.replace("_", "-")
+            if spelled in _KNOWN_KEYS:
+                msg = f"{e.describe()}: key {key!r} is the Python field name, not the YAML key"
+                hint = f"write '{spelled}:' (with a hyphen)"
+            else:
+                msg = f"{e.describe()}: unknown key {key!r}"
+    elif er.validator == "required":
+        msg = f"{e.describe()}: {er.message}"
+    elif er.validator == "const" and path and path[0] in ("evals-only", "all-evals"):
+        rule = R.APPEND_ONLY_MIX
+        msg = f"{e.describe()}: append-only cannot be combined with {path[0]}: true"
+    elif er.validator == "type" and path and path[0] == "eval-min-prefill-ep":
+        rule = R.APPEND_ONLY_MIX if e.data.get("append-only") is True else R.SCHEMA
+    elif er.validator == "type" and er.validator_value == "boolean":
+        msg = (f"{e.describe()}: {where} must be true or false, found "
+               f"{er.instance!r} ({type(er.instance).__name__})")
+    return rule.at(cl.label, line, col, msg, hint=hint, severity=severity)
+
+
+# ---------------------------------------------------------------------- standalone
+
+def _whitespace_findings(cl: Changelog, lines: range | None = None,
+                         severity: Severity | None = None) -> list[Finding]:
+    out = []
+    text_lines = cl.raw.split(b"\n")
+    rng = lines if lines is not None else range(1, len(text_lines) + 1)
+    for n in rng:
+        if n - 1 >= len(text_lines):
+            break
+        ln = text_lines[n - 1].rstrip(b"\r")
+        if ln and ln != ln.rstrip(b" \t"):
+            what = "whitespace-only line" if not ln.strip() else "trailing whitespace"
+            out.append(R.TRAILING_WS.at(cl.label, n, len(ln.rstrip(b" \t")) + 1, what,
+                                        severity=severity))
+    return out
+
+
+def _separator_findings(cl: Changelog) -> list[Finding]:
+    out = []
+    for prev, nxt in zip(cl.entries, cl.entries[1:], strict=False):
+        if prev.end < 0:
+            break
+        sep = cl.raw[prev.end:nxt.start]
+        if sep != b"\n":
+            shown = sep.decode("utf-8", "replace").replace("\n", "\\n")
+            out.append(R.SEPARATOR_STYLE.at(
+                cl.label, cl.line_of(prev.end), 1,
+                f"between entries {prev.number} and {nxt.number}: separator {shown!r} is not "
+                "exactly one empty line"))
+    return out
+
+
+def validate_standalone(raw: bytes, label: str, opts: Options) -> Changelog:
+    """Whole-file check; returns the parsed changelog with its findings filled in."""
+    cl = parse(raw, label)
+    if not cl.parsed:
+        return cl
+    cl.findings.extend(schema_findings(cl, cl.entries))
+    if cl.spans_ok:
+        cl.findings.extend(_whitespace_findings(cl))
+        cl.findings.extend(_separator_findings(cl))
+        if cl.raw.endswith(b"\n\n"):
+            cl.findings.append(R.TRAILING_BLANK.at(
+                label, cl.line_of(len(cl.raw) - 1), 1, "file ends with a blank line",
+                severity=Severity.WARNING))
+    for e in cl.entries:
+        if not isinstance(e.data, dict):
+            continue
+        line, folded = cl.link_line(e)
+        link = e.link
+        if folded:
+            cl.findings.append(R.LINK_FOLDED.at(
+                label, line, 3, f"{e.describe()}: pr-link value is on a continuation line",
+                severity=Severity.WARNING))
+        if not is_canonical(link, opts.repo):
+            cl.findings.append(R.HISTORY_LINK.at(
+                label, line or e.line, 3,
+                f"{e.describe()}: pr-link {link!r} is not a canonical "
+                f"https://github.com/{opts.repo}/pull/N URL"))
+    return cl
+
+
+# --------------------------------------------------------------------------- change
+
+def _changed_fields(a: Any, b: Any) -> list[str]:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return ["<entry>"]
+    keys = list(dict.fromkeys([*a, *b]))
+    return [k for k in keys if a.get(k, None) != b.get(k, None) or (k in a) != (k in b)]
+
+
+def _new_line_numbers(base: bytes, head: bytes) -> set[int]:
+    """1-based head line numbers that are not unchanged base lines."""
+    if head.startswith(base):
+        first = base.count(b"\n") + 1
+        return set(range(first, head.count(b"\n") + 2))
+    bl, hl = base.split(b"\n"), head.split(b"\n")
+    sm = difflib.SequenceMatcher(None, bl, hl, autojunk=False)
+    new: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in sm.get_opcodes():
+        if tag in ("replace", "insert"):
+            new.update(range(j1 + 1, j2 + 1))
+    return new
+
+
+_LINE_RULES = {R.CR.id, R.TAB.id, R.NUL.id, R.TRAILING_WS.id}
+
+
+def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
+                   *, base_label: str | None = None) -> ChangeAnalysis:
+    base = parse(base_raw, base_label or f"{label}@base") if base_raw else _empty(base_label)
+    head = parse(head_raw, label)
+    a = ChangeAnalysis(base=base, head=head)
+    out = a.findings
+    if not base.parsed or any(f.severity is Severity.ERROR for f in base.findings):
+        first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
+        detail = f"{first.rule} {first.message} at line {first.line}" if first else "unparsable"
+        out.append(R.BASE_INVALID.at(base.label, first.line if first else None, None,
+                                     f"the base snapshot is not a valid changelog ({detail})"))
+        return a
+    new_lines = _new_line_numbers(base_raw, head_raw) if base_raw != head_raw else set()
+    for f in head.findings:
+        if f.rule in _LINE_RULES and f.line not in new_lines:
+            continue
+        out.append(f)
+    if not head.parsed or not head.spans_ok:
+        return a
+    _align(a)
+    if not a.structural and not a.new_entries and not a.corrections:
+        if base_raw != head_raw:
+            _history_bytes(a, "the change")
+        return a
+    if a.corrections and a.new_entries:
+        out.append(R.MIXED.at(label, a.new_entries[0].line, 1,
+                              f"{len(a.corrections)} pr-link correction(s) and "
+                              f"{len(a.new_entries)} new entr(y/ies) in one change"))
+    if not a.structural:
+        if a.new_entries and a.appended:
+            _appended_bytes(a)
+        elif a.corrections and not a.new_entries:
+            _correction_bytes(a)
+    _new_entry_rules(a, opts, new_lines)
+    for b_e, h_e in a.corrections:
+        line, _ = head.link_line(h_e)
+        if not is_canonical(h_e.link, opts.repo):
+            out.append(R.CORRECTION_LINK.at(
+                label, line or h_e.line, 3,
+                f"{h_e.describe()}: corrected pr-link {h_e.link!r} (was {b_e.link!r}) is not "
+                f"a canonical https://github.com/{opts.repo}/pull/N URL"))
+    return a
+
+
+def _empty(label: str | None) -> Changelog:
+    """The base of a changelog that does not exist yet: no entries, no bytes."""
+    return Changelog(raw=b"", label=label or "<none>", text="", data=[], parsed=True,
+                     spans_ok=True)
+
+
+def _align(a: ChangeAnalysis) -> None:
+    base, head, out = a.base, a.head, a.findings
+    bs = [_signature(e.data) for e in base.entries]
+    hs = [_signature(e.data) for e in head.entries]
+    if bs == hs[: len(bs)]:
+        a.new_entries = head.entries[len(bs):]
+        return
+    sm = difflib.SequenceMatcher(None, bs, hs, autojunk=False)
+    n_base = len(bs)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        for k in range(pairs):
+            b_e, h_e = base.entries[i1 + k], head.entries[j1 + k]
+            bd = {k2: v for k2, v in b_e.mapping.items() if k2 != "pr-link"}
+            hd = {k2: v for k2, v in h_e.mapping.items() if k2 != "pr-link"}
+            if isinstance(b_e.data, dict) and isinstance(h_e.data, dict) and bd == hd:
+                a.corrections.append((b_e, h_e))
+                continue
+            a.structural = True
+            fields = ", ".join(_changed_fields(b_e.data, h_e.data))
+            out.append(R.CHANGED.at(
+                head.label, h_e.line, 1,
+                f"{b_e.describe()} was changed (fields: {fields}); history is immutable "
+                "apart from link-only corrections"))
+        for i in range(i1 + pairs, i2):
+            b_e = base.entries[i]
+            a.structural = True
+            out.append(R.DELETED.at(head.label, _deleted_anchor(head, j1 + pairs), 1,
+                                    f"{b_e.describe()} (base line {b_e.line}) was deleted"))
+        for j in range(j1 + pairs, j2):
+            h_e = head.entries[j]
+            a.new_entries.append(h_e)
+            if i2 < n_base:
+                a.appended = False
+                nxt = base.entries[i2]
+                out.append(R.INSERTED.at(
+                    head.label, h_e.line, 1,
+                    f"new {h_e.describe()} is inserted before existing {nxt.describe()}; "
+                    "new entries go at the end of the file"))
+
+
+def _deleted_anchor(head: Changelog, j: int) -> int | None:
+    if j < len(head.entries):
+        return head.entries[j].line
+    return head.entries[-1].last_line if head.entries else 1
+
+
+def _first_diff_line(base: bytes, head: bytes) -> int:
+    n = min(len(base), len(head))
+    i = next((k for k in range(n) if base[k] != head[k]), n)
+    return head.count(b"\n", 0, i) + 1
+
+
+def _history_bytes(a: ChangeAnalysis, what: str) -> None:
+    a.history_bytes_ok = False
+    base, head = a.base.raw, a.head.raw
+    line = _first_diff_line(base, head)
+    bl = base.split(b"\n")
+    hl = head.split(b"\n")
+    was = bl[line - 1] if line - 1 < len(bl) else b"<end of file>"
+    now = hl[line - 1] if line - 1 < len(hl) else b"<end of file>"
+    a.findings.append(R.HISTORY_BYTES.at(
+        a.head.label, line, 1,
+        f"{what} rewrites historical bytes at line {line}: "
+        f"{was.decode('utf-8', 'replace')!r} → {now.decode('utf-8', 'replace')!r}"))
+
+
+def _appended_bytes(a: ChangeAnalysis) -> None:
+    base, head, label = a.base.raw, a.head.raw, a.head.label
+    out = a.findings
+    if not head.startswith(base):
+        _history_bytes(a, "the change")
+        return
+    suffix = head[len(base):]
+    first = a.new_entries[0]
+    expected = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
+    if not suffix.startswith(expected):
+        blanks = suffix[: max(0, first.start - len(base))]
+        n_empty = blanks.count(b"\n") + (1 if base.endswith(b"\n\n") else 0)
+        shown = "no empty line" if n_empty == 0 else f"{n_empty} blank lines"
+        if blanks.strip(b"\n"):
+            shown = "a whitespace-only or comment line"
+        out.append(R.SEPARATOR_BEFORE.at(
+            label, first.line, 1,
+            f"{first.describe()} is separated from history by {shown}, not exactly one "
+            "empty line"))
+    for prev, e in zip(a.new_entries, a.new_entries[1:], strict=False):
+        before = head[: e.start]
+        if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
+            gap = head[prev.end:e.start].count(b"\n")
+            out.append(R.SEPARATOR_BETWEEN.at(
+                label, e.line, 1,
+                f"{e.describe()} follows the previous entry with {gap} blank line(s), "
+                "not exactly one"))
+    if head.endswith(b"\n\n"):
+        out.append(R.TRAILING_BLANK.at(label, a.head.line_of(len(head) - 1), 1,
+                                       "file ends with a blank line after the last entry"))
+
+
+def _correction_bytes(a: ChangeAnalysis) -> None:
+    bl = a.base.raw.splitlines(keepends=True)
+    hl = a.head.raw.splitlines(keepends=True)
+    label = a.head.label
+    if len(bl) != len(hl):
+        a.findings.append(R.CORRECTION_BYTES.at(
+            label, None, None,
+            f"a pr-link correction may not add or delete lines ({len(bl)} → {len(hl)})"))
+        return
+    changed = 0
+    for n, (x, y) in enumerate(zip(bl, hl, strict=True), 1):
+        if x == y:
+            continue
+        changed += 1
+        if not (x.startswith(b"  pr-link:") and y.startswith(b"  pr-link:")
+                and x.endswith(b"\n") and y.endswith(b"\n")):
+            a.findings.append(R.CORRECTION_BYTES.at(
+                label, n, 1, f"line {n} changed but is not a '  pr-link:' line"))
+    if changed and changed != len(a.corrections) and not any(
+        f.rule == R.CORRECTION_BYTES.id for f in a.findings
+    ):
+        a.findings.append(R.CORRECTION_BYTES.at(
+            label, None, None,
+            f"{changed} pr-link line(s) changed for {len(a.corrections)} corrected entr(y/ies)"))
+
+
+def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> None:
+    head, out, label = a.head, a.findings, a.head.label
+    out.extend(schema_findings(head, a.new_entries))
+    for e in a.new_entries:
+        if not isinstance(e.data, dict):
+            continue
+        if e.line is not None and e.last_line is not None:
+            rng = range(e.line, e.last_line + 1)
+            out.extend(_whitespace_findings(head, rng))
+        link_line, folded = head.link_line(e)
+        if folded:
+            out.append(R.LINK_FOLDED.at(label, link_line, 3,
+                                        f"{e.describe()}: pr-link value is on a continuation "
+                                        "line"))
+        elif "pr-link" in e.mapping and isinstance(e.mapping.get("pr-link"), str):
+            v = check_new_link(e.link, opts.repo, opts.pr)
+            if not v.ok:
+                rule = R.LINK_MAIN if opts.pr is None else R.LINK_PR
+                out.append(rule.at(label, link_line or e.line, 3,
+                                   f"{e.describe()}: {v.message}",
+                                   data={"fixable": v.fixable}))
+        block = head.raw[e.start:e.end].decode("utf-8", "replace") if e.start >= 0 else ""
+        for n, text in enumerate(block.split("\n")):
+            m = _SCAFFOLD_RX.search(text)
+            if m and (m.group(0).upper() != "TEMP" or _TEMP_CASE_RX.search(text)):
+                out.append(R.SCAFFOLD.at(label, (e.line or 1) + n, m.start() + 1,
+                                         f"{e.describe()}: scaffold marker {m.group(0)!r}"))
+        _key_rules(a, e, opts)
+    if a.new_entries and opts.master_keys is None:
+        out.append(R.NO_CONFIGS.at(label, None, None,
+                                   "no master configs found; config keys of new entries "
+                                   "were not checked"))
+
+
+def _key_rules(a: ChangeAnalysis, e: Entry, opts: Options) -> None:
+    if opts.master_keys is None:
+        return
+    items = e.mapping.get("config-keys")
+    if not isinstance(items, list):
+        return
+    lines = a.head.raw[e.start:e.end].split(b"\n") if e.start >= 0 else []
+    for r in resolve_items([str(i) for i in items if isinstance(i, str)], opts.master_keys):
+        if r.matches:
+            continue
+        line = e.line
+        needle = r.item.encode()
+        for n, text in enumerate(lines):
+            if needle in text and n > 0:
+                line = (e.line or 1) + n
+                break
+        if r.is_glob:
+            out = R.GLOB_EMPTY.at(a.head.label, line, None,
+                                  f"{e.describe()}: pattern {r.item!r} matches no key of the "
+                                  "master configs")
+        else:
+            close = difflib.get_close_matches(r.item, opts.master_keys, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else None
+            out = R.KEY_UNKNOWN.at(a.head.label, line, None,
+                                   f"{e.describe()}: config key {r.item!r} is not defined in "
+                                   "the master configs", hint=hint)
+        a.findings.append(out)

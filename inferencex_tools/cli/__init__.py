@@ -1,0 +1,1 @@
+"""Typer command groups: parse → call the domain core → report. Nothing else."""

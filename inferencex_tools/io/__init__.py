@@ -1,0 +1,1 @@
+"""The edges: YAML, files, git and GitHub adapters."""

@@ -1,0 +1,5 @@
+"""Findings, the rule registry and the reporters that render them."""
+
+from inferencex_tools.report.findings import Finding, Result, Rule, Severity, rule
+
+__all__ = ["Finding", "Result", "Rule", "Severity", "rule"]

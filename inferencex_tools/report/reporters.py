@@ -1,0 +1,214 @@
+"""Render a :class:`Result` as text, JSON, GitHub workflow commands or SARIF.
+
+Reporters are pure: they return strings.  The CLI decides where they go
+(stdout, ``$GITHUB_STEP_SUMMARY``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from inferencex_tools import __version__
+from inferencex_tools.report.findings import Finding, Result, Severity
+
+FORMATS = ("text", "json", "github", "sarif")
+JSON_SCHEMA_VERSION = 1
+
+
+def _source_line(result: Result, f: Finding) -> str | None:
+    text: str | None = result.info.get("sources", {}).get(f.file)
+    if text is None or not f.line:
+        return None
+    lines = text.splitlines()
+    if 1 <= f.line <= len(lines):
+        return lines[f.line - 1]
+    return None
+
+
+def _where(f: Finding) -> str:
+    if f.line is None:
+        return f.file
+    return f"{f.file}:{f.line}:{f.column or 1}"
+
+
+def render_text(result: Result, *, color: bool = False) -> str:
+    def paint(s: str, code: str) -> str:
+        return f"\x1b[{code}m{s}\x1b[0m" if color else s
+
+    out: list[str] = []
+    for f in result.sorted():
+        sev = paint(f.severity.value, "31;1" if f.severity is Severity.ERROR else "33;1")
+        out.append(f"{_where(f)}: {sev} [{f.rule}] {f.message}")
+        src = _source_line(result, f)
+        if src is not None:
+            shown = src.replace("\t", "→").rstrip("\r")
+            out.append(f"    {f.line:>5} | {shown}")
+            if f.column:
+                out.append(f"          | {' ' * (f.column - 1)}^")
+        if f.hint:
+            out.append(f"    hint: {f.hint}")
+    for fix in result.fixes:
+        out.append(f"fixed: {fix}")
+    n_err, n_warn = len(result.errors), len(result.warnings)
+    checked = ", ".join(result.checked) if result.checked else "nothing"
+    status = paint("FAILED", "31;1") if n_err else paint("ok", "32;1")
+    out.append(
+        f"{result.command}: {status}: {n_err} error(s), {n_warn} warning(s) in {checked}"
+    )
+    return "\n".join(out) + "\n"
+
+
+def result_to_dict(result: Result) -> dict[str, Any]:
+    info = {k: v for k, v in result.info.items() if k != "sources"}
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "tool": "ixtool",
+        "tool_version": __version__,
+        "command": result.command,
+        "ok": result.ok,
+        "summary": {
+            "errors": len(result.errors),
+            "warnings": len(result.warnings),
+            "notes": sum(1 for f in result.findings if f.severity is Severity.NOTE),
+        },
+        "checked": list(result.checked),
+        "fixes": list(result.fixes),
+        "info": info,
+        "findings": [f.to_dict() for f in result.sorted()],
+    }
+
+
+def render_json(result: Result) -> str:
+    return json.dumps(result_to_dict(result), indent=2, sort_keys=False) + "\n"
+
+
+def _gh_escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_escape_prop(s: str) -> str:
+    return _gh_escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(result: Result) -> str:
+    """GitHub workflow commands: one ``::error``/``::warning``/``::notice`` per finding."""
+    out: list[str] = []
+    for f in result.sorted():
+        level = {"error": "error", "warning": "warning", "note": "notice"}[f.severity.value]
+        props = [f"file={_gh_escape_prop(f.file)}"]
+        if f.line is not None:
+            props.append(f"line={f.line}")
+            if f.column is not None:
+                props.append(f"col={f.column}")
+        props.append(f"title={_gh_escape_prop(f.rule)}")
+        msg = f.message if not f.hint else f"{f.message}\nhint: {f.hint}"
+        out.append(f"::{level} {','.join(props)}::{_gh_escape_data(msg)}")
+    n_err, n_warn = len(result.errors), len(result.warnings)
+    out.append(f"{result.command}: {n_err} error(s), {n_warn} warning(s)")
+    return "\n".join(out) + "\n"
+
+
+def _md_cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown_summary(result: Result) -> str:
+    """The job-summary table written to ``$GITHUB_STEP_SUMMARY``."""
+    n_err, n_warn = len(result.errors), len(result.warnings)
+    icon = "❌" if n_err else "✅"
+    lines = [
+        f"### {icon} `ixtool {result.command}`: {n_err} error(s), {n_warn} warning(s)",
+        "",
+    ]
+    if result.findings:
+        lines += ["| severity | rule | location | message | fix |", "|---|---|---|---|---|"]
+        for f in result.sorted():
+            lines.append(
+                f"| {f.severity.value} | `{f.rule}` | `{_md_cell(_where(f))}` | "
+                f"{_md_cell(f.message)} | {_md_cell(f.hint or '')} |"
+            )
+    else:
+        lines.append("No findings.")
+    if result.fixes:
+        lines += ["", "Fixes applied:", *[f"- {_md_cell(x)}" for x in result.fixes]]
+    return "\n".join(lines) + "\n"
+
+
+def render_sarif(result: Result) -> str:
+    """SARIF 2.1.0 log with one run, the rules that fired and their results."""
+    from inferencex_tools.report.findings import RULES
+
+    used = sorted({f.rule for f in result.findings})
+    rules_meta = []
+    for rid in used:
+        r = RULES.get(rid)
+        meta: dict[str, Any] = {"id": rid}
+        if r is not None:
+            meta["shortDescription"] = {"text": r.summary}
+            meta["help"] = {"text": r.fix}
+            meta["defaultConfiguration"] = {
+                "level": "error" if r.severity is Severity.ERROR else "warning"
+            }
+        rules_meta.append(meta)
+    index = {rid: i for i, rid in enumerate(used)}
+    results = []
+    for f in result.sorted():
+        loc: dict[str, Any] = {"artifactLocation": {"uri": f.file}}
+        if f.line is not None:
+            region: dict[str, Any] = {"startLine": f.line}
+            if f.column is not None:
+                region["startColumn"] = f.column
+            loc["region"] = region
+        text = f.message if not f.hint else f"{f.message} (fix: {f.hint})"
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": {"error": "error", "warning": "warning", "note": "note"}[
+                    f.severity.value
+                ],
+                "message": {"text": text},
+                "locations": [{"physicalLocation": loc}],
+            }
+        )
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "ixtool",
+                        "version": __version__,
+                        "informationUri": "https://github.com/SemiAnalysisAI/InferenceX",
+                        "rules": rules_meta,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Result], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+    "sarif": render_sarif,
+}
+
+
+def render(result: Result, fmt: str, *, color: bool = False) -> str:
+    if fmt == "text":
+        return render_text(result, color=color)
+    try:
+        return RENDERERS[fmt](result)
+    except KeyError:
+        from inferencex_tools.errors import UsageError
+
+        raise UsageError(
+            f"unknown format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}"
+        ) from None

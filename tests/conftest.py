@@ -1,0 +1,77 @@
+"""Shared fixtures: the real corpus under ../shared, temporary git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("IXTOOL_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "corpus" / "inferencex"
+BUNDLE = SHARED / "corpus" / "inferencex-history.bundle"
+ORACLE = SHARED / "oracle"
+
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "ixtool tests",
+    "GIT_AUTHOR_EMAIL": "tests@ixtool.invalid",
+    "GIT_COMMITTER_NAME": "ixtool tests",
+    "GIT_COMMITTER_EMAIL": "tests@ixtool.invalid",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def history_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of the real history bundle (read-only use; session-wide)."""
+    if not BUNDLE.is_file():
+        pytest.skip(f"history bundle not found at {BUNDLE}")
+    dest = tmp_path_factory.mktemp("history") / "inferencex"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(dest)], env=GIT_ENV, check=True)
+    return dest
+
+
+class TempRepo:
+    """A real temporary git repository with helpers to write and commit files."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        git(path, "init", "-q", "-b", "main")
+
+    def write(self, rel: str, data: bytes | str) -> Path:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+        return p
+
+    def commit(self, message: str = "commit") -> str:
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "--allow-empty", "-m", message)
+        return git(self.path, "rev-parse", "HEAD").strip()
+
+    def git(self, *args: str) -> str:
+        return git(self.path, *args)
+
+
+@pytest.fixture
+def temp_repo(tmp_path: Path) -> Iterator[TempRepo]:
+    yield TempRepo(tmp_path / "repo")
