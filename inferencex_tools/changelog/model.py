@@ -9,6 +9,7 @@ non-blank line and its exact bytes without a round-trip parse.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,9 +70,13 @@ class Changelog:
     findings: list[Finding] = field(default_factory=list)
     parsed: bool = False  # YAML loaded and root is a list
     spans_ok: bool = False  # header lines map 1:1 onto entries
+    _newlines: list[int] | None = field(default=None, repr=False)
 
     def line_of(self, offset: int) -> int:
-        return self.raw.count(b"\n", 0, offset) + 1
+        """1-based line number of a byte offset (O(log n) after one scan)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer(b"\n", self.raw)]
+        return bisect.bisect_left(self._newlines, offset) + 1
 
     def col_of(self, offset: int) -> int:
         return offset - (self.raw.rfind(b"\n", 0, offset) + 1) + 1
@@ -149,27 +154,68 @@ def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> b
 def parse(raw: bytes, label: str, *, limits: Limits = DEFAULT_LIMITS) -> Changelog:
     """Parse a snapshot; file-level problems become findings on the result."""
     cl = Changelog(raw=raw, label=label)
-    out = cl.findings
-    if not _byte_checks(raw, label, out, cl):
+    if not _byte_checks(raw, label, cl.findings, cl):
         return cl
     try:
         data = load_safe(cl.text or "", source=label, limits=limits)
-    except LimitExceeded as exc:
-        out.append(R.LIMIT.at(label, exc.line, exc.column, exc.detail, hint=exc.hint))
-        return cl
     except YamlError as exc:
-        rule = R.DUP_KEY if exc.kind == "duplicate-key" else R.YAML_SYNTAX
-        if exc.kind == "limit":
-            rule = R.LIMIT
-        out.append(rule.at(label, exc.line, exc.column, exc.detail))
+        _yaml_finding(cl, exc)
         return cl
+    _build(cl, data, header_offsets(raw))
+    return cl
+
+
+_APPEND_RX = re.compile(rb"(?:[ ]*\n)*- config-keys:")
+_KEEP_CHOMP_RX = re.compile(rb"[|>][1-9]?\+")
+
+
+def parse_extending(base: Changelog, raw: bytes, label: str, *,
+                    limits: Limits = DEFAULT_LIMITS) -> Changelog:
+    """Parse ``raw``, reusing ``base`` when ``raw`` is ``base.raw`` plus whole new entries.
+
+    Only the appended suffix is loaded as YAML, so a PR that appends to a large
+    changelog costs one parse of the base instead of two full parses.  Falls back
+    to :func:`parse` whenever the shortcut could differ from a full parse (the
+    suffix does not start a new top-level entry, the base uses keep-chomping block
+    scalars or anchors, or the suffix alone does not load).
+    """
+    n = len(base.raw)
+    suffix = raw[n:]
+    if not (base.parsed and base.spans_ok and n and raw.startswith(base.raw)
+            and base.raw.endswith(b"\n") and _APPEND_RX.match(suffix)
+            and not _KEEP_CHOMP_RX.search(base.raw) and b"&" not in base.raw):
+        return parse(raw, label, limits=limits)
+    cl = Changelog(raw=raw, label=label)
+    if not _byte_checks(raw, label, cl.findings, cl):
+        return cl
+    try:
+        extra = load_safe(suffix.decode("utf-8"), source=label, limits=limits)
+    except (YamlError, UnicodeDecodeError):
+        return parse(raw, label, limits=limits)
+    if not isinstance(extra, list):
+        return parse(raw, label, limits=limits)
+    starts = [e.start for e in base.entries] + [n + s for s in header_offsets(suffix)]
+    _build(cl, [*base.data, *extra], starts)
+    return cl
+
+
+def _yaml_finding(cl: Changelog, exc: YamlError) -> None:
+    if isinstance(exc, LimitExceeded) or exc.kind == "limit":
+        cl.findings.append(R.LIMIT.at(cl.label, exc.line, exc.column, exc.detail, hint=exc.hint))
+        return
+    rule = R.DUP_KEY if exc.kind == "duplicate-key" else R.YAML_SYNTAX
+    cl.findings.append(rule.at(cl.label, exc.line, exc.column, exc.detail))
+
+
+def _build(cl: Changelog, data: Any, starts: list[int]) -> None:
+    """Attach the loaded document and the entry spans to ``cl``."""
+    label, raw, out = cl.label, cl.raw, cl.findings
     cl.data = data
     if not isinstance(data, list):
         what = "empty" if data is None else type(data).__name__
         out.append(R.ROOT.at(label, 1, 1, f"root must be a YAML list of entries, found {what}"))
-        return cl
+        return
     cl.parsed = True
-    starts = header_offsets(raw)
     cl.entries = [Entry(index=i, data=d) for i, d in enumerate(data)]
     if len(starts) == len(data):
         cl.spans_ok = True
@@ -186,7 +232,6 @@ def parse(raw: bytes, label: str, *, limits: Limits = DEFAULT_LIMITS) -> Changel
             out.append(R.NOT_MAPPING.at(label, e.line, 1 if e.line else None,
                                         f"entry {e.number} is a {type(e.data).__name__}, "
                                         "not a mapping"))
-    return cl
 
 
 def _report_headers(cl: Changelog, n_headers: int) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.configkeys import resolve_items
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_new_link, is_canonical
-from inferencex_tools.changelog.model import Changelog, Entry, parse
+from inferencex_tools.changelog.model import Changelog, Entry, parse, parse_extending
 from inferencex_tools.report.findings import Finding, Severity
 
 _SCAFFOLD_RX = re.compile(r"\bTEMP\b|\bDO[ _-]?NOT[ _-]?MERGE\b|\bDNM\b", re.I)
@@ -227,7 +227,7 @@ _LINE_RULES = {R.CR.id, R.TAB.id, R.NUL.id, R.TRAILING_WS.id}
 def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
                    *, base_label: str | None = None) -> ChangeAnalysis:
     base = parse(base_raw, base_label or f"{label}@base") if base_raw else _empty(base_label)
-    head = parse(head_raw, label)
+    head = parse_extending(base, head_raw, label)
     a = ChangeAnalysis(base=base, head=head)
     out = a.findings
     if not base.parsed or any(f.severity is Severity.ERROR for f in base.findings):
