@@ -17,6 +17,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
+from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from inferencex_tools.errors import LimitExceeded, YamlError
@@ -29,6 +30,7 @@ class Limits:
     max_bytes: int = 32 * 1024 * 1024  # 32 MiB
     max_aliases: int = 100
     max_depth: int = 64
+    max_expanded_nodes: int = 1_000_000  # nodes after expanding aliases ("billion laughs")
 
 
 DEFAULT_LIMITS = Limits()
@@ -57,13 +59,115 @@ class _LimitedComposer(Composer):
         return a
 
 
-def _make(typ: str, limits: Limits) -> YAML:
-    y = YAML(typ=typ, pure=False)
+class _LimitedSafeConstructor(SafeConstructor):
+    """Safe constructor that counts alias uses.
+
+    With the C parser (``ruamel.yaml.clib``) composition happens in C and the
+    Python composer hooks never run; an alias shows up here as a node that was
+    already constructed, so the count is enforced on the fast path too.
+    """
+
+    max_aliases = DEFAULT_LIMITS.max_aliases
+    alias_hits: list[int] = [0]  # noqa: RUF012  (per load: _make() gives each a fresh list)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if node in self.constructed_objects:
+            self.alias_hits[0] += 1
+            hits = self.alias_hits[0]
+            if hits > self.max_aliases:
+                mark = getattr(node, "start_mark", None)
+                raise LimitExceeded(
+                    f"more than {self.max_aliases} YAML aliases",
+                    line=mark.line + 1 if mark else None,
+                    column=mark.column + 1 if mark else None,
+                    hint="aliases are not needed in ixtool's files; expand them",
+                    kind="limit",
+                )
+        return super().construct_object(node, deep)
+
+
+# Above this estimated nesting the C composer (recursive, no depth check) is not
+# used: very deep documents would overflow the C stack.  The pure-Python path
+# enforces ``Limits.max_depth`` while composing.
+_C_SAFE_DEPTH = 2000
+
+
+def _depth_bound(text: str) -> int:
+    """A cheap upper bound of a document's nesting depth (no parsing)."""
+    flow = text.count("[") + text.count("{")
+    if flow <= _C_SAFE_DEPTH and len(text) < 4 * _C_SAFE_DEPTH:
+        return flow + len(text) // 2
+    indent = 0
+    for line in text.splitlines():
+        stripped = line.lstrip(" -?:")
+        indent = max(indent, len(line) - len(stripped))
+    return flow + indent
+
+
+def _make(typ: str, limits: Limits, *, pure: bool = False) -> YAML:
+    y = YAML(typ=typ, pure=pure)
     composer: Any = type("Composer", (_LimitedComposer,), {"max_aliases": limits.max_aliases})
     y.Composer = composer
+    if typ == "safe":
+        constructor: Any = type(
+            "Constructor",
+            (_LimitedSafeConstructor,),
+            {"max_aliases": limits.max_aliases, "alias_hits": [0]},
+        )
+        y.Constructor = constructor
     y.max_depth = limits.max_depth
     y.allow_duplicate_keys = False
     return y
+
+
+def _expanded_size(data: Any, cap: int, source: str) -> int:
+    """Node count with every alias expanded; LimitExceeded past ``cap``."""
+    memo: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if not isinstance(node, dict | list):
+            return 1
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        memo[key] = 1  # cycles (recursive aliases) count once
+        children = node.values() if isinstance(node, dict) else node
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > cap:
+                raise LimitExceeded(
+                    f"aliases expand to more than {cap:,} nodes (a 'billion laughs' document?)",
+                    source=source, hint="aliases are not needed in ixtool's files; expand them",
+                    kind="limit",
+                )
+        memo[key] = total
+        return total
+
+    return size(data)
+
+
+def _check_depth(data: Any, limit: int, source: str) -> None:
+    """Iterative depth check of loaded data (the C path does not enforce one)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise LimitExceeded(
+                f"nesting deeper than the limit of {limit}", source=source,
+                hint="flatten the document", kind="limit",
+            )
+        if isinstance(node, dict):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.extend((v, depth + 1) for v in node)
 
 
 def _check_size(data: bytes | str, source: str, limits: Limits) -> None:
@@ -133,11 +237,25 @@ def _load(typ: str, data: bytes | str, source: str, limits: Limits) -> Any:
             ) from None
     else:
         text = data
-    y = _make(typ, limits)
+    bound = _depth_bound(text)
+    y = _make(typ, limits, pure=bound > _C_SAFE_DEPTH)
     try:
-        return y.load(text)
+        data = y.load(text)
     except (YAMLError, LimitExceeded, RecursionError, ValueError, TypeError) as exc:
         raise _convert(exc, source) from None
+    if typ == "safe" and bound > limits.max_depth:
+        _check_depth(data, limits.max_depth, source)
+    if _used_aliases(y):
+        _expanded_size(data, limits.max_expanded_nodes, source)
+    return data
+
+
+def _used_aliases(y: YAML) -> bool:
+    """Whether the load resolved any alias (C path: constructor; pure path: composer)."""
+    hits = getattr(y.Constructor, "alias_hits", None)
+    if hits and hits[0]:
+        return True
+    return bool(getattr(getattr(y, "_composer", None), "alias_count", 0))
 
 
 def load_safe(
