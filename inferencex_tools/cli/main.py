@@ -15,6 +15,7 @@ import typer
 
 from inferencex_tools import __version__
 from inferencex_tools.cli import changelog
+from inferencex_tools.cli import policy as policy_cli
 
 app = typer.Typer(
     name="ixtool",
@@ -27,6 +28,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(changelog.app, name="changelog")
+app.add_typer(policy_cli.app, name="policy")
 
 
 def _version(value: bool) -> None:

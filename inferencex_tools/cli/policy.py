@@ -1,0 +1,71 @@
+"""``ixtool policy …``: the golden acceptance-length policy (check, golden)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from inferencex_tools.cli.common import FORMAT_OPTION, Format
+
+app = typer.Typer(
+    help="Check speculative-decoding recipes against the golden acceptance-length policy.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+class Thinking(StrEnum):
+    on = "on"
+    off = "off"
+
+
+REGISTRY_OPTION = typer.Option(
+    None, "--registry",
+    help="Golden-AL registry (default: golden_al_distribution/registry.yaml under --root).",
+)
+CURVES_OPTION = typer.Option(
+    None, "--curves-dir",
+    help="Directory holding the curve files named by the registry (default: the "
+    "registry's directory).",
+)
+ROOT_OPTION = typer.Option(
+    Path("."), "--root", help="Repository root (scripts resolve relative to it).",
+)
+
+
+@app.command("golden")
+def golden_cmd(
+    model: str = typer.Argument(..., help="Model prefix (minimaxm3) or curve model key."),
+    k: int = typer.Option(..., "--k", min=1, max=8, help="Draft length K."),
+    thinking: Thinking = typer.Option(..., "--thinking", help="Thinking mode: on or off."),
+    draft: str | None = typer.Option(None, "--draft", help="Draft model id or path."),
+    method: str | None = typer.Option(None, "--method", help="mtp, eagle, eagle3 or dspark."),
+    sample: str | None = typer.Option(
+        None, "--sample", help="Draft sample method (e.g. probabilistic; default: default)."),
+    registry: Path | None = REGISTRY_OPTION,
+    curves_dir: Path | None = CURVES_OPTION,
+    root: Path = ROOT_OPTION,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Print the golden AL for MODEL/draft/K/mode in each engine's unit.
+
+    Exit codes: 0 printed, 2 unknown or ambiguous model/draft, missing curve.
+    """
+    from inferencex_tools.policy.golden import golden
+    from inferencex_tools.policy.store import open_store
+
+    store = open_store(registry, curves_dir, root=root)
+    ans = golden(store, model, k=k, thinking=thinking.value, draft=draft, method=method,
+                 sample=sample)
+    if fmt is Format.json:
+        typer.echo(json.dumps(ans.to_dict(), indent=2))
+        return
+    typer.echo(f"{ans.entry.label()}, draft {ans.entry.draft or '(native head)'}, "
+               f"{ans.mode}, K={ans.k}: golden AL {ans.al:.2f}")
+    if ans.source_run:
+        typer.echo(f"source run: {ans.source_run}")
+    for v in ans.values:
+        typer.echo(f"  {v.engine:<7} {v.setting:<70} {v.value:g}")
