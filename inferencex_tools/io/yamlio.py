@@ -251,6 +251,9 @@ def _convert(exc: Exception, source: str) -> YamlError:
         )
     if isinstance(exc, RecursionError):
         return LimitExceeded("nesting too deep to load", source=source, kind="limit")
+    if isinstance(exc, LookupError | AttributeError | ArithmeticError):
+        return YamlError(f"invalid value for its YAML tag ({name}: {exc})", source=source,
+                         hint="remove the explicit tag (!!…) or fix the value")
     return YamlError(str(exc).strip() or name, source=source)
 
 
@@ -275,7 +278,10 @@ def _load(typ: str, data: bytes | str, source: str, limits: Limits) -> Any:
     y = _make(typ, limits, pure=bound > _C_SAFE_DEPTH)
     try:
         data = y.load(text)
-    except (YAMLError, LimitExceeded, RecursionError, ValueError, TypeError) as exc:
+    except (YAMLError, LimitExceeded, RecursionError, ValueError, TypeError,
+            LookupError, AttributeError, ArithmeticError) as exc:
+        # the constructors raise plain KeyError/IndexError/AttributeError on some
+        # malformed tagged values (`!!bool x`, `!!int ''`, `!!omap 5`): input errors
         raise _convert(exc, source) from None
     if typ == "safe" and bound > limits.max_depth:
         _check_depth(data, limits.max_depth, source)
