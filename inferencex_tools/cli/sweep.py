@@ -1,0 +1,227 @@
+"""``ixtool sweep …``: the benchmark matrix (full, test-config, from-changelog, explain).
+
+The reference generator's argv is accepted verbatim after ``ixtool sweep``:
+``full-sweep`` is an alias of ``full`` and list options take several values
+after one flag (``--config-files a.yaml b.yaml``), as with argparse.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperCommand
+
+app = typer.Typer(
+    help="Generate the benchmark sweep matrix (GitHub Actions job rows).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+# options that take one or more values after a single flag (argparse nargs='+')
+MULTI = ("--config-files", "--config-keys", "--model-prefix", "--precision", "--framework",
+         "--runner-type", "--seq-lens", "--scenario-type", "--conc")
+_NEG_NUM = re.compile(r"-\d+")
+
+
+def expand_nargs(args: list[str], multi: tuple[str, ...] = MULTI) -> list[str]:
+    """``--opt a b c`` → ``--opt a --opt b --opt c`` for the list options."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok == "--":
+            out.extend(args[i:])
+            break
+        out.append(tok)
+        i += 1
+        if tok in multi:
+            first = True
+            while i < len(args) and (not args[i].startswith("-") or _NEG_NUM.fullmatch(args[i])):
+                if not first:
+                    out.append(tok)
+                out.append(args[i])
+                first = False
+                i += 1
+    return out
+
+
+class NargsCommand(TyperCommand):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_nargs(list(args)))
+
+
+# ----------------------------------------------------------------------- shared options
+
+CONFIG_FILES = typer.Option(
+    None, "--config-files", "--configs",
+    help="Master config files, in order (default: configs/*-master.yaml of this repo).")
+RUNNER_CONFIG = typer.Option(
+    None, "--runner-config", "--runners",
+    help="runners.yaml (default: configs/runners.yaml).")
+NO_EVALS = typer.Option(False, "--no-evals", help="Do not mark eval rows.")
+EVALS_ONLY = typer.Option(False, "--evals-only", help="Only the eval rows (eval-only: true).")
+ALL_EVALS = typer.Option(False, "--all-evals",
+                         help="Expand evals to every concurrency (implies eval-only output).")
+NODE_FILTER = typer.Option(
+    None, "--runner-node-filter",
+    help="Expand rows to the runner nodes whose name contains this substring.")
+SCENARIO = typer.Option(None, "--scenario-type",
+                        help="fixed-seq-len and/or agentic-coding (default: both).")
+SEQ_LENS = typer.Option(None, "--seq-lens", help="1k1k and/or 8k1k (fixed-seq-len only).")
+OUTPUT = typer.Option(None, "--output", "-o",
+                      help="Write the JSON to this file (atomically) instead of stdout.")
+GH_OUTPUT = typer.Option(
+    False, "--github-output",
+    help="Also write the matrix as compact JSON to $GITHUB_OUTPUT (output 'matrix'; "
+    "sharded into matrix_1, matrix_2, … over 256 rows or 1 MB).")
+SUMMARY = typer.Option(
+    False, "--summary",
+    help="Print a jobs-per-config table (scenario, GPUs, est. GPU-hours) to stderr and "
+    "$GITHUB_STEP_SUMMARY.")
+
+
+def _finish(matrix: Any, output: Path | None, github_output: bool, summary: bool) -> None:
+    from inferencex_tools.sweep.generate import dumps
+
+    text = dumps(matrix.rows)
+    notes: list[str] = []
+    if github_output:
+        notes = _write_github_output({"matrix": matrix.rows})
+    if output is not None:
+        from inferencex_tools.sweep.service import write_output
+
+        write_output(str(output), text)
+    else:
+        sys.stdout.write(text)
+    if summary:
+        from inferencex_tools.sweep.github import summarize, summary_markdown
+
+        _write_summary(summary_markdown(summarize(matrix.rows, matrix.keys), notes))
+
+
+def _write_github_output(buckets: dict[str, Any]) -> list[str]:
+    from inferencex_tools.errors import UsageError
+    from inferencex_tools.io.files import atomic_write
+    from inferencex_tools.sweep.github import github_output_text, shard_buckets
+
+    path = os.environ.get("GITHUB_OUTPUT")
+    if not path:
+        raise UsageError("--github-output needs $GITHUB_OUTPUT (set by GitHub Actions)")
+    sharded = shard_buckets(buckets)
+    shard_list = {b: names for b, names in sharded.shards.items() if names != [b]}
+    outputs = dict(sharded.outputs)
+    if shard_list:
+        from inferencex_tools.sweep.github import compact
+
+        outputs["shards"] = compact(shard_list)
+    try:
+        old = Path(path).read_bytes() if Path(path).exists() else b""
+        atomic_write(path, old + github_output_text(outputs).encode())
+    except OSError as exc:
+        from inferencex_tools.errors import InputError
+
+        raise InputError(f"cannot write $GITHUB_OUTPUT ({path}): {exc.strerror}") from None
+    for n in sharded.notes:
+        print(f"ixtool: note: {n}", file=sys.stderr)
+    return sharded.notes
+
+
+def _write_summary(md: str) -> None:
+    sys.stderr.write(md)
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        try:
+            with Path(path).open("a", encoding="utf-8") as fh:
+                fh.write(md)
+        except OSError as exc:
+            print(f"ixtool: warning: cannot write $GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- full
+
+def full(
+    config_files: list[str] | None = CONFIG_FILES,
+    runner_config: str | None = RUNNER_CONFIG,
+    model_prefix: list[str] | None = typer.Option(
+        None, "--model-prefix", help="Keep configs whose KEY starts with one of these."),
+    precision: list[str] | None = typer.Option(None, "--precision", help="Exact precision."),
+    framework: list[str] | None = typer.Option(None, "--framework", help="Exact framework."),
+    runner_type: list[str] | None = typer.Option(
+        None, "--runner-type", help="Runner labels (must exist in runners.yaml)."),
+    seq_lens: list[str] | None = SEQ_LENS,
+    step_size: int = typer.Option(2, "--step-size", help="Range multiplier (> 1)."),
+    min_conc: int | None = typer.Option(None, "--min-conc", help="Lower concurrency bound."),
+    max_conc: int | None = typer.Option(None, "--max-conc", help="Upper concurrency bound."),
+    max_tp: int | None = typer.Option(None, "--max-tp",
+                                      help="Drop single-node fixed entries with tp > N."),
+    max_ep: int | None = typer.Option(None, "--max-ep",
+                                      help="Cap ep of single-node fixed entries at N."),
+    single_node: bool = typer.Option(False, "--single-node", help="Single-node configs."),
+    multi_node: bool = typer.Option(False, "--multi-node", help="Multinode configs."),
+    scenario_type: list[str] | None = SCENARIO,
+    runner_node_filter: str | None = NODE_FILTER,
+    no_evals: bool = NO_EVALS,
+    evals_only: bool = EVALS_ONLY,
+    all_evals: bool = ALL_EVALS,
+    output: Path | None = OUTPUT,
+    github_output: bool = GH_OUTPUT,
+    summary: bool = SUMMARY,
+) -> None:
+    """Full sweep over every config (alias: full-sweep).
+
+    Prints the matrix as one line of JSON, identical to the reference generator.
+    Exit codes: 0 ok, 2 usage or input error.
+    """
+    from inferencex_tools.sweep.generate import SCENARIOS, SweepRequest
+    from inferencex_tools.sweep.service import run_sweep
+
+    req = SweepRequest(
+        mode="full", model_prefix=model_prefix, precision=precision, framework=framework,
+        runner_type=runner_type, seq_lens=seq_lens, step_size=step_size, min_conc=min_conc,
+        max_conc=max_conc, max_tp=max_tp, max_ep=max_ep, single_node=single_node,
+        multi_node=multi_node, scenario_types=list(scenario_type or SCENARIOS),
+        runner_node_filter=runner_node_filter, no_evals=no_evals, evals_only=evals_only,
+        all_evals=all_evals)
+    _finish(run_sweep(req, config_files, runner_config), output, github_output, summary)
+
+
+app.command("full", cls=NargsCommand)(full)
+app.command("full-sweep", cls=NargsCommand, hidden=True)(full)
+
+
+@app.command("test-config", cls=NargsCommand)
+def test_config(
+    config_keys: list[str] = typer.Option(
+        ..., "--config-keys",
+        help="Config keys; '*' and '?' are globs (quote them in the shell)."),
+    config_files: list[str] | None = CONFIG_FILES,
+    runner_config: str | None = RUNNER_CONFIG,
+    conc: list[int] | None = typer.Option(
+        None, "--conc", help="Keep only these concurrencies."),
+    seq_lens: list[str] | None = SEQ_LENS,
+    scenario_type: list[str] | None = SCENARIO,
+    runner_node_filter: str | None = NODE_FILTER,
+    no_evals: bool = NO_EVALS,
+    evals_only: bool = EVALS_ONLY,
+    all_evals: bool = ALL_EVALS,
+    output: Path | None = OUTPUT,
+    github_output: bool = GH_OUTPUT,
+    summary: bool = SUMMARY,
+) -> None:
+    """Rows of selected config keys (ranges always expand with step 2).
+
+    Exit codes: 0 ok, 2 usage or input error (unknown key, glob matching nothing).
+    """
+    from inferencex_tools.sweep.generate import SCENARIOS, SweepRequest
+    from inferencex_tools.sweep.service import run_sweep
+
+    req = SweepRequest(
+        mode="test", config_keys=list(config_keys), conc=conc, seq_lens=seq_lens,
+        scenario_types=list(scenario_type or SCENARIOS), runner_node_filter=runner_node_filter,
+        no_evals=no_evals, evals_only=evals_only, all_evals=all_evals)
+    _finish(run_sweep(req, config_files, runner_config), output, github_output, summary)

@@ -1,0 +1,1 @@
+"""The sweep matrix: master configs → benchmark job rows (spec SWEEP.md)."""

@@ -1,0 +1,143 @@
+"""Loading master configs and runners.yaml (SWEEP.md §1.1, §1.8).
+
+Files are read with :func:`inferencex_tools.io.yamlio.load_safe` (C-backed) and
+merged in file order.  Problems the generator cannot work with raise
+:class:`~inferencex_tools.errors.InputError` (exit 2, one clear message).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.errors import InputError
+from inferencex_tools.io.files import read_bytes
+from inferencex_tools.io.yamlio import load_safe
+
+
+@dataclass
+class Configs:
+    """Merged master configs: key → entry, in file then key order."""
+
+    data: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)  # key → file label
+    sources: dict[str, bytes] = field(default_factory=dict)  # file label → raw bytes
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.data)
+
+
+@dataclass
+class Runners:
+    labels: dict[str, list[str]] = field(default_factory=dict)
+    hardware: dict[str, dict[str, Any]] = field(default_factory=dict)
+    label: str = "runners.yaml"
+    raw: bytes = b""
+
+
+_CACHE: dict[tuple[str, str], Any] = {}
+_CACHE_MAX = 16
+
+
+def _load_cached(raw: bytes, label: str) -> Any:
+    """load_safe, memoised per process by content digest (inputs are never mutated).
+
+    from-changelog and test suites load the same master files many times.
+    """
+    import hashlib
+
+    key = (label, hashlib.sha256(raw).hexdigest())
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = load_safe(raw, source=label)
+    return _CACHE[key]
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def parse_master(raw: bytes, label: str) -> dict[str, Any]:
+    """One master file → its mapping (E2/E3 checks)."""
+    data = _load_cached(raw, label)
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a {type(data).__name__}"
+        raise InputError(f"{label}: a master config must be a mapping of config keys, "
+                         f"found {what}")
+    for k in data:
+        if not isinstance(k, str):
+            raise InputError(f"{label}: config key {k!r} is not a string")
+        if "*" in k:
+            raise InputError(f"{label}: config key {k!r} contains '*', which is reserved "
+                             "for changelog wildcards")
+    return data
+
+
+def merge_masters(parts: list[tuple[str, bytes]]) -> Configs:
+    """Parse and merge master files in order (E4: a key defined in two files)."""
+    out = Configs()
+    for label, raw in parts:
+        data = parse_master(raw, label)
+        dup = sorted(k for k in data if k in out.data)
+        if dup:
+            raise InputError(f"duplicate config keys found in {label}: {', '.join(dup)}",
+                             hint="each config key may be defined in one master file only")
+        out.sources[label] = raw
+        for k, v in data.items():
+            out.data[k] = v
+            out.origin[k] = label
+    return out
+
+
+def load_masters(paths: list[str | os.PathLike[str]]) -> Configs:
+    parts = []
+    for p in paths:
+        if not Path(p).exists():
+            raise InputError(f"input file '{p}' does not exist", hint="check --config-files")
+        parts.append((str(p), read_bytes(p)))
+    return merge_masters(parts)
+
+
+def parse_runners(raw: bytes, label: str) -> Runners:
+    """runners.yaml → labels + hardware (E7/E8)."""
+    data = load_safe(raw, source=label)
+    if not isinstance(data, dict):
+        raise InputError(f"{label}: runner config must be a mapping with a 'labels' key")
+    labels = data.get("labels")
+    if not isinstance(labels, dict):
+        raise InputError(f"{label}: 'labels' must be a mapping of label → node names")
+    for name, nodes in labels.items():
+        if not isinstance(nodes, list) or not nodes or not all(isinstance(n, str)
+                                                                 for n in nodes):
+            raise InputError(f"{label}: labels.{name} must be a non-empty list of node names")
+    extra = sorted(str(k) for k in data if k not in ("labels", "hardware"))
+    if extra:
+        raise InputError(f"{label}: runner config failed validation: unknown key(s) "
+                         f"{', '.join(extra)}")
+    hardware = data.get("hardware") or {}
+    if not isinstance(hardware, dict):
+        raise InputError(f"{label}: 'hardware' must be a mapping of label → hardware")
+    for name, hw in hardware.items():
+        if not isinstance(hw, dict):
+            raise InputError(f"{label}: hardware.{name} must be a mapping")
+        for k, v in hw.items():
+            if k not in ("available-cpu-dram-mib", "gpus-per-node"):
+                raise InputError(f"{label}: runner config failed validation: unknown key "
+                                 f"hardware.{name}.{k}")
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise InputError(f"{label}: runner config failed validation: "
+                                 f"hardware.{name}.{k} must be a positive integer, got {v!r}")
+    return Runners(labels={str(k): list(v) for k, v in labels.items()},
+                   hardware={str(k): dict(v) for k, v in hardware.items()}, label=label,
+                   raw=raw)
+
+
+def load_runners(path: str | os.PathLike[str]) -> Runners:
+    if not Path(path).exists():
+        raise InputError(f"runner config file '{path}' does not exist",
+                         hint="pass --runner-config or run from the repository root")
+    return parse_runners(read_bytes(path), str(path))
