@@ -15,8 +15,10 @@ import typer
 
 from inferencex_tools import __version__
 from inferencex_tools.cli import changelog
+from inferencex_tools.cli import ci as ci_cli
 from inferencex_tools.cli import merge as merge_cli
 from inferencex_tools.cli import policy as policy_cli
+from inferencex_tools.cli import rules as rules_cli
 from inferencex_tools.cli import sweep as sweep_cli
 
 app = typer.Typer(
@@ -30,6 +32,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(changelog.app, name="changelog")
+app.add_typer(ci_cli.app, name="ci")
+app.add_typer(ci_cli.labels_app, name="labels")
+app.command("rules")(rules_cli.rules)
 app.command("merge-with-reuse", help=merge_cli.HELP)(merge_cli.merge_with_reuse)
 app.add_typer(policy_cli.app, name="policy")
 app.add_typer(sweep_cli.app, name="sweep")

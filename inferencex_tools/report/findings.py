@@ -72,6 +72,8 @@ def all_rules() -> list[Rule]:
         "inferencex_tools.sweep.rules",
         "inferencex_tools.policy.rules",
         "inferencex_tools.ci.rules",
+        "inferencex_tools.merge.rules",
+        "inferencex_tools.launch.rules",
     ):
         try:
             importlib.import_module(mod)

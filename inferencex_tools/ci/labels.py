@@ -1,0 +1,417 @@
+"""The PR label policy, pure: event facts in, a :class:`Decision` out (spec §9).
+
+The reference spreads this logic over job ``if:`` expressions of one large
+workflow; here it is one function, :func:`decide`, tested over the whole
+product of the 13 relevant labels × draft × fork × event × ``[skip-sweep]``
+(``tests/ci/test_truth_table.py``) and documented in ``docs/labels.md``.
+
+Differences from the reference, on purpose (each one is in docs/labels.md):
+
+* the cheap gates (changelog, policy) also run on drafts, fork PRs and on
+  ``opened``/``reopened``; only the self-hosted sweep keeps the reference's
+  draft/fork/label restrictions;
+* a label event whose label is not one of the 13 relevant labels is a no-op
+  (nothing runs, nothing is cancelled) and reports no findings;
+* conflicting or ineffective labels are findings with a fix hint, not a bare
+  failing step;
+* ``merge_group`` runs the changelog gate in main mode over the merge group's
+  own base..head range; sweeps are never started from the merge queue.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from inferencex_tools.ci import rules as R
+from inferencex_tools.report.findings import Finding
+
+PRIMARY: tuple[str, ...] = (
+    "sweep-enabled",
+    "full-sweep-enabled",
+    "non-canary-full-sweep-enabled",
+    "full-sweep-fail-fast",
+    "full-sweep-fail-fast-no-canary",
+)
+FULL_SWEEP: tuple[str, ...] = PRIMARY[1:]
+MODIFIERS: tuple[str, ...] = ("all-evals", "evals-only", "agentx-fast", "skip_queue")
+POLICY: tuple[str, ...] = (
+    "ci-patchwork",
+    "engine-patch",
+    "ci-patchwork-waived",
+    "ci-checklist-complete",
+)
+RELEVANT: tuple[str, ...] = PRIMARY + MODIFIERS + POLICY
+REUSE_INCOMPATIBLE: tuple[str, ...] = ("evals-only", "agentx-fast")
+
+EVENTS: tuple[str, ...] = ("pull_request", "push", "merge_group")
+PR_ACTIONS: tuple[str, ...] = (
+    "opened", "synchronize", "reopened", "labeled", "unlabeled", "ready_for_review",
+)
+# ``opened`` never starts a sweep: labels given at creation arrive as their own
+# ``labeled`` events, which would start the same sweep a second time.
+SWEEP_ACTIONS = frozenset({"synchronize", "reopened", "labeled", "unlabeled", "ready_for_review"})
+SKIP_SWEEP_TAG = "[skip-sweep]"
+ZERO_SHA = "0" * 40
+LABELS_FILE = "labels"  # the "file" of label findings (they have no source position)
+
+
+@dataclass(frozen=True)
+class PrimarySpec:
+    label: str
+    matrix: str  # "trimmed" | "full"
+    canary: bool
+    fail_fast: bool
+    reusable: bool
+
+
+PRIMARY_SPECS: dict[str, PrimarySpec] = {
+    "sweep-enabled": PrimarySpec("sweep-enabled", "trimmed", False, False, False),
+    "full-sweep-enabled": PrimarySpec("full-sweep-enabled", "full", True, False, True),
+    "non-canary-full-sweep-enabled": PrimarySpec(
+        "non-canary-full-sweep-enabled", "full", False, False, True),
+    "full-sweep-fail-fast": PrimarySpec("full-sweep-fail-fast", "full", True, True, True),
+    "full-sweep-fail-fast-no-canary": PrimarySpec(
+        "full-sweep-fail-fast-no-canary", "full", False, True, True),
+}
+
+LABEL_HELP: dict[str, str] = {
+    "sweep-enabled": "primary: trimmed sweep (lowest concurrency per recipe, --trim-conc); "
+    "no canary; not reusable at merge",
+    "full-sweep-enabled": "primary: full sweep after a canary job; reusable at merge",
+    "non-canary-full-sweep-enabled": "primary: full sweep without a canary; reusable at merge",
+    "full-sweep-fail-fast": "primary: full sweep with canary and matrix fail-fast; reusable",
+    "full-sweep-fail-fast-no-canary": "primary: full sweep, matrix fail-fast, no canary; "
+    "reusable",
+    "all-evals": "modifier: evaluate every eligible row (--all-evals); stays reusable",
+    "evals-only": "modifier: run evaluations only (--evals-only); not reusable at merge",
+    "agentx-fast": "modifier: fast mode for the agentic throughput jobs; not reusable",
+    "skip_queue": "modifier: the sweep's rows skip the priority queue (skip-queue-pr)",
+    "ci-patchwork": "policy: CI patchwork PR (priority score 0 unless waived)",
+    "engine-patch": "policy: engine patch PR (priority score 0 unless waived)",
+    "ci-patchwork-waived": "policy: waives ci-patchwork/engine-patch for priority scoring",
+    "ci-checklist-complete": "policy: PR checklist complete (+0.25 priority)",
+}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the label policy needs to know about one workflow event."""
+
+    event: str
+    action: str | None = None
+    labels: frozenset[str] = frozenset()
+    changed_label: str | None = None  # the label of a labeled/unlabeled event
+    draft: bool = False
+    fork: bool = False
+    head_message: str | None = None  # None: not known (commit not available)
+    pr_number: int | None = None
+    ref: str | None = None
+    default_branch: str = "main"
+    base_sha: str | None = None
+    head_sha: str | None = None
+    changelog_changed: bool | None = None  # None: not known
+    reuse_authorized: bool = False  # a maintainer's /reuse-sweep-run comment applies
+    reuse_detail: str = ""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What the labeled sweep does (``run`` false: nothing, see ``reason``)."""
+
+    run: bool = False
+    reason: str = ""
+    label: str | None = None
+    mode: str = "none"  # none | trimmed | full
+    canary: bool = False
+    fail_fast: bool = False
+    trim_conc: bool = False
+    all_evals: bool = False
+    evals_only: bool = False
+    agentx_fast: bool = False
+    skip_queue: bool = False
+    reusable: bool = False
+
+    def flags(self) -> list[str]:
+        """The ``ixtool sweep from-changelog`` flags this sweep needs."""
+        out: list[str] = []
+        if self.trim_conc:
+            out.append("--trim-conc")
+        if self.all_evals:
+            out.append("--all-evals")
+        if self.evals_only:
+            out.append("--evals-only")
+        return out
+
+
+@dataclass(frozen=True)
+class Decision:
+    event: str
+    action: str | None
+    noop: bool
+    changelog_gate: bool
+    changelog_mode: str  # pr | main | standalone | none
+    diff_base: str | None
+    diff_head: str | None
+    pr_number: int | None
+    policy_check: bool
+    sweep: Sweep
+    reuse_check: str  # none | pr | push
+    skip_sweep_tag: bool
+    concurrency_group: str
+    labels: tuple[str, ...]  # the relevant labels present, in catalog order
+    policy_labels: tuple[str, ...]
+    reasons: tuple[str, ...]
+    findings: tuple[Finding, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["findings"] = [f.to_dict() for f in self.findings]
+        d["labels"] = list(self.labels)
+        d["policy_labels"] = list(self.policy_labels)
+        d["reasons"] = list(self.reasons)
+        d["sweep"]["flags"] = self.sweep.flags()
+        return d
+
+
+# ------------------------------------------------------------------------ label checks
+
+def _norm(label: str) -> str:
+    return "".join(c for c in label.lower().replace("_", "-") if c.isalnum() or c == "-")
+
+
+_NORMALIZED = {_norm(x): x for x in RELEVANT}
+
+
+def near_miss(label: str) -> str | None:
+    """The relevant label ``label`` was probably meant to be, if any."""
+    if label in RELEVANT:
+        return None
+    n = _norm(label)
+    if n in _NORMALIZED:
+        return _NORMALIZED[n]
+    close = difflib.get_close_matches(n, list(_NORMALIZED), n=1, cutoff=0.86)
+    return _NORMALIZED[close[0]] if close else None
+
+
+def _ordered(labels: frozenset[str], catalog: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(x for x in catalog if x in labels)
+
+
+def label_findings(labels: frozenset[str]) -> list[Finding]:
+    """Findings about a PR's label set alone (conflicts, near misses, no-ops)."""
+    out: list[Finding] = []
+    primaries = _ordered(labels, PRIMARY)
+    if len(primaries) > 1:
+        count = "two" if len(primaries) == 2 else str(len(primaries))
+        out.append(R.PRIMARY_CONFLICT.at(
+            LABELS_FILE, None, None,
+            f"{count} primary sweep labels: {', '.join(primaries)}; no sweep runs",
+            hint=f"{count} primary labels: remove all but one of {', '.join(primaries)}",
+            data={"labels": list(primaries)},
+        ))
+    sweep_mods = _ordered(labels, MODIFIERS)
+    if sweep_mods and not primaries:
+        out.append(R.MODIFIER_WITHOUT_PRIMARY.at(
+            LABELS_FILE, None, None,
+            f"{', '.join(sweep_mods)} without a primary sweep label has no effect",
+            hint="add one of " + ", ".join(PRIMARY) + f" or remove {', '.join(sweep_mods)}",
+        ))
+    if "agentx-fast" in labels and "evals-only" in labels:
+        out.append(R.INEFFECTIVE_MODIFIER.at(
+            LABELS_FILE, None, None,
+            "agentx-fast has no effect with evals-only (no throughput jobs run)",
+            hint="remove agentx-fast, or remove evals-only to run throughput jobs",
+        ))
+    blockers = _ordered(labels, REUSE_INCOMPATIBLE)
+    full = _ordered(labels, FULL_SWEEP)
+    if len(primaries) == 1 and full and blockers:
+        out.append(R.NOT_REUSABLE.at(
+            LABELS_FILE, None, None,
+            f"{full[0]} with {', '.join(blockers)}: main will not reuse this sweep and "
+            "runs its own after merge",
+        ))
+    if "ci-patchwork-waived" in labels and not ({"ci-patchwork", "engine-patch"} & labels):
+        out.append(R.WAIVER_WITHOUT_PATCHWORK.at(
+            LABELS_FILE, None, None,
+            "ci-patchwork-waived is set but neither ci-patchwork nor engine-patch is",
+        ))
+    for lab in sorted(labels):
+        meant = near_miss(lab)
+        if meant is not None:
+            out.append(R.NEAR_MISS.at(
+                LABELS_FILE, None, None,
+                f"label {lab!r} is not a sweep/policy label; did you mean {meant!r}?",
+                hint=f"replace label {lab!r} with {meant!r}",
+            ))
+    return out
+
+
+def sweep_for_labels(labels: frozenset[str]) -> Sweep:
+    """The sweep a PR's labels select, ignoring event, draft and fork facts."""
+    primaries = _ordered(labels, PRIMARY)
+    if not primaries:
+        return Sweep(reason="no primary sweep label")
+    if len(primaries) > 1:
+        return Sweep(reason="conflicting primary sweep labels: " + ", ".join(primaries))
+    spec = PRIMARY_SPECS[primaries[0]]
+    evals_only = "evals-only" in labels
+    agentx = "agentx-fast" in labels
+    return Sweep(
+        run=True,
+        reason=f"labeled {spec.label}",
+        label=spec.label,
+        mode=spec.matrix,
+        canary=spec.canary,
+        fail_fast=spec.fail_fast,
+        trim_conc=spec.matrix == "trimmed",
+        all_evals="all-evals" in labels,
+        evals_only=evals_only,
+        agentx_fast=agentx,
+        skip_queue="skip_queue" in labels,
+        reusable=spec.reusable and not evals_only and not agentx,
+    )
+
+
+def _off(sweep: Sweep, reason: str) -> Sweep:
+    """``sweep`` with run=false (the label-derived flags stay, for the summary)."""
+    return Sweep(**{**asdict(sweep), "run": False, "reason": reason})
+
+
+# ------------------------------------------------------------------------------ decide
+
+def decide(facts: Facts) -> Decision:
+    """The decision for one event.  Pure; see docs/labels.md for the truth table."""
+    if facts.event == "pull_request":
+        return _decide_pr(facts)
+    if facts.event == "push":
+        return _decide_push(facts)
+    if facts.event == "merge_group":
+        return _decide_merge_group(facts)
+    raise ValueError(f"unsupported event {facts.event!r}")
+
+
+def _pr_group(facts: Facts) -> str:
+    return f"ixtool-sweep-pr-{facts.pr_number}"
+
+
+def _decide_pr(facts: Facts) -> Decision:
+    labels = facts.labels
+    present = _ordered(labels, RELEVANT)
+    policy_labels = _ordered(labels, POLICY)
+    action = facts.action or ""
+    skip_tag = facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message
+
+    noop_reason = None
+    if action not in PR_ACTIONS:
+        noop_reason = f"pull_request action {action or 'unknown'!r} needs no checks"
+    elif action in ("labeled", "unlabeled") and facts.changed_label not in RELEVANT:
+        noop_reason = (f"label {facts.changed_label!r} was {action}; it is not a sweep or "
+                       "policy label, so nothing runs and nothing is cancelled")
+    if noop_reason is not None:
+        return Decision(
+            event=facts.event, action=facts.action, noop=True, changelog_gate=False,
+            changelog_mode="none", diff_base=None, diff_head=None,
+            pr_number=facts.pr_number, policy_check=False,
+            sweep=_off(sweep_for_labels(labels), noop_reason), reuse_check="none",
+            skip_sweep_tag=skip_tag, concurrency_group=_pr_group(facts),
+            labels=present, policy_labels=policy_labels, reasons=(noop_reason,),
+        )
+
+    findings = label_findings(labels)
+    reasons: list[str] = ["pull_request: changelog gate (PR mode) and policy check run"]
+    sweep = sweep_for_labels(labels)
+    primaries = _ordered(labels, PRIMARY)
+    has_primary = len(primaries) == 1
+    reuse_check = "none"
+    if (action == "synchronize" and not facts.draft and has_primary
+            and primaries[0] in FULL_SWEEP
+            and not any(x in labels for x in REUSE_INCOMPATIBLE)):
+        reuse_check = "pr"
+
+    if not sweep.run:
+        pass
+    elif action not in SWEEP_ACTIONS:
+        sweep = _off(sweep, f"action {action!r} does not start a sweep (labels applied at "
+                            "creation arrive as labeled events)")
+    elif facts.draft:
+        sweep = _off(sweep, "draft PR: the sweep waits for ready_for_review")
+        findings.append(R.DRAFT_NO_SWEEP.at(
+            LABELS_FILE, None, None, f"draft PR labeled {sweep.label}: no sweep yet"))
+    elif facts.fork:
+        sweep = _off(sweep, "fork PR: sweeps never run fork code on self-hosted runners")
+        findings.append(R.FORK_NO_SWEEP.at(
+            LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep does not run"))
+    elif skip_tag:
+        sweep = _off(sweep, f"{SKIP_SWEEP_TAG} in the head commit message")
+        findings.append(R.SKIP_SWEEP_TAG.at(
+            LABELS_FILE, None, None,
+            f"head commit {(facts.head_sha or '')[:12]} says {SKIP_SWEEP_TAG}: no PR sweep"))
+    elif facts.changelog_changed is False:
+        sweep = _off(sweep, "perf-changelog.yaml is unchanged: nothing to sweep")
+    elif reuse_check == "pr" and facts.reuse_authorized:
+        sweep = _off(sweep, "reuse authorized: " + (facts.reuse_detail or "by a maintainer"))
+        findings.append(R.REUSE_AUTHORIZED.at(
+            LABELS_FILE, None, None, "sweep reuse authorized "
+            + (facts.reuse_detail or "by a maintainer") + ": no new PR sweep"))
+    if facts.head_message is None and facts.head_sha:
+        reasons.append(f"{SKIP_SWEEP_TAG} not checked: head commit not available")
+    reasons.append(("sweep: " if sweep.run else "no sweep: ") + sweep.reason)
+    if reuse_check == "pr":
+        reasons.append("reuse authorization is checked (synchronize, reusable full sweep)")
+    return Decision(
+        event=facts.event, action=facts.action, noop=False, changelog_gate=True,
+        changelog_mode="pr", diff_base=facts.base_sha, diff_head=facts.head_sha,
+        pr_number=facts.pr_number, policy_check=True, sweep=sweep,
+        reuse_check=reuse_check, skip_sweep_tag=skip_tag,
+        concurrency_group=_pr_group(facts), labels=present, policy_labels=policy_labels,
+        reasons=tuple(reasons), findings=tuple(findings),
+    )
+
+
+def _decide_push(facts: Facts) -> Decision:
+    on_default = facts.ref == f"refs/heads/{facts.default_branch}"
+    skip_tag = facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message
+    new_branch = facts.base_sha in (None, "", ZERO_SHA)
+    reasons = ["push: changelog gate (" + ("standalone, new branch" if new_branch
+                                          else "main mode, before..after")
+               + ") and policy check run"]
+    if not on_default:
+        sweep = Sweep(reason=f"push to {facts.ref or 'an unknown ref'}, not to "
+                             f"{facts.default_branch}")
+    elif facts.changelog_changed is False:
+        sweep = Sweep(reason="perf-changelog.yaml is unchanged: nothing to sweep")
+    else:
+        sweep = Sweep(run=True, reason=f"push to {facts.default_branch}", mode="full",
+                      reusable=False)
+    if skip_tag:
+        reasons.append(f"{SKIP_SWEEP_TAG} is ignored on push (it only skips PR sweeps)")
+    reasons.append(("sweep: " if sweep.run else "no sweep: ") + sweep.reason)
+    reuse = "push" if sweep.run else "none"
+    if reuse == "push":
+        reasons.append("reuse of the merged PR's sweep is checked (push to the default branch)")
+    return Decision(
+        event="push", action=None, noop=False, changelog_gate=True,
+        changelog_mode="standalone" if new_branch else "main",
+        diff_base=None if new_branch else facts.base_sha, diff_head=facts.head_sha,
+        pr_number=None, policy_check=True, sweep=sweep, reuse_check=reuse,
+        skip_sweep_tag=skip_tag,
+        concurrency_group=f"ixtool-sweep-{facts.head_sha or facts.ref or 'push'}",
+        labels=(), policy_labels=(), reasons=tuple(reasons),
+    )
+
+
+def _decide_merge_group(facts: Facts) -> Decision:
+    reason = "merge queue: sweeps run on the push to the default branch, not in the queue"
+    return Decision(
+        event="merge_group", action=facts.action, noop=False, changelog_gate=True,
+        changelog_mode="main", diff_base=facts.base_sha, diff_head=facts.head_sha,
+        pr_number=facts.pr_number, policy_check=True, sweep=Sweep(reason=reason),
+        reuse_check="none",
+        skip_sweep_tag=facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message,
+        concurrency_group=f"ixtool-sweep-{facts.head_sha or facts.ref or 'merge-group'}",
+        labels=(), policy_labels=(),
+        reasons=("merge_group: changelog gate (main mode, merge group base..head) and "
+                 "policy check run", "no sweep: " + reason),
+    )

@@ -1,0 +1,52 @@
+"""The ci/labels rule catalog (ids CI1xx labels, CI2xx events, CI3xx reuse)."""
+
+from __future__ import annotations
+
+from inferencex_tools.report.findings import Severity, rule
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+A = "ci"
+
+# --- label set (spec §9) -------------------------------------------------------
+PRIMARY_CONFLICT = rule(
+    "CI101", E, "more than one primary sweep label",
+    "keep exactly one of the five primary sweep labels; remove the others", area=A)
+MODIFIER_WITHOUT_PRIMARY = rule(
+    "CI102", W, "sweep modifier label without a primary sweep label",
+    "add one primary sweep label (e.g. sweep-enabled) or remove the modifier", area=A)
+NEAR_MISS = rule(
+    "CI103", W, "label looks like a sweep/policy label but is not one",
+    "use the exact label name (see `ixtool labels explain`)", area=A)
+NOT_REUSABLE = rule(
+    "CI104", N, "the sweep these labels start cannot be reused at merge time",
+    "drop evals-only/agentx-fast (or use a full-sweep label) if main should reuse this run",
+    area=A)
+FORK_NO_SWEEP = rule(
+    "CI105", W, "fork PR: the labeled sweep does not run",
+    "sweeps run self-hosted and never for fork code; a maintainer can push the branch to "
+    "this repository", area=A)
+DRAFT_NO_SWEEP = rule(
+    "CI106", N, "draft PR: the labeled sweep waits for 'ready for review'",
+    "mark the PR ready for review to start the sweep", area=A)
+SKIP_SWEEP_TAG = rule(
+    "CI107", N, "[skip-sweep] in the head commit message: the PR sweep is skipped",
+    "push a commit without [skip-sweep] to sweep again", area=A)
+INEFFECTIVE_MODIFIER = rule(
+    "CI108", W, "modifier label has no effect in this combination",
+    "remove the modifier that has no effect", area=A)
+WAIVER_WITHOUT_PATCHWORK = rule(
+    "CI109", W, "ci-patchwork-waived without ci-patchwork or engine-patch",
+    "remove ci-patchwork-waived, or add the patchwork label it waives", area=A)
+
+# --- event payload ---------------------------------------------------------------
+HEAD_UNAVAILABLE = rule(
+    "CI201", W, "head commit not available locally: [skip-sweep] and the changelog diff "
+    "were not checked",
+    "check out with full history (actions/checkout fetch-depth: 0) before `ixtool ci plan`",
+    area=A)
+
+# --- reuse authorization (spec §8.1) -----------------------------------------------
+REUSE_AUTHORIZED = rule(
+    "CI301", N, "sweep reuse authorized: the PR sweep is skipped",
+    "a newer bare or pinned /reuse-sweep-run comment by a maintainer changes the choice",
+    area=A)

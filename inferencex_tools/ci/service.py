@@ -1,0 +1,153 @@
+"""I/O orchestration of ``ixtool ci plan`` and ``ixtool labels explain``.
+
+Reads the event payload (and optionally the PR's issue comments), completes the
+facts from the local clone (head commit message, whether perf-changelog.yaml
+changed in the event's range), calls the pure policy and returns the decision
+as a :class:`Result`.  Writing ``$GITHUB_OUTPUT``/``$GITHUB_STEP_SUMMARY`` is
+:func:`write_github_files`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.ci import rules as R
+from inferencex_tools.ci.event import facts_from_payload, with_local_facts
+from inferencex_tools.ci.labels import (
+    EVENTS,
+    LABELS_FILE,
+    PR_ACTIONS,
+    RELEVANT,
+    ZERO_SHA,
+    Decision,
+    Facts,
+    decide,
+)
+from inferencex_tools.ci.outputs import format_github_output, output_pairs, summary_markdown
+from inferencex_tools.ci.reuse import find_authorization
+from inferencex_tools.errors import GitError, InputError, UsageError
+from inferencex_tools.io.files import read_bytes
+from inferencex_tools.report.findings import Finding, Result
+
+MAX_EVENT_BYTES = 25 * 1024 * 1024
+
+
+@dataclass
+class PlanRequest:
+    event_path: Path | None = None
+    event_name: str | None = None
+    repo: Path = Path(".")
+    changelog: str = "perf-changelog.yaml"
+    comments: Path | None = None
+    use_git: bool = True
+
+
+def _read_json(path: Path, what: str) -> Any:
+    raw = read_bytes(path, max_bytes=MAX_EVENT_BYTES)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+
+
+def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
+    """Head message and changelog change from the clone; a warning when unavailable."""
+    if not req.use_git or facts.head_sha is None:
+        return facts, []
+    from inferencex_tools.io.git import GitRepo
+
+    try:
+        repo = GitRepo.open(req.repo)
+        head = repo.resolve(facts.head_sha)
+        message: str | None = repo.repo.commit(head).message
+        if facts.event == "pull_request" and facts.base_sha:
+            base: str | None = repo.merge_base(facts.base_sha, head)
+        else:
+            base = facts.base_sha if facts.base_sha not in (None, "", ZERO_SHA) else None
+        changed = None if base is None else (
+            repo.show(base, req.changelog) != repo.show(head, req.changelog))
+    except GitError as exc:
+        return facts, [R.HEAD_UNAVAILABLE.at(
+            LABELS_FILE, None, None, f"cannot inspect the event's commits locally: {exc}")]
+    return with_local_facts(facts, head_message=message, changelog_changed=changed), []
+
+
+def _authorization(facts: Facts, path: Path | None) -> Facts:
+    if path is None:
+        return facts
+    auth = find_authorization(_read_json(path, "comments file"))
+    if auth is None:
+        return facts
+    return replace(facts, reuse_authorized=True, reuse_detail=auth.describe())
+
+
+def plan(req: PlanRequest) -> tuple[Decision, Result]:
+    """Decide what runs for the event in ``req``."""
+    event_path = req.event_path or (
+        Path(os.environ["GITHUB_EVENT_PATH"]) if os.environ.get("GITHUB_EVENT_PATH") else None)
+    if event_path is None:
+        raise UsageError("no event payload", hint="pass --event PATH or set $GITHUB_EVENT_PATH")
+    name = req.event_name or os.environ.get("GITHUB_EVENT_NAME")
+    if not name:
+        raise UsageError("unknown event name",
+                         hint="pass --event-name (pull_request, push, merge_group) or set "
+                         "$GITHUB_EVENT_NAME")
+    facts = facts_from_payload(name, _read_json(event_path, "event payload"))
+    facts, extra = _local(facts, req)
+    facts = _authorization(facts, req.comments)
+    decision = decide(facts)
+    if decision.noop:
+        extra = []
+    decision = replace(decision, findings=(*decision.findings, *extra))
+    return decision, _result("ci plan", decision, str(event_path))
+
+
+def explain(labels: list[str], *, event: str = "pull_request", action: str = "synchronize",
+            draft: bool = False, fork: bool = False, skip_sweep: bool = False) -> tuple[
+                Decision, Result]:
+    """The decision for a label set under hypothetical event facts (``labels explain``)."""
+    if event not in EVENTS:
+        raise UsageError(f"unknown event {event!r}", hint="use one of " + ", ".join(EVENTS))
+    if event == "pull_request" and action not in PR_ACTIONS:
+        raise UsageError(f"unknown pull_request action {action!r}",
+                         hint="use one of " + ", ".join(PR_ACTIONS))
+    changed = None
+    if action in ("labeled", "unlabeled"):
+        changed = next((x for x in labels if x in RELEVANT), labels[0] if labels else "")
+    facts = Facts(
+        event=event, action=action if event == "pull_request" else None,
+        labels=frozenset(labels), changed_label=changed, draft=draft, fork=fork,
+        head_message="[skip-sweep]" if skip_sweep else "", pr_number=1,
+        ref="refs/heads/main", base_sha="1" * 40, head_sha="2" * 40,
+    )
+    decision = decide(facts)
+    return decision, _result("labels explain", decision, "labels")
+
+
+def _result(command: str, decision: Decision, checked: str) -> Result:
+    result = Result(command=command, checked=[checked])
+    result.extend(decision.findings)
+    result.info["decision"] = decision.to_dict()
+    return result
+
+
+def write_github_files(decision: Decision, *, output: str | None, summary: str | None) -> None:
+    """Append the decision to ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` (if set)."""
+    if output:
+        text = format_github_output(output_pairs(decision), f"ixtool_{secrets.token_hex(16)}")
+        _append(output, text, "$GITHUB_OUTPUT")
+    if summary:
+        _append(summary, summary_markdown(decision), "$GITHUB_STEP_SUMMARY")
+
+
+def _append(path: str, text: str, what: str) -> None:
+    try:
+        with Path(path).open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {what} ({path}): {exc.strerror}") from None

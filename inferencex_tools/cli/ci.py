@@ -1,0 +1,94 @@
+"""``ixtool ci plan`` and ``ixtool labels explain``: the PR label policy."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from inferencex_tools.cli.common import FORMAT_OPTION, Format
+
+app = typer.Typer(
+    help="GitHub Actions integration: decide what a workflow event runs.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+labels_app = typer.Typer(
+    help="The PR label policy (primary sweep labels, modifiers, policy labels).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@app.command("plan")
+def plan(
+    event: Path | None = typer.Option(
+        None, "--event", help="Event payload JSON (default: $GITHUB_EVENT_PATH)."),
+    event_name: str | None = typer.Option(
+        None, "--event-name",
+        help="pull_request, push or merge_group (default: $GITHUB_EVENT_NAME)."),
+    repo: Path = typer.Option(
+        Path("."), "--repo", help="The clone to read the head commit and the changelog diff from."),
+    changelog: str = typer.Option(
+        "perf-changelog.yaml", "--changelog", help="Changelog path inside the repository."),
+    comments: Path | None = typer.Option(
+        None, "--comments",
+        help="The PR's issue comments (GitHub API JSON list): a maintainer's "
+        "/reuse-sweep-run authorizes reuse and skips the PR sweep."),
+    no_git: bool = typer.Option(
+        False, "--no-git", help="Do not inspect the clone (no [skip-sweep]/diff check)."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Decide what runs for a GitHub event: changelog gate, policy check, sweep.
+
+    \b
+    Writes key=value outputs to $GITHUB_OUTPUT and a decision table to
+    $GITHUB_STEP_SUMMARY when those are set (see docs/ci.md for every key).
+    Exit codes: 0 decided, 1 label errors (e.g. two primary labels), 2 usage/input error.
+    """
+    from inferencex_tools.ci.outputs import explain_text
+    from inferencex_tools.ci.service import PlanRequest, write_github_files
+    from inferencex_tools.ci.service import plan as run_plan
+    from inferencex_tools.report.reporters import render
+
+    decision, result = run_plan(PlanRequest(
+        event_path=event, event_name=event_name, repo=repo, changelog=changelog,
+        comments=comments, use_git=not no_git))
+    write_github_files(decision, output=os.environ.get("GITHUB_OUTPUT"),
+                       summary=os.environ.get("GITHUB_STEP_SUMMARY"))
+    if fmt is Format.text:
+        sys.stdout.write(explain_text(decision))
+    sys.stdout.write(render(result, fmt.value))
+    raise typer.Exit(result.exit_code())
+
+
+@labels_app.command("explain")
+def explain(
+    labels: list[str] | None = typer.Argument(None, help="The PR's labels."),
+    event: str = typer.Option("pull_request", "--event", help="pull_request, push, merge_group."),
+    action: str = typer.Option("synchronize", "--action", help="pull_request action."),
+    draft: bool = typer.Option(False, "--draft", help="The PR is a draft."),
+    fork: bool = typer.Option(False, "--fork", help="The PR comes from a fork."),
+    skip_sweep: bool = typer.Option(
+        False, "--skip-sweep", help="The head commit message contains [skip-sweep]."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Explain what a label set does (default: a synchronize event of a same-repo PR).
+
+    Without labels, also lists the 13 relevant labels. Exit 1 when the labels conflict.
+    """
+    from inferencex_tools.ci.outputs import explain_text
+    from inferencex_tools.ci.service import explain as run_explain
+    from inferencex_tools.report.reporters import render
+
+    decision, result = run_explain(list(labels or []), event=event, action=action,
+                                   draft=draft, fork=fork, skip_sweep=skip_sweep)
+    if fmt is Format.text:
+        sys.stdout.write(explain_text(decision, with_catalog=not labels))
+        if result.findings:
+            sys.stdout.write(render(result, "text"))
+    else:
+        sys.stdout.write(render(result, fmt.value))
+    raise typer.Exit(result.exit_code())
