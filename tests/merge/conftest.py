@@ -1,0 +1,168 @@
+"""A merge-with-reuse world: bare ``origin`` + fake GitHub + the user's clone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.merge.service import Hooks, MergeRequest, run_merge
+from inferencex_tools.report.findings import Result
+from tests.merge.fake_github import PR, FakeGitHub, Run
+
+SLUG = "acme/bench"
+PRN = 7
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Maintainer", "GIT_AUTHOR_EMAIL": "maint@example.invalid",
+    "GIT_COMMITTER_NAME": "Maintainer", "GIT_COMMITTER_EMAIL": "maint@example.invalid",
+}
+ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, **IDENTITY}
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def entry(key: str, desc: str, link: str) -> str:
+    return f'- config-keys:\n    - {key}\n  description:\n    - "{desc}"\n  pr-link: {link}\n'
+
+
+BASE = (entry("dsr1-fp8-b200-sglang", "first", f"https://github.com/{SLUG}/pull/1") + "\n"
+        + entry("gptoss-fp4-h100-vllm", "second", f"https://github.com/{SLUG}/pull/2"))
+PR_ENTRY = "dsr1-fp8-h200-sglang", "h200 sweep"
+MAIN_ENTRY = "gptoss-fp4-b200-vllm", "landed on main meanwhile"
+
+
+class Crash(Exception):
+    """Injected after a step, like a Ctrl-C or a killed process."""
+
+
+@dataclass
+class World:
+    tmp: Path
+    bare: Path
+    seed: Path
+    user: Path
+    fake: FakeGitHub
+    now: list[float] = field(default_factory=lambda: [0.0])
+    progress: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+    retry_delays: list[float] = field(default_factory=list)
+    crash_after: str | None = None
+
+    # -- building ------------------------------------------------------------------------
+    def commit_seed(self, rel: str, text: str, message: str) -> str:
+        p = self.seed / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        git(self.seed, "add", "-A")
+        git(self.seed, "commit", "-q", "--allow-empty", "-m", message)
+        return git(self.seed, "rev-parse", "HEAD")
+
+    def open_pr(self, *, link: str = "XXX", labels: tuple[str, ...] = ("full-sweep-enabled",),
+                title: str = "Sweep dsr1 on h200", head_repo: str | None = None,
+                run: bool = True) -> str:
+        git(self.seed, "checkout", "-q", "-b", "feat", "main")
+        sha = self.commit_seed("perf-changelog.yaml",
+                               BASE + "\n" + entry(*PR_ENTRY, link), "add h200 entry")
+        git(self.seed, "push", "-q", "origin", "feat")
+        git(self.seed, "checkout", "-q", "main")
+        self.fake.add_pr(PR(PRN, "feat", title, list(labels), head_repo=head_repo))
+        if run:
+            self.fake.runs.append(Run(1001, sha, "feat", created=100,
+                                      artifacts=[("results_bmk", False),
+                                                 ("changelog-metadata", False)]))
+        return sha
+
+    def move_main(self, *, conflict: bool = True, other_file: bool = False) -> str:
+        git(self.seed, "checkout", "-q", "main")
+        if other_file:
+            sha = self.commit_seed("README.md", "changed on main\n", "main: readme")
+        elif conflict:
+            sha = self.commit_seed("perf-changelog.yaml",
+                                   BASE + "\n" + entry(*MAIN_ENTRY,
+                                                       f"https://github.com/{SLUG}/pull/99"),
+                                   "main: another PR's entry")
+        else:
+            sha = self.commit_seed("docs/x.md", "x\n", "main: docs")
+        git(self.seed, "push", "-q", "origin", "main")
+        return sha
+
+    def push_to_pr(self, text: str = "late\n") -> str:
+        """Someone else pushes to the PR branch (from a fresh clone)."""
+        other = self.tmp / f"other-{len(list(self.tmp.iterdir()))}"
+        git(self.tmp, "clone", "-q", str(self.bare), str(other))
+        git(other, "checkout", "-q", "feat")
+        (other / "late.txt").write_text(text)
+        git(other, "add", "-A")
+        git(other, "commit", "-q", "-m", "late push")
+        git(other, "push", "-q", "origin", "feat")
+        return git(other, "rev-parse", "HEAD")
+
+    def clone_user(self) -> None:
+        git(self.tmp, "clone", "-q", str(self.bare), str(self.user))
+
+    # -- running -------------------------------------------------------------------------
+    def hooks(self) -> Hooks:
+        def sleep(s: float) -> None:
+            self.now[0] += s
+
+        def after(step: str) -> None:
+            if step == self.crash_after:
+                raise Crash(step)
+
+        return Hooks(clock=lambda: self.now[0], sleep=sleep, poll_interval=10.0,
+                     progress=self.progress.append, say=self.said.append,
+                     confirm=lambda plan: True, after_step=after,
+                     retry_sleep=self.retry_delays.append, throttle=False, per_page=2)
+
+    def request(self, **kw: object) -> MergeRequest:
+        base: dict[str, object] = dict(pr=PRN, repo=SLUG, yes=True, path=self.user,
+                                       api_url=self.fake.url, token=self.fake.token,
+                                       timeout=300.0)
+        base.update(kw)
+        return MergeRequest(**base)  # type: ignore[arg-type]
+
+    def run(self, **kw: object) -> Result:
+        return run_merge(self.request(**kw), self.hooks())
+
+    # -- observing -----------------------------------------------------------------------
+    def main_changelog(self) -> str:
+        return git(self.bare, "show", "refs/heads/main:perf-changelog.yaml") + "\n"
+
+    def ixtool_commits_on_branch(self) -> list[str]:
+        out = git(self.bare, "log", "--format=%H", "refs/heads/feat", "--grep=Ixtool-Reuse-Run")
+        return [ln for ln in out.splitlines() if ln]
+
+    def writes(self) -> list[tuple[str, str, int]]:
+        return [e for e in self.fake.log if e[0] in ("POST", "PUT", "PATCH", "DELETE")]
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    for k, v in IDENTITY.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    git(seed, "checkout", "-q", "-b", "main")
+    fake = FakeGitHub(bare, SLUG).start()
+    w = World(tmp=tmp_path, bare=bare, seed=seed, user=tmp_path / "user", fake=fake)
+    w.commit_seed("README.md", "bench\n", "init")
+    w.commit_seed("perf-changelog.yaml", BASE, "changelog")
+    git(seed, "push", "-q", "origin", "main")
+    try:
+        yield w
+    finally:
+        fake.stop()
+

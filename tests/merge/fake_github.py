@@ -1,0 +1,474 @@
+"""A small GitHub REST API double for ``merge-with-reuse`` tests (stdlib only).
+
+It speaks the endpoints ixtool uses, with GitHub's payload shapes and
+``Link``-header pagination, on 127.0.0.1 (port 0, threaded).  Pull-request heads,
+commit lists and merges come from a REAL bare git repository (the ``origin`` the
+tests clone and push to): a ``post-receive`` hook keeps ``refs/pull/N/head`` in
+step with the PR branch, and the squash merge writes a real commit on ``main``.
+
+Scenario knobs: ``faults`` (answer the next matching requests with an error),
+``check_policy`` (check runs for a SHA as a function of how often they were
+polled), ``on_request`` (callbacks, e.g. to push to the PR while ixtool waits).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "GitHub",
+    "GIT_AUTHOR_EMAIL": "noreply@github.invalid",
+    "GIT_COMMITTER_NAME": "GitHub",
+    "GIT_COMMITTER_EMAIL": "noreply@github.invalid",
+}
+
+HOOK = """#!/bin/sh
+# keep refs/pull/N/head equal to the PR branch, as GitHub does
+while read n b; do
+  git update-ref "refs/pull/$n/head" "refs/heads/$b" 2>/dev/null || true
+done < ixtool-pr-map
+"""
+
+TS = "2026-08-{day:02d}T{h:02d}:{m:02d}:00Z"
+
+
+def ts(n: int) -> str:
+    """A deterministic ISO timestamp; larger n = later."""
+    return TS.format(day=1 + n // 1440, h=(n // 60) % 24, m=n % 60)
+
+
+def bare_git(bare: Path, *args: str, input_: str | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=bare, env=GIT_ENV, check=True,
+                          capture_output=True, text=True, input=input_).stdout.strip()
+
+
+@dataclass
+class Fault:
+    method: str
+    path_rx: str
+    status: int
+    times: int = 1
+    headers: dict[str, str] = field(default_factory=dict)
+    message: str = "Server Error"
+
+
+@dataclass
+class PR:
+    number: int
+    head_ref: str
+    title: str
+    labels: list[str]
+    head_repo: str | None = None  # None: same repository; "other/fork" for a fork
+    state: str = "open"
+    merged: bool = False
+    merge_commit_sha: str | None = None
+    base_ref: str = "main"
+    draft: bool = False
+
+
+@dataclass
+class Run:
+    id: int
+    head_sha: str
+    head_branch: str
+    conclusion: str | None = "success"
+    status: str = "completed"
+    event: str = "pull_request"
+    path: str = ".github/workflows/run-sweep.yml"
+    created: int = 0
+    artifacts: list[tuple[str, bool]] = field(default_factory=lambda: [("results_bmk", False)])
+
+
+def default_checks(sha: str, polls: int) -> list[dict[str, Any]]:
+    """check-changelog runs first, then the reuse gate; all green after two polls."""
+    gate = "in_progress" if polls == 0 else "completed"
+    other = "in_progress" if polls < 2 else "completed"
+    return [
+        {"name": "check-changelog", "status": gate,
+         "conclusion": "success" if gate == "completed" else None},
+        {"name": "reuse-sweep-gate", "status": other,
+         "conclusion": "success" if other == "completed" else None},
+        {"name": "setup", "status": other,
+         "conclusion": "skipped" if other == "completed" else None},
+    ]
+
+
+class FakeGitHub:
+    def __init__(self, bare: Path, slug: str = "acme/bench", *, token: str = "tok-SECRET-123",
+                 login: str = "maint", association: str = "MEMBER", max_page: int = 2) -> None:
+        self.bare = bare
+        self.slug = slug
+        self.token = token
+        self.login = login
+        self.association = association
+        self.max_page = max_page
+        self.prs: dict[int, PR] = {}
+        self.comments: dict[int, list[dict[str, Any]]] = {}
+        self.runs: list[Run] = []
+        self.faults: list[Fault] = []
+        self.check_policy: Callable[[str, int], list[dict[str, Any]]] = default_checks
+        self.check_polls: dict[str, int] = {}
+        self.on_request: list[Callable[[str, str], None]] = []
+        self.log: list[tuple[str, str, int]] = []  # (method, path, status)
+        self.merges: list[dict[str, Any]] = []
+        self.lock = threading.RLock()
+        self._clock = 1000
+        hook = bare / "hooks" / "post-receive"
+        hook.write_text(HOOK)
+        hook.chmod(0o755)
+        (bare / "ixtool-pr-map").write_text("")
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> FakeGitHub:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- state helpers -------------------------------------------------------------------
+    def tick(self) -> str:
+        self._clock += 1
+        return ts(self._clock)
+
+    def add_pr(self, pr: PR) -> None:
+        self.prs[pr.number] = pr
+        self.comments.setdefault(pr.number, [])
+        lines = "".join(f"{p.number} {p.head_ref}\n" for p in self.prs.values())
+        (self.bare / "ixtool-pr-map").write_text(lines)
+        bare_git(self.bare, "update-ref", f"refs/pull/{pr.number}/head",
+                 f"refs/heads/{pr.head_ref}")
+
+    def add_comment(self, number: int, body: str, *, login: str = "someone",
+                    association: str = "MEMBER") -> dict[str, Any]:
+        cid = 9000 + sum(len(v) for v in self.comments.values()) + 1
+        c = {"id": cid, "node_id": f"IC_{cid}", "body": body,
+             "url": f"{self.url}/repos/{self.slug}/issues/comments/{cid}",
+             "html_url": f"https://github.com/{self.slug}/pull/{number}#issuecomment-{cid}",
+             "issue_url": f"{self.url}/repos/{self.slug}/issues/{number}",
+             "user": {"login": login, "id": abs(hash(login)) % 10**6, "type": "User"},
+             "created_at": self.tick(), "updated_at": ts(self._clock),
+             "author_association": association}
+        self.comments[number].append(c)
+        return c
+
+    def ref(self, name: str) -> str:
+        return bare_git(self.bare, "rev-parse", name)
+
+    def reuse_comments(self, number: int) -> list[str]:
+        return [c["body"] for c in self.comments[number] if "/reuse-sweep-run" in c["body"]]
+
+    # -- payloads ------------------------------------------------------------------------
+    def _repo_payload(self, full: str) -> dict[str, Any]:
+        owner, name = full.split("/")
+        return {"id": abs(hash(full)) % 10**6, "name": name, "full_name": full,
+                "owner": {"login": owner, "id": 1, "type": "Organization"},
+                "url": f"{self.url}/repos/{full}", "html_url": f"https://github.com/{full}",
+                "fork": full != self.slug, "private": False, "default_branch": "main"}
+
+    def pr_payload(self, pr: PR) -> dict[str, Any]:
+        head_sha = self.ref(f"refs/heads/{pr.head_ref}") if not pr.merged else \
+            self.ref(f"refs/pull/{pr.number}/head")
+        base_sha = self.ref(f"refs/heads/{pr.base_ref}")
+        head_repo = pr.head_repo or self.slug
+        return {
+            "url": f"{self.url}/repos/{self.slug}/pulls/{pr.number}",
+            "id": 100000 + pr.number, "node_id": f"PR_{pr.number}", "number": pr.number,
+            "html_url": f"https://github.com/{self.slug}/pull/{pr.number}",
+            "issue_url": f"{self.url}/repos/{self.slug}/issues/{pr.number}",
+            "state": pr.state, "locked": False, "title": pr.title, "body": "",
+            "draft": pr.draft, "merged": pr.merged, "mergeable": True,
+            "merge_commit_sha": pr.merge_commit_sha,
+            "user": {"login": "author", "id": 7, "type": "User"},
+            "labels": [{"id": i + 1, "node_id": f"L{i}", "name": n, "color": "ededed",
+                        "default": False, "description": None,
+                        "url": f"{self.url}/repos/{self.slug}/labels/{n}"}
+                       for i, n in enumerate(pr.labels)],
+            "head": {"label": f"{head_repo.split('/')[0]}:{pr.head_ref}", "ref": pr.head_ref,
+                     "sha": head_sha, "repo": self._repo_payload(head_repo)},
+            "base": {"label": f"{self.slug.split('/')[0]}:{pr.base_ref}", "ref": pr.base_ref,
+                     "sha": base_sha, "repo": self._repo_payload(self.slug)},
+            "author_association": "CONTRIBUTOR",
+        }
+
+    def pr_commits(self, pr: PR) -> list[dict[str, Any]]:
+        head = f"refs/pull/{pr.number}/head"
+        out = bare_git(self.bare, "log", "--reverse", "--format=%H%x00%B%x01",
+                       f"refs/heads/{pr.base_ref}..{head}") if not pr.merged else ""
+        items = []
+        for rec in out.split("\x01"):
+            rec = rec.strip("\n")
+            if not rec:
+                continue
+            sha, msg = rec.split("\x00", 1)
+            items.append({"sha": sha, "node_id": f"C_{sha[:8]}",
+                          "url": f"{self.url}/repos/{self.slug}/commits/{sha}",
+                          "html_url": f"https://github.com/{self.slug}/commit/{sha}",
+                          "commit": {"message": msg.strip("\n"), "author": {
+                              "name": "a", "email": "a@x", "date": ts(0)}},
+                          "parents": []})
+        return items
+
+    def run_payload(self, r: Run) -> dict[str, Any]:
+        return {"id": r.id, "name": "Run Sweep", "node_id": f"WFR_{r.id}",
+                "head_branch": r.head_branch, "head_sha": r.head_sha, "path": r.path,
+                "run_number": r.id % 1000, "run_attempt": 1, "event": r.event,
+                "status": r.status, "conclusion": r.conclusion, "workflow_id": 42,
+                "url": f"{self.url}/repos/{self.slug}/actions/runs/{r.id}",
+                "html_url": f"https://github.com/{self.slug}/actions/runs/{r.id}",
+                "created_at": ts(r.created), "updated_at": ts(r.created + 30),
+                "pull_requests": [],
+                "artifacts_url": f"{self.url}/repos/{self.slug}/actions/runs/{r.id}/artifacts"}
+
+    def artifact_payloads(self, r: Run) -> list[dict[str, Any]]:
+        return [{"id": r.id * 10 + i, "node_id": f"A{i}", "name": n, "size_in_bytes": 1024,
+                 "expired": exp, "created_at": ts(r.created + 40),
+                 "expires_at": ts(r.created + 50000),
+                 "url": f"{self.url}/repos/{self.slug}/actions/artifacts/{r.id * 10 + i}",
+                 "archive_download_url": f"{self.url}/repos/{self.slug}/actions/artifacts/"
+                                         f"{r.id * 10 + i}/zip"}
+                for i, (n, exp) in enumerate(r.artifacts)]
+
+    def check_payloads(self, sha: str, *, first_page: bool = True) -> list[dict[str, Any]]:
+        with self.lock:  # one poll = one listing, however many pages it has
+            polls = self.check_polls.get(sha, 0)
+            if first_page:
+                self.check_polls[sha] = polls + 1
+            else:
+                polls = max(0, polls - 1)
+        out = []
+        for i, c in enumerate(self.check_policy(sha, polls)):
+            cid = int(c.get("id", 5000 + i))
+            out.append({"id": cid, "name": c["name"], "head_sha": sha, "node_id": f"CR{cid}",
+                        "status": c["status"], "conclusion": c.get("conclusion"),
+                        "started_at": c.get("started_at", ts(10)),
+                        "completed_at": ts(20) if c["status"] == "completed" else None,
+                        "url": f"{self.url}/repos/{self.slug}/check-runs/{cid}",
+                        "html_url": f"https://github.com/{self.slug}/runs/{cid}",
+                        "app": {"slug": "github-actions", "id": 15368}})
+        return out
+
+    # -- merge ---------------------------------------------------------------------------
+    def squash(self, pr: PR, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        head = self.ref(f"refs/heads/{pr.head_ref}")
+        if body.get("sha") and body["sha"] != head:
+            return 409, {"message": "Head branch was modified. Review and try the merge again."}
+        if body.get("merge_method") != "squash":
+            return 405, {"message": "only squash merges in this fake"}
+        main = self.ref(f"refs/heads/{pr.base_ref}")
+        try:
+            bare_git(self.bare, "merge-base", "--is-ancestor", main, head)
+        except subprocess.CalledProcessError:
+            return 405, {"message": "Pull Request is not mergeable"}
+        tree = self.ref(f"{head}^{{tree}}")
+        msg = f"{body.get('commit_title', pr.title)}\n\n{body.get('commit_message', '')}"
+        sha = bare_git(self.bare, "commit-tree", tree, "-p", main, "-F", "-", input_=msg)
+        bare_git(self.bare, "update-ref", f"refs/heads/{pr.base_ref}", sha, main)
+        bare_git(self.bare, "update-ref", f"refs/pull/{pr.number}/head", head)
+        pr.merged, pr.state, pr.merge_commit_sha = True, "closed", sha
+        self.merges.append({"number": pr.number, "sha": sha, "message": msg})
+        return 200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"}
+
+
+ROUTES: list[tuple[str, str, str]] = [
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)", "get_pull"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/commits", "pull_commits"),
+    ("PUT", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/merge", "merge"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)", "get_issue"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "list_comments"),
+    ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "post_comment"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)", "get_workflow"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)/runs", "list_runs"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)", "get_run"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)/artifacts", "artifacts"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[0-9a-f]{40})/check-runs",
+     "check_runs"),
+]
+
+
+def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None
+                  ) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("X-GitHub-Api-Version", "2022-11-28")
+            self.send_header("X-RateLimit-Limit", "5000")
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            if "x-ratelimit-remaining" not in {k.lower() for k in (headers or {})}:
+                self.send_header("X-RateLimit-Remaining", "4999")
+            self.end_headers()
+            self.wfile.write(data)
+            with fake.lock:
+                fake.log.append((self.command, self.path.split("?")[0], status))
+
+        def _page(self, items: list[Any], wrap: str | None = None) -> None:
+            u = urllib.parse.urlsplit(self.path)
+            q = dict(urllib.parse.parse_qsl(u.query))
+            per = min(int(q.get("per_page", 30)), fake.max_page, 100)
+            page = int(q.get("page", 1))
+            last = max(1, -(-len(items) // per))
+            chunk = items[(page - 1) * per: page * per]
+            links = []
+
+            def link(p: int, rel: str) -> str:
+                qq = dict(q, page=str(p))
+                return f'<{fake.url}{u.path}?{urllib.parse.urlencode(qq)}>; rel="{rel}"'
+
+            if page < last:
+                links += [link(page + 1, "next"), link(last, "last")]
+            if page > 1:
+                links += [link(1, "first"), link(page - 1, "prev")]
+            headers = {"Link": ", ".join(links)} if links else {}
+            payload: Any = {"total_count": len(items), wrap: chunk} if wrap else chunk
+            self._send(200, payload, headers)
+
+        def _dispatch(self) -> None:
+            path = urllib.parse.urlsplit(self.path).path
+            if path.startswith("/api/v3"):
+                path = path[len("/api/v3"):]
+            auth = self.headers.get("Authorization", "")
+            if auth not in (f"token {fake.token}", f"Bearer {fake.token}"):
+                self._send(401, {"message": "Bad credentials"})
+                return
+            for cb in list(fake.on_request):
+                cb(self.command, path)
+            with fake.lock:
+                for f in fake.faults:
+                    if f.times > 0 and f.method == self.command and re.fullmatch(f.path_rx,
+                                                                                 path):
+                        f.times -= 1
+                        self._send(f.status, {"message": f.message}, f.headers)
+                        return
+            for method, rx, name in ROUTES:
+                m = re.fullmatch(rx, path)
+                if m and method == self.command:
+                    if m.group("repo") != fake.slug:
+                        self._send(404, {"message": "Not Found"})
+                        return
+                    getattr(self, "h_" + name)(**{k: v for k, v in m.groupdict().items()
+                                                  if k != "repo"})
+                    return
+            self._send(404, {"message": "Not Found", "documentation_url": "fake"})
+
+        def do_GET(self) -> None:
+            self._dispatch()
+
+        def do_POST(self) -> None:
+            self._dispatch()
+
+        def do_PUT(self) -> None:
+            self._dispatch()
+
+        def _body(self) -> dict[str, Any]:
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n) if n else b"{}"
+            data: dict[str, Any] = json.loads(raw or b"{}")
+            return data
+
+        def _pr(self, n: str) -> PR | None:
+            pr = fake.prs.get(int(n))
+            if pr is None:
+                self._send(404, {"message": "Not Found"})
+            return pr
+
+        # -- handlers --------------------------------------------------------------
+        def h_get_pull(self, n: str) -> None:
+            if (pr := self._pr(n)) is not None:
+                self._send(200, fake.pr_payload(pr))
+
+        def h_pull_commits(self, n: str) -> None:
+            if (pr := self._pr(n)) is not None:
+                self._page(fake.pr_commits(pr))
+
+        def h_merge(self, n: str) -> None:
+            if (pr := self._pr(n)) is not None:
+                if pr.merged:
+                    self._send(405, {"message": "Pull Request is not mergeable"})
+                    return
+                status, payload = fake.squash(pr, self._body())
+                self._send(status, payload)
+
+        def h_get_issue(self, n: str) -> None:
+            if (pr := self._pr(n)) is not None:
+                p = fake.pr_payload(pr)
+                self._send(200, {k: p[k] for k in ("id", "number", "title", "state",
+                                                   "labels", "user", "html_url")}
+                           | {"url": p["issue_url"], "pull_request": {"url": p["url"]}})
+
+        def h_list_comments(self, n: str) -> None:
+            if self._pr(n) is not None:
+                self._page(list(fake.comments[int(n)]))
+
+        def h_post_comment(self, n: str) -> None:
+            if self._pr(n) is not None:
+                body = self._body().get("body", "")
+                with fake.lock:
+                    c = fake.add_comment(int(n), body, login=fake.login,
+                                         association=fake.association)
+                self._send(201, c)
+
+        def h_get_workflow(self, wf: str) -> None:
+            self._send(200, {"id": 42, "name": "Run Sweep", "path": f".github/workflows/{wf}",
+                             "state": "active",
+                             "url": f"{fake.url}/repos/{fake.slug}/actions/workflows/42"})
+
+        def h_list_runs(self, wf: str) -> None:
+            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            runs = [r for r in sorted(fake.runs, key=lambda r: r.created, reverse=True)
+                    if r.path.endswith("/" + wf)
+                    and ("branch" not in q or r.head_branch == q["branch"])
+                    and ("event" not in q or r.event == q["event"])
+                    and ("status" not in q or r.status == q["status"])]
+            self._page([fake.run_payload(r) for r in runs], "workflow_runs")
+
+        def _run(self, id: str) -> Run | None:
+            for r in fake.runs:
+                if r.id == int(id):
+                    return r
+            self._send(404, {"message": "Not Found"})
+            return None
+
+        def h_get_run(self, id: str) -> None:
+            if (r := self._run(id)) is not None:
+                self._send(200, fake.run_payload(r))
+
+        def h_artifacts(self, id: str) -> None:
+            if (r := self._run(id)) is not None:
+                self._page(fake.artifact_payloads(r), "artifacts")
+
+        def h_check_runs(self, sha: str) -> None:
+            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            first = q.get("page", "1") == "1"
+            self._page(fake.check_payloads(sha, first_page=first), "check_runs")
+
+    return Handler
