@@ -140,7 +140,7 @@ class Checker:
             self.as_str(m["name"], (*path, "name"), nonempty=True)
         if "version" in m:
             ver = self.as_str(m["version"], (*path, "version"), nonempty=True)
-            if ver is not None and ver.startswith("image:"):
+            if ver is not None and ver.startswith("image:") and self.structural:
                 self.add(R.IMAGE_VERSION, (*path, "version"),
                          f"version {ver!r} is an image reference")
             elif ver is not None and self.strict and _DOCKER_REF.match(ver):
@@ -238,7 +238,7 @@ class Checker:
         disagg = False
         if "disagg" in c:
             disagg = bool(self.as_bool(c["disagg"], (*path, "disagg")))
-            if disagg and not multinode:
+            if disagg and not multinode and self.structural:
                 self.add(R.ENUM, (*path, "disagg"),
                          "disagg: true requires a multinode config (multinode: true)")
         if "router" in c:

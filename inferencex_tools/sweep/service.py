@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inferencex_tools.errors import InputError, UsageError
 from inferencex_tools.sweep.checks import first_failing
@@ -89,3 +90,58 @@ def write_output(path: str, text: str) -> None:
         atomic_write(path, text.encode())
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+# ------------------------------------------------------------------ config validate
+
+def _scripts_root(masters: list[Path], scripts_dir: Path | None) -> Path | None:
+    if scripts_dir is not None:
+        return scripts_dir if scripts_dir.is_dir() else None
+    if not masters:
+        return None
+    root = masters[0].resolve().parent.parent  # configs/../
+    return root if (root / "benchmarks").is_dir() else None
+
+
+def _base_keys(base: str, masters: list[Path]) -> set[str]:
+    from inferencex_tools.changelog.configkeys import top_level_keys
+    from inferencex_tools.io.git import GitRepo
+
+    repo = GitRepo.open(masters[0].parent if masters else Path.cwd())
+    keys: set[str] = set()
+    for m in masters:
+        raw = repo.show(base, repo.relpath(m))
+        if raw is not None:
+            keys.update(top_level_keys(raw.decode("utf-8", "replace"), source=f"{m}@{base}"))
+    return keys
+
+
+def run_config_validate(files: list[Path] | None, runner_config: Path | None,
+                        scripts_dir: Path | None, base: str | None) -> Any:
+    from inferencex_tools.io.files import read_bytes
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+
+    masters: list[Path] = []
+    runners: Path | None = runner_config
+    for f in files or []:
+        if "runners" in f.name and runners is None:
+            runners = f
+        else:
+            masters.append(f)
+    if not files:
+        masters = default_master_files()
+    if runners is None:
+        cand = default_runners_file()
+        runners = cand if cand.exists() else None
+    root = _scripts_root(masters, scripts_dir)
+    exists = None
+    if root is not None:
+        def exists(rel: str, _root: Path = root) -> bool:
+            return (_root / rel).is_file()
+    inp = ValidateInput(
+        masters=[MasterFile(str(m), read_bytes(m)) for m in masters],
+        runners=MasterFile(str(runners), read_bytes(runners)) if runners else None,
+        exists=exists,
+        base_keys=_base_keys(base, masters) if base else None,
+    )
+    return validate(inp)

@@ -1,0 +1,46 @@
+"""``ixtool config …``: check master configs and runners.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+
+app = typer.Typer(
+    help="Check the master configs (configs/*-master.yaml) and configs/runners.yaml.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@app.command("validate")
+def validate(
+    files: list[Path] | None = typer.Argument(
+        None, help="Master config files and/or runners.yaml (default: configs/*-master.yaml "
+        "and configs/runners.yaml of this repository)."),
+    runner_config: Path | None = typer.Option(
+        None, "--runner-config", "--runners", help="runners.yaml to check labels against."),
+    scripts_dir: Path | None = typer.Option(
+        None, "--scripts-dir",
+        help="Repository root holding benchmarks/ (default: the parent of the configs "
+        "directory). Without it, benchmark scripts are not checked (warning SW405)."),
+    base: str | None = typer.Option(
+        None, "--base",
+        help="PR mode: config keys not present at BASE are new, and an unknown runner label "
+        "on a new key is an error (warning otherwise)."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Validate master configs against schemas/master-config.schema.json plus the
+    semantic rules (SW…): typed values, positivity, concurrency form, topology vs
+    multinode, KV offload, component scope, runner labels, benchmark scripts.
+
+    Exit codes: 0 clean (warnings allowed), 1 findings, 2 usage or input error.
+    """
+    from inferencex_tools.sweep.service import run_config_validate
+
+    result = run_config_validate(list(files) if files else None, runner_config, scripts_dir,
+                                 base)
+    raise typer.Exit(emit(result, fmt, strict=strict))

@@ -1,0 +1,301 @@
+"""``ixtool config validate``, pure: master configs + runners bytes → findings.
+
+Structure comes from ``schemas/master-config.schema.json`` /
+``schemas/runners.schema.json`` (strictly typed); cross-field rules from
+:mod:`inferencex_tools.sweep.checks` (strict mode); cross-file references here:
+runner labels and hardware in runners.yaml, the benchmark script every
+single-node row launches and the recipe every multinode row copies.
+
+Line numbers come from a round-trip load, done only when a file has findings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from inferencex_tools.errors import LimitExceeded, YamlError
+from inferencex_tools.io.yamlio import load_safe
+from inferencex_tools.report.findings import Finding, Result, Rule, Severity
+from inferencex_tools.sweep import rules as R
+from inferencex_tools.sweep.checks import Issue, check_configs, where
+
+_SCHEMA_RULES = {
+    "additionalProperties": R.UNKNOWN_KEY,
+    "required": R.REQUIRED,
+    "type": R.TYPE,
+    "minimum": R.RANGE,
+    "exclusiveMinimum": R.RANGE,
+    "maximum": R.RANGE,
+    "minLength": R.RANGE,
+    "minItems": R.RANGE,
+    "enum": R.ENUM,
+    "const": R.ENUM,
+    "propertyNames": R.WILDCARD_KEY,
+}
+
+
+@dataclass
+class MasterFile:
+    label: str
+    raw: bytes
+
+
+@dataclass
+class ValidateInput:
+    masters: list[MasterFile]
+    runners: MasterFile | None = None
+    # path → exists? for benchmark scripts/recipes; None: the scripts dir is not present
+    exists: Callable[[str], bool] | None = None
+    base_keys: set[str] | None = None  # keys at the base ref (PR mode): new keys are stricter
+
+
+@dataclass
+class _File:
+    label: str
+    raw: bytes
+    data: Any = None
+    rt: Any = None
+    rt_loaded: bool = False
+    findings: list[Finding] = field(default_factory=list)
+
+    def position(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
+        from inferencex_tools.io.yamlio import load_rt, rt_path_position
+
+        if not self.rt_loaded:
+            self.rt_loaded = True
+            try:
+                self.rt = load_rt(self.raw, source=self.label)
+            except YamlError:
+                self.rt = None
+        if self.rt is None:
+            return (None, None)
+        return rt_path_position(self.rt, list(path))
+
+    def add(self, rule: Rule, path: tuple[Any, ...], msg: str, *,
+            severity: Severity | None = None, hint: str | None = None) -> None:
+        line, col = self.position(path)
+        self.findings.append(rule.at(self.label, line, col, msg, severity=severity, hint=hint))
+
+
+def _load(f: _File, rule: Rule) -> bool:
+    try:
+        f.data = load_safe(f.raw, source=f.label)
+        return True
+    except (YamlError, LimitExceeded) as exc:
+        f.findings.append(rule.at(f.label, exc.line, exc.column, exc.detail))
+        return False
+
+
+@cache
+def _strict_validator(name: str) -> Any:
+    """The schema's validator with a strict "integer" (no 4.0, no booleans)."""
+    import jsonschema
+
+    from inferencex_tools.schemas import load_schema
+
+    schema = load_schema(name)
+    base = jsonschema.validators.validator_for(schema)
+    checker = base.TYPE_CHECKER.redefine(
+        "integer", lambda _c, i: isinstance(i, int) and not isinstance(i, bool))
+    cls = jsonschema.validators.extend(base, type_checker=checker)
+    return cls(schema)
+
+
+def _schema(f: _File, name: str, generic: Rule) -> set[tuple[str, tuple[Any, ...]]]:
+    """Schema findings (one per rule and location); returns what was reported."""
+    v = _strict_validator(name)
+    bad: set[tuple[str, tuple[Any, ...]]] = set()
+    errors = sorted(v.iter_errors(f.data), key=lambda e: [str(p) for p in e.absolute_path])
+    for er in errors:
+        path = tuple(er.absolute_path)
+        rule = _SCHEMA_RULES.get(er.validator, generic)
+        msg = er.message
+        at = path
+        if er.validator == "additionalProperties" and isinstance(er.instance, dict):
+            allowed = set((er.schema.get("properties") or {}).keys())
+            extra = [k for k in er.instance if k not in allowed]
+            if extra:
+                at = (*path, extra[0])
+                msg = f"unknown key {extra[0]!r}"
+                if allowed:
+                    msg += f" (allowed: {', '.join(sorted(allowed))})"
+        elif er.validator == "type":
+            msg = (f"must be {er.validator_value}, found {er.instance!r} "
+                   f"({type(er.instance).__name__})")
+        elif er.validator == "not" and path and path[-1] == "version":
+            rule = R.IMAGE_VERSION
+            msg = f"version {er.instance!r} is an image reference"
+        elif er.validator == "propertyNames":
+            at = (er.instance,) if isinstance(er.instance, str) else path
+            msg = f"config key {er.instance!r} contains '*'"
+        if (rule.id, at) in bad:
+            continue
+        bad.add((rule.id, at))
+        f.add(rule, at, f"{where(at) or '(root)'}: {msg}")
+    return bad
+
+
+def _label_sets(runners: Any) -> tuple[set[str] | None, dict[str, Any]]:
+    if not isinstance(runners, dict) or not isinstance(runners.get("labels"), dict):
+        return None, {}
+    hw = runners.get("hardware")
+    return set(runners["labels"]), hw if isinstance(hw, dict) else {}
+
+
+def _gpu(label: str) -> str:
+    return label.removeprefix("cluster:").split("-")[0]
+
+
+def script_candidates(cfg: dict[str, Any], scenario: str, spec: str) -> list[str]:
+    """Benchmark scripts a single-node row may launch (SWEEP.md §7), first existing wins."""
+    sub = "agentic/" if scenario == "agentic-coding" else "fixed_seq_len/"
+    m, prec, fw = cfg.get("model-prefix"), cfg.get("precision"), cfg.get("framework")
+    gpu = _gpu(str(cfg.get("runner", "")))
+    s = "_mtp" if spec == "mtp" else ""
+    base = f"benchmarks/single_node/{sub}{m}_{prec}_{gpu}"
+    out = [f"{base}_{fw}{s}.sh"]
+    if fw == "trt":
+        out.append(f"{base}_trt{s}.sh")
+    if fw == "atom":
+        out.append(f"{base}_atom{s}.sh")
+    out.append(f"{base}{s}.sh")
+    return out
+
+
+_CONFIG_FILE = re.compile(r"^CONFIG_FILE=(.+)$")
+
+
+def recipe_path(setting: str) -> str | None:
+    m = _CONFIG_FILE.match(setting)
+    if not m:
+        return None
+    p = m.group(1).split(":", 1)[0].removeprefix("recipes/")
+    return f"benchmarks/multi_node/srt-slurm-recipes/{p}"
+
+
+def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
+                labels: set[str] | None, hardware: dict[str, Any]) -> None:
+    for key, cfg in data.items():
+        if not isinstance(cfg, dict):
+            continue
+        runner = cfg.get("runner")
+        new = inp.base_keys is not None and key not in inp.base_keys
+        if labels is not None and isinstance(runner, str) and runner not in labels:
+            f.add(R.RUNNER_LABEL, (key, "runner"),
+                  f"{key}: runner label {runner!r} is not defined in runners.yaml labels",
+                  severity=Severity.ERROR if new else Severity.WARNING)
+        scen = cfg.get("scenarios") if isinstance(cfg.get("scenarios"), dict) else {}
+        assert isinstance(scen, dict)
+        uses_dram = any(
+            isinstance(e, dict) and e.get("kv-offloading") == "dram"
+            for it in (scen.get("agentic-coding") or []) if isinstance(it, dict)
+            for e in (it.get("search-space") or []))
+        if uses_dram and labels is not None and isinstance(runner, str):
+            hw = hardware.get(runner)
+            missing = [k for k in ("available-cpu-dram-mib", "gpus-per-node")
+                       if not isinstance(hw, dict) or k not in hw]
+            if missing:
+                f.add(R.DRAM_BUDGET, (key, "runner"),
+                      f"{key}: kv-offloading dram needs hardware.{runner}."
+                      f"{' and '.join(missing)} in runners.yaml")
+        if inp.exists is None:
+            continue
+        _scripts(f, key, cfg, scen, inp.exists)
+
+
+def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
+             exists: Callable[[str], bool]) -> None:
+    multinode = cfg.get("multinode") is True
+    for sname in ("fixed-seq-len", "agentic-coding"):
+        items = scen.get(sname) or []
+        if not isinstance(items, list):
+            continue
+        seen: set[str] = set()
+        for i, it in enumerate(items):
+            if not isinstance(it, dict) or not isinstance(it.get("search-space"), list):
+                continue
+            for j, e in enumerate(it["search-space"]):
+                if not isinstance(e, dict):
+                    continue
+                path = (key, "scenarios", sname, i, "search-space", j)
+                if multinode:
+                    for w in ("prefill", "decode"):
+                        wk = e.get(w)
+                        sets = wk.get("additional-settings") if isinstance(wk, dict) else None
+                        for k, s in enumerate(sets if isinstance(sets, list) else []):
+                            rp = recipe_path(str(s))
+                            if rp and rp not in seen and not exists(rp):
+                                seen.add(rp)
+                                f.add(R.RECIPE, (*path, w, "additional-settings", k),
+                                      f"{key}: CONFIG_FILE recipe {rp} does not exist")
+                    continue
+                spec = str(e.get("spec-decoding", "none"))
+                cands = script_candidates(cfg, sname, spec)
+                if cands[0] in seen:
+                    continue
+                seen.add(cands[0])
+                if not any(exists(c) for c in cands):
+                    f.add(R.SCRIPT, path,
+                          f"{key}: no benchmark script for this {sname} entry; tried "
+                          + ", ".join(cands))
+
+
+def validate(inp: ValidateInput) -> Result:
+    result = Result(command="config validate")
+    files: list[_File] = []
+    merged: dict[str, tuple[_File, Any]] = {}
+    runners_data: Any = None
+    if inp.runners is not None:
+        rf = _File(inp.runners.label, inp.runners.raw)
+        files.append(rf)
+        result.checked.append(rf.label)
+        if _load(rf, R.RUNNERS_YAML):
+            runners_data = rf.data
+            _schema(rf, "runners", R.RUNNERS)
+    labels, hardware = _label_sets(runners_data)
+    for mf in inp.masters:
+        f = _File(mf.label, mf.raw)
+        files.append(f)
+        result.checked.append(f.label)
+        if not _load(f, R.YAML):
+            continue
+        if not isinstance(f.data, dict):
+            what = "empty" if f.data is None else f"a {type(f.data).__name__}"
+            f.findings.append(R.NOT_MAPPING.at(f.label, 1, 1,
+                                               f"root must be a mapping of config keys, "
+                                               f"found {what}"))
+            continue
+        for k in f.data:
+            if isinstance(k, str) and ("?" in k or "[" in k):
+                f.add(R.GLOB_CHAR_KEY, (k,), f"config key {k!r} contains a glob character")
+            if k in merged:
+                f.add(R.DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
+                      f"{merged[k][0].label}")
+            else:
+                merged[k] = (f, f.data[k])
+        _schema(f, "master-config", R.SCHEMA)
+        issues: list[Issue] = check_configs(f.data, strict=True, structural=False)
+        for iss in issues:
+            f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
+        _references(f, f.data, inp, labels, hardware)
+    if inp.exists is None and inp.masters:
+        result.add(R.NO_SCRIPTS_DIR.at(inp.masters[0].label, None, None,
+                                       "benchmarks/ not found next to the configs; benchmark "
+                                       "scripts and multinode recipes were not checked"))
+    if inp.runners is None and inp.masters:
+        result.add(R.RUNNER_LABEL.at(inp.masters[0].label, None, None,
+                                     "no runners.yaml given; runner labels not checked",
+                                     severity=Severity.WARNING,
+                                     hint="pass --runner-config configs/runners.yaml"))
+    sources: dict[str, str] = {}
+    for f in files:
+        result.extend(f.findings)
+        if f.findings:
+            sources[f.label] = f.raw.decode("utf-8", "replace")
+    result.info["sources"] = sources
+    result.info["config_keys"] = len(merged)
+    return result

@@ -1,0 +1,129 @@
+"""``ixtool config validate`` and the generator's acceptance, case by case.
+
+Each file in tests/cases/sweep/config/ starts with two header lines:
+
+    # expect: clean | RULE@LINE [RULE@LINE …]   (config validate, strict)
+    # generator: ok | error                      (what the reference generator accepts)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.errors import InputError
+from inferencex_tools.report.findings import Severity
+from inferencex_tools.sweep.generate import SweepRequest, generate
+from inferencex_tools.sweep.load import merge_masters, parse_runners
+from inferencex_tools.sweep.service import validate_for_generation
+from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+from tests.conftest import ROOT
+
+CASES = ROOT / "tests" / "cases" / "sweep"
+CONFIG_CASES = sorted((CASES / "config").glob("*.yaml"))
+RUNNERS = (CASES / "runners.yaml").read_bytes()
+
+
+def _header(path: Path) -> tuple[list[str], str]:
+    lines = path.read_text().splitlines()
+    expect = lines[0].removeprefix("# expect:").split()
+    gen = lines[1].removeprefix("# generator:").strip()
+    return expect, gen
+
+
+@pytest.mark.parametrize("path", CONFIG_CASES, ids=[p.stem for p in CONFIG_CASES])
+def test_config_validate_case(path: Path) -> None:
+    expect, _ = _header(path)
+    res = validate(ValidateInput(masters=[MasterFile(path.name, path.read_bytes())],
+                                 runners=MasterFile("runners.yaml", RUNNERS)))
+    found = {f"{f.rule}@{f.line}" for f in res.findings
+             if f.severity is not Severity.NOTE and f.rule != "SW405"}
+    if expect == ["clean"]:
+        assert not found, [f.to_dict() for f in res.findings]
+        assert res.exit_code() == 0
+    else:
+        for e in expect:
+            assert e in found, (e, sorted(found))
+    for f in res.findings:
+        assert f.rule.startswith("SW") and f.hint
+
+
+@pytest.mark.parametrize("path", CONFIG_CASES, ids=[p.stem for p in CONFIG_CASES])
+def test_generator_acceptance(path: Path) -> None:
+    """Lax (reference) validation: coerced values pass and are emitted verbatim."""
+    _, gen = _header(path)
+    configs = merge_masters([(path.name, path.read_bytes())])
+    runners = parse_runners(RUNNERS, "runners.yaml")
+    if gen == "ok":
+        validate_for_generation(configs)
+        rows = generate(configs, runners, SweepRequest())
+        assert rows
+    else:
+        with pytest.raises(InputError):
+            validate_for_generation(configs)
+            generate(configs, runners, SweepRequest())
+
+
+def test_string_tp_leaks_verbatim_like_reference() -> None:
+    path = CASES / "config" / "string-tp.yaml"
+    configs = merge_masters([(path.name, path.read_bytes())])
+    rows = generate(configs, parse_runners(RUNNERS, "r"), SweepRequest(no_evals=True))
+    assert rows[0]["tp"] == "4"  # reference behaviour; config validate flags it (SW204)
+
+
+def test_real_corpus_validates_with_warnings(corpus: Path) -> None:
+    cfg = corpus / "configs"
+    res = validate(ValidateInput(
+        masters=[MasterFile(str(cfg / n), (cfg / n).read_bytes())
+                 for n in ("amd-master.yaml", "nvidia-master.yaml")],
+        runners=MasterFile("runners.yaml", (cfg / "runners.yaml").read_bytes())))
+    assert res.exit_code() == 0, [f.to_dict() for f in res.errors][:5]
+    unknown = sorted({f.message.split("'")[1] for f in res.warnings if f.rule == "SW401"})
+    # SWEEP.md §1.2: 8 configs use labels absent from runners.yaml
+    assert len([f for f in res.warnings if f.rule == "SW401"]) == 8
+    assert unknown == ["cluster:mi325x-tw", "gb300-nv", "h200-dgxc"]
+    assert all(f.line for f in res.warnings if f.rule == "SW401")
+    assert any(f.rule == "SW405" for f in res.warnings)  # no scripts dir in the corpus
+
+
+def test_new_key_with_unknown_label_is_error_in_pr_mode() -> None:
+    path = CASES / "config" / "unknown-runner.yaml"
+    inp = ValidateInput(masters=[MasterFile(path.name, path.read_bytes())],
+                        runners=MasterFile("runners.yaml", RUNNERS), base_keys=set())
+    res = validate(inp)
+    assert any(f.rule == "SW401" and f.severity is Severity.ERROR for f in res.findings)
+
+
+def test_scripts_checked_when_present() -> None:
+    path = CASES / "config" / "ok-agentic-dram.yaml"
+    seen: list[str] = []
+
+    def exists(p: str) -> bool:
+        seen.append(p)
+        return False
+
+    res = validate(ValidateInput(masters=[MasterFile(path.name, path.read_bytes())],
+                                 runners=MasterFile("runners.yaml", RUNNERS), exists=exists))
+    scripts = [f for f in res.errors if f.rule == "SW403"]
+    assert scripts and "benchmarks/single_node/agentic/m3_fp8_h200_vllm_mtp.sh" in seen
+    assert not any(f.rule == "SW405" for f in res.findings)
+
+
+def test_this_repo_configs_clean(monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from inferencex_tools.cli.main import run
+
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as exc:
+        run(["config", "validate", "--strict"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0, out
+
+
+def test_yaml_errors_are_findings() -> None:
+    res = validate(ValidateInput(masters=[MasterFile("bad.yaml", b"a: 1\na: 2\n"),
+                                          MasterFile("list.yaml", b"- 1\n")]))
+    rules = {(f.rule, f.file, f.line) for f in res.errors}
+    assert ("SW101", "bad.yaml", 2) in rules
+    assert ("SW102", "list.yaml", 1) in rules
