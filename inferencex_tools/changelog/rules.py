@@ -100,3 +100,10 @@ NO_CONFIGS = rule("CL603", W, "no master configs found; config keys not checked"
 # --- scaffolding ------------------------------------------------------------------------
 SCAFFOLD = rule("CL701", E, "scaffold marker (TEMP / DO NOT MERGE) in a new entry",
                 "remove the marker before asking for review", area=A)
+
+# --- merge operations (canonicalize / resolve-conflict / merge-driver) ------------------
+MERGE_TWIN = rule("CL801", W, "a PR entry has the same content as an entry already on main",
+                  "nothing to do if both PRs really made the same change; otherwise make the "
+                  "description say what this PR did", area=A)
+MERGE_DROPPED = rule("CL802", W, "a PR entry is already on main and was not appended again",
+                     "check main's copy of the entry; the resolution keeps main's bytes", area=A)

@@ -72,3 +72,178 @@ def validate(
         )
     )
     raise typer.Exit(emit(result, fmt, strict=strict))
+
+
+# ------------------------------------------------------------------ merge operations
+
+PR_REQUIRED = typer.Option(..., "--pr", min=1, help="The pull-request number.")
+REPO_OPTION = typer.Option(
+    None, "--repo",
+    help="Canonical OWNER/NAME for pr-links (default: the origin remote, else "
+    "$GITHUB_REPOSITORY, else SemiAnalysisAI/InferenceX).",
+)
+
+
+def _say(result: object) -> None:
+    from inferencex_tools.cli.common import info
+
+    message = getattr(result, "info", {}).get("message")
+    if message:
+        info(f"ixtool: {message}")
+
+
+@app.command("canonicalize")
+def canonicalize_cmd(
+    path: Path = PATH_ARG,
+    pr: int = PR_REQUIRED,
+    base: str | None = typer.Option(
+        None, "--base", help="Base branch (default: origin/main, origin/HEAD or main); the "
+        "change is taken from merge-base(BASE, HEAD) to the working-tree file.",
+    ),
+    repo: str | None = REPO_OPTION,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Replace the XXX placeholder links of the PR's new entries with the PR's URL.
+
+    Validates the change in PR mode first and the result afterwards; writes the
+    file atomically, only when something changed.  Idempotent: a second run reports
+    "already canonical".  A link folded onto a continuation line is rewritten onto
+    one line.
+
+    Exit codes: 0 done (or nothing to do), 1 refused (the reason is printed),
+    2 usage or input error.
+    """
+    from inferencex_tools.changelog.merge_service import CanonicalizeRequest, run_canonicalize
+
+    result = run_canonicalize(CanonicalizeRequest(path=path, pr=pr, base=base, repo=repo))
+    _say(result)
+    raise typer.Exit(emit(result, fmt))
+
+
+@app.command("resolve-conflict")
+def resolve_conflict_cmd(
+    path: Path = PATH_ARG,
+    pr: int = PR_REQUIRED,
+    base_file: Path | None = typer.Option(
+        None, "--base", help="The merge-base version (instead of git index stage 1)."
+    ),
+    ours_file: Path | None = typer.Option(
+        None, "--ours", help="The PR side (instead of git index stage 2)."
+    ),
+    theirs_file: Path | None = typer.Option(
+        None, "--theirs", help="The main side (instead of git index stage 3)."
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the resolution here (default: PATH)."
+    ),
+    repo: str | None = REPO_OPTION,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Resolve a perf-changelog.yaml merge conflict: main's bytes + the PR's entries.
+
+    Reads the three conflict stages from the git index (1 merge-base, 2 ours = the PR
+    branch, 3 theirs = main; i.e. main was merged into the PR branch), or the three
+    files given with --base/--ours/--theirs.  Main's bytes are kept exactly; the PR's
+    appended entries are re-appended with the PR's URL (or its pr-link corrections
+    re-applied).  A PR entry is dropped only when main already holds this PR's entry.
+    Writes atomically; `git add PATH` afterwards.
+
+    Exit codes: 0 resolved, 1 refused (the reason is printed), 2 usage or input error.
+    """
+    from inferencex_tools.changelog.merge_service import ResolveRequest, run_resolve
+
+    result = run_resolve(ResolveRequest(
+        path=path, pr=pr, repo=repo, base_file=base_file, ours_file=ours_file,
+        theirs_file=theirs_file, output=output,
+    ))
+    _say(result)
+    raise typer.Exit(emit(result, fmt))
+
+
+@app.command("merge-driver")
+def merge_driver_cmd(
+    ancestor: Path = typer.Argument(..., help="%O: the merge-base version (temp file)."),
+    current: Path = typer.Argument(..., help="%A: the current version; receives the result."),
+    other: Path = typer.Argument(..., help="%B: the other branch's version (temp file)."),
+    pathname: str = typer.Argument("perf-changelog.yaml", help="%P: the path in the repo."),
+    pr: int | None = typer.Option(
+        None, "--pr", min=1, help="The PR number (default: $IXTOOL_PR, else the "
+        "pull_request event of GitHub Actions).",
+    ),
+    pr_side: str = typer.Option(
+        "ours", "--pr-side",
+        help="Which side is the PR branch: ours (main merged into the PR branch, the "
+        "default) or theirs (the PR branch merged into main).",
+    ),
+    repo: str | None = REPO_OPTION,
+) -> None:
+    """Git merge driver for perf-changelog.yaml (see docs/changelog-merge.md).
+
+    \b
+    Set up:
+      .gitattributes:  perf-changelog.yaml merge=ixtool-changelog
+      git config merge.ixtool-changelog.name "ixtool changelog resolver"
+      git config merge.ixtool-changelog.driver "ixtool changelog merge-driver %O %A %B %P"
+
+    Writes the resolution into %A and exits 0; on refusal leaves git's usual
+    conflict markers in %A, prints the reason and exits non-zero (git then reports
+    the conflict).
+    """
+    from inferencex_tools.changelog.merge_service import DriverRequest, run_driver
+
+    result = run_driver(DriverRequest(
+        ancestor=ancestor, current=current, other=other, pathname=pathname, pr=pr,
+        repo=repo, pr_side=pr_side,
+    ))
+    _say(result)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command("add")
+def add_cmd(
+    path: Path = PATH_ARG,
+    config_key: list[str] | None = typer.Option(
+        None, "--config-key", "-k", help="A master-config key or '*' glob (repeatable)."
+    ),
+    description: list[str] | None = typer.Option(
+        None, "--description", "-d", help="One description line (repeatable)."
+    ),
+    scenario_type: list[str] | None = typer.Option(
+        None, "--scenario-type", help="fixed-seq-len or agentic-coding (repeatable)."
+    ),
+    pr: int | None = typer.Option(
+        None, "--pr", min=1, help="The PR number; the link is its URL (default: XXX, "
+        "replaced at merge by canonicalize)."
+    ),
+    repo: str | None = REPO_OPTION,
+    configs: list[Path] | None = typer.Option(
+        None, "--configs", help="Master config files (default: configs/*-master.yaml)."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Append one well-formed entry to perf-changelog.yaml.
+
+    Refuses config keys (and globs) that match no master config.  Non-interactive:
+    prompts only when stdin is a terminal and --config-key or --description is
+    missing.
+
+    Exit codes: 0 appended, 1 refused (findings), 2 usage or input error.
+    """
+    import sys
+
+    from inferencex_tools.changelog.merge_service import AddRequest, run_add
+
+    keys = list(config_key or [])
+    descriptions = list(description or [])
+    if sys.stdin.isatty():
+        if not keys:
+            keys = typer.prompt("Config keys (space-separated)").split()
+        if not descriptions:
+            descriptions = [typer.prompt("Description")]
+    result = run_add(AddRequest(
+        path=path, config_keys=keys, descriptions=descriptions,
+        scenario_types=list(scenario_type or []), pr=pr, repo=repo,
+        configs=list(configs) if configs else None,
+    ))
+    _say(result)
+    raise typer.Exit(emit(result, fmt))
