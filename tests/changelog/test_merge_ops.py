@@ -101,7 +101,7 @@ def test_bad_repo_slug_is_a_usage_error() -> None:
 
 
 def test_canonicalize_label_appears_in_refusals() -> None:
-    meta, files = _load("canon-tbd")
+    _, files = _load("canon-tbd")
     with pytest.raises(ConflictError) as exc:
         canonicalize(files["base.yaml"], files["head.yaml"], pr=42, repo=DEFAULT_REPO,
                      label="x/changelog.yaml")
