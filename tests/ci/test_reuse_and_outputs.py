@@ -1,0 +1,63 @@
+"""Reuse authorization grammar (spec §8.1, G14 fixed) and $GITHUB_OUTPUT formatting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from inferencex_tools.ci.labels import Facts, decide, near_miss
+from inferencex_tools.ci.outputs import format_github_output, output_pairs
+from inferencex_tools.ci.reuse import find_authorization
+from inferencex_tools.errors import InputError
+
+
+def c(body: str, when: str, assoc: str = "MEMBER", login: str = "m") -> dict[str, Any]:
+    return {"body": body, "created_at": when, "author_association": assoc,
+            "user": {"login": login}, "id": 1}
+
+
+@pytest.mark.parametrize(("comments", "want"), [
+    ([c("/reuse-sweep-run", "2026-01-01")], ("m", None)),
+    ([c("  /reuse-sweep-run 123  ", "2026-01-01")], ("m", 123)),
+    ([c("please /reuse-sweep-run 5", "2026-01-01")], None),  # inline mention
+    ([c("/reuse-sweep-run 5", "2026-01-01", assoc="CONTRIBUTOR")], None),
+    ([c("/reuse-sweep-run\n123", "2026-01-01")], ("m", None)),  # G14: no newline pinning
+    ([c("/reuse-sweep-run 1\n/reuse-sweep-run 2", "2026-01-01")], ("m", 2)),  # last line
+    ([c("/reuse-sweep-run 9", "2026-01-02", login="new"),
+      c("/reuse-sweep-run 1", "2026-01-01", login="old")], ("new", 9)),
+    ([c("/reuse-sweep-run 9", "2026-01-01", login="old"),
+      c("/reuse-sweep-run", "2026-01-03", assoc="OWNER", login="new")], ("new", None)),
+    ([], None),
+])
+def test_authorization(comments: list[dict[str, Any]], want: tuple[str, int | None] | None
+                       ) -> None:
+    got = find_authorization(comments)
+    assert (None if got is None else (got.author, got.run_id)) == want
+
+
+def test_authorization_rejects_non_list() -> None:
+    with pytest.raises(InputError):
+        find_authorization({"body": "x"})
+
+
+@pytest.mark.parametrize(("label", "meant"), [
+    ("skip-queue", "skip_queue"), ("Full-Sweep-Enabled", "full-sweep-enabled"),
+    ("evals_only", "evals-only"), ("documentation", None), ("sweep-enabled", None),
+])
+def test_near_miss(label: str, meant: str | None) -> None:
+    assert near_miss(label) == meant
+
+
+def test_github_output_heredoc_and_single_lines() -> None:
+    d = decide(Facts(event="pull_request", action="synchronize",
+                     labels=frozenset({"sweep-enabled"}), pr_number=4,
+                     base_sha="a" * 40, head_sha="b" * 40))
+    text = format_github_output(output_pairs(d), "EOF_x")
+    assert "reasons<<EOF_x\n" in text and "\nEOF_x\n" in text
+    assert "sweep=true\n" in text and "sweep-flags=--trim-conc\n" in text
+    keys = [ln.split("=")[0].split("<<")[0] for ln in text.splitlines()
+            if "=" in ln or "<<" in ln]
+    assert len(keys) == len(set(keys))
+    with pytest.raises(ValueError):
+        format_github_output([("k", "a\nEOF_x\n")], "EOF_x")
