@@ -44,7 +44,7 @@ class LinkVerdict:
 
 
 def _describe(link: str) -> str:
-    return repr(link) if link else "an empty link"
+    return repr(link) if link else "(empty)"
 
 
 def is_tbd_like(link: str, repo: str) -> bool:

@@ -10,6 +10,7 @@ non-blank line and its exact bytes without a round-trip parse.
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,8 @@ from inferencex_tools.io.yamlio import DEFAULT_LIMITS, Limits, load_rt, load_saf
 from inferencex_tools.report.findings import Finding
 
 HEADER = b"- config-keys:"
-_HEADER_RX = re.compile(rb"^- config-keys:[^\r\n]*\n", re.M)
+_HEADER_RX = re.compile(rb"^- config-keys:[^\r\n]*\r?\n", re.M)
+_BOM = b"\xef\xbb\xbf"
 _CONFLICT_RX = re.compile(rb"^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: |$)", re.M)
 _LINK_LINE_RX = re.compile(rb"^  pr-link:[ ]?(.*)$", re.M)
 MAX_PER_RULE = 20  # per-line findings of one byte rule before the rest is elided
@@ -35,6 +37,15 @@ class Entry:
     span_end: int = -1  # offset of the next entry header (or EOF)
     line: int | None = None  # 1-based line of the header
     last_line: int | None = None
+    _sig: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def signature(self) -> str:
+        """Canonical JSON of the entry's data (deep-equality key, cached)."""
+        if self._sig is None:
+            self._sig = json.dumps(self.data, sort_keys=True, default=str,
+                                   separators=(",", ":"))
+        return self._sig
 
     @property
     def number(self) -> int:
@@ -92,12 +103,21 @@ class Changelog:
         m = _LINK_LINE_RX.search(self.raw, e.start, e.end)
         if m is None:
             return (None, False)
-        folded = m.group(1).strip() == b""
+        folded = False
+        if m.group(1).strip() == b"":  # value on the next line, or no value at all
+            stop = self.raw.find(b"\n", m.end() + 1)
+            nxt = self.raw[m.end() + 1 : stop if stop >= 0 else len(self.raw)]
+            folded = nxt.startswith(b"   ") and nxt.strip() != b""
         return (self.line_of(m.start()), folded)
 
 
 def header_offsets(raw: bytes) -> list[int]:
-    return [m.start() for m in _HEADER_RX.finditer(raw)]
+    """Offsets of the ``- config-keys:`` entry header lines (a leading BOM is
+    reported by its own rule, CL106, so line 1 still counts as a header)."""
+    offsets = [m.start() for m in _HEADER_RX.finditer(raw)]
+    if raw.startswith(_BOM + HEADER):
+        offsets.insert(0, 0)
+    return offsets
 
 
 def _content_end(raw: bytes, start: int, stop: int) -> int:
@@ -134,9 +154,9 @@ def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> b
             if nl < 0:
                 break
             i = raw.find(needle, nl + 1)
-    if raw.startswith(b"\xef\xbb\xbf"):
+    if raw.startswith(_BOM):
         out.append(R.BOM.at(label, 1, 1, "file starts with a UTF-8 byte-order mark"))
-    ok = True
+    ok = b"\0" not in raw  # YAML cannot hold NUL: the CL104 finding says it all
     for m in _CONFLICT_RX.finditer(raw):
         ok = False
         marker = m.group(1).decode()
@@ -166,7 +186,12 @@ def parse(raw: bytes, label: str, *, limits: Limits = DEFAULT_LIMITS) -> Changel
 
 
 _APPEND_RX = re.compile(rb"(?:[ ]*\n)*- config-keys:")
-_KEEP_CHOMP_RX = re.compile(rb"[|>][1-9]?\+")
+# A keep-chomping block scalar header (``|+``, ``>2+`` …) ends its line; such a
+# scalar would absorb the blank lines before an appended entry.
+_KEEP_CHOMP_RX = re.compile(rb"[|>][1-9]?\+[ ]*(?:#[^\n]*)?$", re.M)
+# Anything that may be an alias (``*name`` as a token).  A suffix without one
+# cannot reference a base anchor nor add to the base's alias count.
+_ALIAS_RX = re.compile(rb"(?:^|[\s\[{,])\*[^\s\[\]{},]", re.M)
 
 
 def parse_extending(base: Changelog, raw: bytes, label: str, *,
@@ -177,13 +202,13 @@ def parse_extending(base: Changelog, raw: bytes, label: str, *,
     changelog costs one parse of the base instead of two full parses.  Falls back
     to :func:`parse` whenever the shortcut could differ from a full parse (the
     suffix does not start a new top-level entry, the base uses keep-chomping block
-    scalars or anchors, or the suffix alone does not load).
+    scalars, the suffix may use an alias, or the suffix alone does not load).
     """
     n = len(base.raw)
     suffix = raw[n:]
     if not (base.parsed and base.spans_ok and n and raw.startswith(base.raw)
             and base.raw.endswith(b"\n") and _APPEND_RX.match(suffix)
-            and not _KEEP_CHOMP_RX.search(base.raw) and b"&" not in base.raw):
+            and not _KEEP_CHOMP_RX.search(base.raw) and not _ALIAS_RX.search(suffix)):
         return parse(raw, label, limits=limits)
     cl = Changelog(raw=raw, label=label)
     if not _byte_checks(raw, label, cl.findings, cl):
@@ -196,6 +221,8 @@ def parse_extending(base: Changelog, raw: bytes, label: str, *,
         return parse(raw, label, limits=limits)
     starts = [e.start for e in base.entries] + [n + s for s in header_offsets(suffix)]
     _build(cl, [*base.data, *extra], starts)
+    for old, new in zip(base.entries, cl.entries, strict=False):
+        new._sig = old._sig
     return cl
 
 

@@ -11,8 +11,8 @@
 from __future__ import annotations
 
 import difflib
-import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,10 +55,6 @@ class ChangeAnalysis:
 
 
 # ---------------------------------------------------------------------------- schema
-
-def _signature(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
-
 
 def schema_findings(cl: Changelog, entries: list[Entry], severity: Severity | None = None
                     ) -> list[Finding]:
@@ -129,6 +125,8 @@ def _schema_finding(cl: Changelog, e: Entry, er: Any, rt_entry: Any,
         msg = f"{e.describe()}: append-only cannot be combined with {path[0]}: true"
     elif er.validator == "type" and path and path[0] == "eval-min-prefill-ep":
         rule = R.APPEND_ONLY_MIX if e.data.get("append-only") is True else R.SCHEMA
+    elif er.validator == "type" and er.instance is None:
+        msg = f"{e.describe()}: {where} has no value"
     elif er.validator == "type" and er.validator_value == "boolean":
         msg = (f"{e.describe()}: {where} must be true or false, found "
                f"{er.instance!r} ({type(er.instance).__name__})")
@@ -208,44 +206,77 @@ def _changed_fields(a: Any, b: Any) -> list[str]:
 
 
 def _new_line_numbers(base: bytes, head: bytes) -> set[int]:
-    """1-based head line numbers that are not unchanged base lines."""
+    """1-based head line numbers that are not unchanged base lines.
+
+    Common leading and trailing lines are trimmed first; a small middle is
+    diffed line by line, a large one (a whole-file reformat) is judged by line
+    multiset (a head line is old while an equal base line is left to pair it with).
+    """
     if head.startswith(base):
         first = base.count(b"\n") + 1
         return set(range(first, head.count(b"\n") + 2))
     bl, hl = base.split(b"\n"), head.split(b"\n")
-    sm = difflib.SequenceMatcher(None, bl, hl, autojunk=False)
+    lo = 0
+    while lo < len(bl) and lo < len(hl) and bl[lo] == hl[lo]:
+        lo += 1
+    hi_b, hi_h = len(bl), len(hl)
+    while hi_b > lo and hi_h > lo and bl[hi_b - 1] == hl[hi_h - 1]:
+        hi_b -= 1
+        hi_h -= 1
+    mid_b, mid_h = bl[lo:hi_b], hl[lo:hi_h]
     new: set[int] = set()
-    for tag, _i1, _i2, j1, j2 in sm.get_opcodes():
-        if tag in ("replace", "insert"):
-            new.update(range(j1 + 1, j2 + 1))
+    if len(mid_b) * len(mid_h) <= _DIFF_CELLS:
+        sm = difflib.SequenceMatcher(None, mid_b, mid_h, autojunk=False)
+        for tag, _i1, _i2, j1, j2 in sm.get_opcodes():
+            if tag in ("replace", "insert"):
+                new.update(range(lo + j1 + 1, lo + j2 + 1))
+        return new
+    left = Counter(mid_b)
+    for j, line in enumerate(mid_h):
+        if left[line] > 0:
+            left[line] -= 1
+        else:
+            new.add(lo + j + 1)
     return new
 
+
+_DIFF_CELLS = 4_000_000  # above this many line pairs the middle is compared as a multiset
 
 _LINE_RULES = {R.CR.id, R.TAB.id, R.NUL.id, R.TRAILING_WS.id}
 
 
 def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
-                   *, base_label: str | None = None) -> ChangeAnalysis:
-    base = parse(base_raw, base_label or f"{label}@base") if base_raw else _empty(base_label)
+                   *, base_label: str | None = None,
+                   base_parsed: Changelog | None = None) -> ChangeAnalysis:
+    """Judge the change ``base_raw`` → ``head_raw`` (spec §3, tightened).
+
+    ``base_parsed`` may carry an already parsed base snapshot with the same bytes
+    (history replays reuse the previous head), saving one full YAML load.
+    """
+    if base_parsed is not None and base_parsed.raw == base_raw:
+        base = base_parsed
+    else:
+        base = (parse(base_raw, base_label or f"{label}@base") if base_raw
+                else _empty(base_label))
     head = parse_extending(base, head_raw, label)
     a = ChangeAnalysis(base=base, head=head)
     out = a.findings
+    new_lines = _new_line_numbers(base_raw, head_raw) if base_raw != head_raw else set()
+    for f in head.findings:  # the head's own file-level problems (line rules: new lines only)
+        if f.rule in _LINE_RULES and f.line not in new_lines:
+            continue
+        out.append(f)
     if not base.parsed or any(f.severity is Severity.ERROR for f in base.findings):
         first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
         detail = f"{first.rule} {first.message} at line {first.line}" if first else "unparsable"
         out.append(R.BASE_INVALID.at(base.label, first.line if first else None, None,
                                      f"the base snapshot is not a valid changelog ({detail})"))
         return a
-    new_lines = _new_line_numbers(base_raw, head_raw) if base_raw != head_raw else set()
-    for f in head.findings:
-        if f.rule in _LINE_RULES and f.line not in new_lines:
-            continue
-        out.append(f)
     if not head.parsed or not head.spans_ok:
         return a
     _align(a)
     if not a.structural and not a.new_entries and not a.corrections:
-        if base_raw != head_raw:
+        if base_raw and base_raw != head_raw:
             _history_bytes(a, "the change")
         return a
     if a.corrections and a.new_entries:
@@ -276,8 +307,8 @@ def _empty(label: str | None) -> Changelog:
 
 def _align(a: ChangeAnalysis) -> None:
     base, head, out = a.base, a.head, a.findings
-    bs = [_signature(e.data) for e in base.entries]
-    hs = [_signature(e.data) for e in head.entries]
+    bs = [e.signature for e in base.entries]
+    hs = [e.signature for e in head.entries]
     if bs == hs[: len(bs)]:
         a.new_entries = head.entries[len(bs):]
         return
