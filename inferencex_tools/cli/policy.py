@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format
+from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
 
 app = typer.Typer(
     help="Check speculative-decoding recipes against the golden acceptance-length policy.",
@@ -69,3 +69,43 @@ def golden_cmd(
         typer.echo(f"source run: {ans.source_run}")
     for v in ans.values:
         typer.echo(f"  {v.engine:<7} {v.setting:<70} {v.value:g}")
+
+
+@app.command("check")
+def check_cmd(
+    config_keys: list[str] | None = typer.Option(
+        None, "--config-keys", help="Only these config keys (globs, '*' any run); repeatable."),
+    configs: list[Path] | None = typer.Option(
+        None, "--configs", help="Master config files (default: configs/*-master.yaml)."),
+    registry: Path | None = REGISTRY_OPTION,
+    curves_dir: Path | None = CURVES_OPTION,
+    root: Path = ROOT_OPTION,
+    timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds per trace."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=32, help="Parallel traces."),
+    all_evals: bool = typer.Option(
+        False, "--all-evals",
+        help="Trace EVAL_ONLY=true at every concurrency (default: the top one per entry)."),
+    rows: bool = typer.Option(
+        False, "--rows", help="Text format: print the verdict table (one line per traced row) "
+        "before the findings."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Trace every spec-decoding recipe of the master configs and apply the policy.
+
+    For each config key, search-space entry, concurrency and eval mode the benchmark
+    script is resolved (SWEEP.md §7), run in a sandbox with stubbed servers, and the
+    captured speculative config is checked against the golden curve (rules PO…).
+
+    Exit codes: 0 clean, 1 findings, 2 usage or input error.
+    """
+    from inferencex_tools.policy.service import CheckRequest, render_rows, run_check
+
+    result = run_check(CheckRequest(
+        root=root, configs=list(configs) if configs else None,
+        config_keys=list(config_keys) if config_keys else None, registry=registry,
+        curves_dir=curves_dir, timeout=timeout, jobs=jobs, all_evals=all_evals,
+    ))
+    if rows and fmt is Format.text:
+        typer.echo(render_rows(result.info.get("rows", [])), nl=False)
+    raise typer.Exit(emit(result, fmt, strict=strict))

@@ -1,0 +1,220 @@
+"""The golden-AL policy applied to one traced row (pure: row + trace + curves → findings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from inferencex_tools.policy import rules as R
+from inferencex_tools.policy.curves import MODES, TOLERANCE, Curve, RegistryEntry
+from inferencex_tools.policy.engines import (
+    FRAMEWORK_ENGINE,
+    SpecFacts,
+    decide_thinking,
+    engine_of,
+    facts_of,
+)
+from inferencex_tools.policy.resolve import Row
+from inferencex_tools.policy.store import CurveStore
+from inferencex_tools.policy.trace import TraceResult
+from inferencex_tools.report.findings import Rule
+
+Emit = Callable[..., None]
+UNIT = {"al": "AL", "al-1": "AL-1", "rate": "(AL-1)/K"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One finding before aggregation over rows (``row`` is added to the message later)."""
+
+    rule: Rule
+    file: str
+    line: int | None
+    message: str
+    hint: str | None = None
+
+
+@dataclass
+class RowOutcome:
+    row: Row
+    script: str | None
+    facts: list[SpecFacts]
+    verdicts: list[Verdict]
+    trace: TraceResult | None = None
+    thinking: str | None = None
+    expected: str | None = None
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and abs(a - b) <= TOLERANCE + 1e-9
+
+
+def _in_unit(al: float, unit: str, k: int) -> float:
+    return {"al": al, "al-1": al - 1, "rate": (al - 1) / k}[unit]
+
+
+def locate(text: str, *needles: str | None) -> int | None:
+    for needle in needles:
+        if not needle:
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if needle in line and not line.lstrip().startswith("#"):
+                return i
+    return None
+
+
+def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
+             store: CurveStore) -> RowOutcome:
+    out = RowOutcome(row, script, [], [], trace)
+    v = out.verdicts
+
+    def at(rule: Rule, message: str, *needles: str | None, hint: str | None = None) -> None:
+        v.append(Verdict(rule, script, locate(script_text, *needles), message, hint))
+
+    servers = [(rec, eng) for rec in trace.records if (eng := engine_of(rec))]
+    if not trace.ok:
+        reason = (f"timed out after {trace.seconds:.0f}s" if trace.timed_out
+                  else f"exit status {trace.returncode}")
+        err = next((ln for ln in reversed(trace.stderr_tail.splitlines())
+                    if ln.strip() and not ln.startswith("+")), "")
+        at(R.TRACE_FAILED, f"trace {reason}; last traced line: {trace.last_line or '?'}"
+           + (f"; stderr: {err[:160]}" if err else ""))
+    for ev in trace.events:
+        if "timeout" in ev:
+            continue
+        at(R.SANDBOX_EVENT, f"sandbox: {ev}")
+    if not servers:
+        if trace.ok:
+            at(R.NO_SERVER, "no vllm / sglang / trtllm-serve / ATOM launch was captured")
+        return out
+    want = FRAMEWORK_ENGINE.get(str(row.config.get("framework")))
+    for rec, eng in servers:
+        f = facts_of(rec, eng)
+        out.facts.append(f)
+        if want and eng != want:
+            at(R.WRONG_FRAMEWORK, f"config framework '{row.config.get('framework')}' but the "
+               f"script launches {eng} ({f.server})", rec.argv[0])
+        _policy(row, f, trace, store, out, at)
+    return out
+
+
+def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: RowOutcome,
+            emit: Emit) -> None:
+    spec_cfg = row.spec != "none"
+    raw_needle = f.raw.split("=", 1)[-1].split()[-1] if f.raw else None
+    if spec_cfg and not f.has_spec:
+        emit(R.NO_DRAFT, f"spec-decoding: {row.spec} in the config but {f.server} has no "
+             "speculative config", f.server.split()[0])
+        return
+    if not row.agentic:
+        if f.synthetic:
+            reason = store.registry.exception_for(row.key)
+            if reason is None:
+                emit(R.FIXED_SYNTHETIC, f"{f.raw} on a {row.scenario} point; acceptance must "
+                     "be real outside agentic-coding", raw_needle)
+        return
+    if not f.has_spec:
+        return
+    if not spec_cfg:
+        emit(R.UNLABELLED_DRAFT, f"{f.summary()} but spec-decoding is {row.spec}", None)
+    if row.eval_only:
+        if f.synthetic:
+            emit(R.EVAL_SYNTHETIC, f"{f.raw} reaches the server with EVAL_ONLY=true: the "
+                 "eval would score committed drafts, not the model", raw_needle)
+        return
+    if not f.synthetic:
+        emit(R.NOT_FORCED, f"{f.summary()}: throughput run without a pinned AL", "speculative")
+        return
+    for issue in f.issues:
+        emit(R.INCOMPLETE_KNOBS, issue, raw_needle)
+    k = f.k
+    if k is None or not 1 <= k <= 8:
+        emit(R.BAD_K, f"K = {k} ({f.summary()})", "num_speculative_tokens", "NUM_SPEC")
+        return
+    if f.al is None:
+        return
+    if not 1 - 1e-9 <= f.al <= k + 1 + 1e-9:
+        emit(R.AL_RANGE, f"{f.raw} means AL {f.al:g}, outside [1, {k + 1}] for K={k}",
+             raw_needle)
+        return
+    prefix = str(row.config.get("model-prefix"))
+    entry = store.registry.match(prefix, f.method, f.draft, f.sample)
+    if entry is None:
+        have = [f"{e.id} ({e.method}, {e.draft or 'native'})"
+                for e in store.registry.for_prefix(prefix)]
+        emit(R.NO_CURVE, f"no registry row for {prefix} / {f.method} / draft "
+             f"{f.draft or '(native)'} / sampling {f.sample or 'default'}"
+             + (f"; registered for {prefix}: {', '.join(have)}" if have else ""), raw_needle)
+        return
+    curve, why = store.curve_for(entry)
+    if curve is None:
+        emit(R.NO_CURVE, why or entry.label(), raw_needle)
+        return
+    th = decide_thinking(f, trace.records, store.registry.template_default(prefix), prefix)
+    out.thinking = th.mode or "undetermined"
+    modes = [th.mode] if th.mode else [m for m in MODES if m in curve.modes]
+    if th.mode and th.mode not in curve.modes:
+        emit(R.NO_CURVE, f"{entry.label()} has no {th.mode} row ({th.evidence})", raw_needle)
+        return
+    targets = {m: curve.value(m, k) for m in modes}
+    out.expected = ", ".join(f"{m} {t}" for m, t in targets.items())
+    if th.mode is None:
+        emit(R.MODE_UNDETERMINED, f"{th.evidence}; {entry.label()} K={k}: "
+             + ", ".join(f"{m} {t}" for m, t in targets.items()), raw_needle)
+    if any(_close(f.al, t) for t in targets.values()):
+        return
+    _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, raw_needle)
+
+
+def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: RegistryEntry,
+              curve: Curve, store: CurveStore, e: Emit, needle: str | None) -> None:
+    modes = [mode] if mode else [m for m in MODES if m in curve.modes]
+    m0 = modes[0]
+    target = curve.value(m0, k)
+    assert target is not None
+    want = _in_unit(target, f.unit, k)
+    where = f"{entry.label()} {m0} K={k} = {target:.2f}"
+    fix = f"set {f.raw.split('=')[0].split()[0] if f.raw else 'the knob'} to {want:g}"
+    # 1. engine encoding (TRT minus one, ATOM rate/length, AL-1 in an AL engine)
+    rv = f.raw_value
+    for m in modes:
+        t = curve.value(m, k)
+        if t is None or rv is None:
+            continue
+        wrong_units = [u for u in ("al", "al-1", "rate") if u != f.unit]
+        for u in wrong_units:
+            if _close(rv, _in_unit(t, u, k)):
+                e(R.ENCODING, f"{f.raw} is the golden value in {UNIT[u]} units, but {f.engine} "
+                  f"takes {UNIT[f.unit]}: {where} → {_in_unit(t, f.unit, k):g}", needle,
+                  hint=fix)
+                return
+    # 2. the other thinking mode
+    if mode:
+        other = "thinking_off" if mode == "thinking_on" else "thinking_on"
+        ot = curve.value(other, k)
+        if _close(f.al, ot):
+            e(R.WRONG_MODE, f"AL {f.al:g} is the {other} value of {entry.label()} K={k}, but "
+              f"the served traffic is {mode} ({evidence}); golden {where}", needle, hint=fix)
+            return
+    # 3. another K of the same curve
+    for m in modes:
+        for k2, t2 in curve.modes.get(m, {}).items():
+            if k2 != k and _close(f.al, t2):
+                e(R.WRONG_K, f"AL {f.al:g} is the {m} value for K={k2}, but the launch drafts "
+                  f"K={k}; golden {where}", needle, hint=fix)
+                return
+    # 4. a sibling curve (another draft head of the same model)
+    for sib in store.registry.for_prefix(entry.model_prefix):
+        if sib.id == entry.id:
+            continue
+        sc, _ = store.curve_for(sib)
+        if sc is None:
+            continue
+        for m in modes:
+            if _close(f.al, sc.value(m, k)):
+                e(R.CURVE_MIXING, f"AL {f.al:g} comes from {sib.label()} (draft "
+                  f"{sib.draft or 'native'}), but the launched draft is "
+                  f"{f.draft or 'native'}: golden {where}", needle, hint=fix)
+                return
+    e(R.AL_MISMATCH, f"{f.raw} means AL {f.al:g}; golden {where}"
+      + ("" if mode else f" (mode undetermined; {', '.join(modes)} checked)"), needle, hint=fix)

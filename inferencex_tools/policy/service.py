@@ -1,0 +1,187 @@
+"""``ixtool policy check`` orchestration: read configs, resolve, trace, judge, aggregate."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.errors import InputError, UsageError, YamlError
+from inferencex_tools.io.files import read_bytes
+from inferencex_tools.io.yamlio import load_safe
+from inferencex_tools.policy import rules as R
+from inferencex_tools.policy.check import RowOutcome, Verdict, evaluate
+from inferencex_tools.policy.resolve import Row, enumerate_rows, launcher_families, resolve_script
+from inferencex_tools.policy.store import open_store
+from inferencex_tools.policy.trace import namespaces_available, trace_script
+from inferencex_tools.report.findings import Finding, Result
+
+
+@dataclass
+class CheckRequest:
+    root: Path
+    configs: list[Path] | None = None
+    config_keys: list[str] | None = None
+    registry: Path | None = None
+    curves_dir: Path | None = None
+    timeout: float = 60.0
+    jobs: int = 2
+    all_evals: bool = False
+    isolate: bool | None = None
+
+
+def _rel(p: Path, root: Path) -> str:
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def _runners(root: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    p = root / "configs" / "runners.yaml"
+    if not p.is_file():
+        return None, None
+    try:
+        doc = load_safe(read_bytes(p), source=str(p))
+    except YamlError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    return doc.get("labels"), doc.get("hardware")
+
+
+def run_check(req: CheckRequest) -> Result:
+    started = time.monotonic()
+    root = req.root
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory", hint="pass --root REPO")
+    store = open_store(req.registry, req.curves_dir, root=root)
+    result = Result("policy check")
+    result.extend(store.findings)
+    result.extend(store.check_rows(require_files=False))
+    configs = req.configs or sorted((root / "configs").glob("*-master.yaml"))
+    if not configs:
+        raise InputError(f"no master configs under {root / 'configs'}",
+                         hint="pass --configs FILE…")
+    labels, hardware = _runners(root)
+    rows: list[Row] = []
+    sources: dict[str, str] = {}
+    for cfg in configs:
+        shown = _rel(cfg, root)
+        raw = read_bytes(cfg)
+        try:
+            doc = load_safe(raw, source=shown)
+        except YamlError as exc:
+            result.add(R.CONFIG_INVALID.at(shown, exc.line, exc.column, exc.detail))
+            continue
+        if not isinstance(doc, dict):
+            result.add(R.CONFIG_INVALID.at(shown, 1, 1, "root is not a mapping of config keys"))
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        sources[shown] = text
+        rows.extend(enumerate_rows(shown, doc, text, globs=req.config_keys,
+                                   all_evals=req.all_evals, hardware=hardware))
+        result.checked.append(shown)
+    if req.config_keys and not rows:
+        raise UsageError("no spec-decoding config key matches "
+                         + " ".join(repr(g) for g in req.config_keys))
+
+    jobs: list[tuple[Row, str, str]] = []
+    unresolved: set[tuple[str, str, str]] = set()
+    for row in rows:
+        runner = str(row.config.get("runner"))
+        families = launcher_families(root, runner, labels)
+        if not families:
+            k = ("launcher", row.key, runner)
+            if k not in unresolved:
+                unresolved.add(k)
+                result.add(R.NO_LAUNCHER.at(
+                    row.config_file, row.key_line, 1,
+                    f"{row.key}: no runners/launch_<family>.sh for runner '{runner}'"))
+            continue
+        for fam in families:
+            res = resolve_script(root, row, fam)
+            if res.script is None:
+                k = ("script", row.key, f"{fam}:{res.why}")
+                if k not in unresolved:
+                    unresolved.add(k)
+                    rule = R.NO_LAUNCHER if res.launcher is None else R.NO_SCRIPT
+                    result.add(rule.at(row.config_file, row.key_line, 1,
+                                       f"{row.key} [{row.entry_label()}] on {fam}: {res.why}"))
+                continue
+            jobs.append((row, res.script, fam))
+
+    isolate = namespaces_available() if req.isolate is None else req.isolate
+    if jobs and not isolate:
+        result.add(R.SANDBOX_WEAK.at("<sandbox>", None, None,
+                                     "tracing without network/filesystem isolation"))
+
+    def one(job: tuple[Row, str, str]) -> RowOutcome:
+        row, script, fam = job
+        text = (root / script).read_text(encoding="utf-8", errors="replace")
+        sources.setdefault(script, text)
+        tr = trace_script(root, script, row.env(f"{fam}_0"), timeout=req.timeout,
+                          isolate=isolate)
+        return evaluate(row, script, text, tr, store)
+
+    with ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
+        outcomes = list(pool.map(one, jobs))
+
+    result.extend(aggregate(outcomes))
+    result.info["rows"] = [row_summary(o) for o in outcomes]
+    result.info["traces"] = len(outcomes)
+    result.info["seconds"] = round(time.monotonic() - started, 2)
+    result.info["isolation"] = "namespaces" if isolate else "basic"
+    result.info["registry"] = {"file": store.registry.file, "version": store.registry.version}
+    result.info["sources"] = sources
+    return result
+
+
+def row_summary(o: RowOutcome) -> dict[str, Any]:
+    f = o.facts[0] if o.facts else None
+    return {
+        "config-key": o.row.key,
+        "entry": o.row.entry_label(),
+        "conc": o.row.conc,
+        "mode": "eval" if o.row.eval_only else "throughput",
+        "script": o.script,
+        "launch": f.summary() if f else "no server",
+        "thinking": o.thinking,
+        "expected": o.expected,
+        "trace-seconds": round(o.trace.seconds, 2) if o.trace else None,
+        "verdict": "ok" if not any(v.rule.severity.value == "error" for v in o.verdicts)
+        else "FAIL " + ",".join(sorted({v.rule.id for v in o.verdicts})),
+    }
+
+
+def aggregate(outcomes: list[RowOutcome]) -> list[Finding]:
+    """One finding per (rule, place, message), naming every row it applies to."""
+    groups: dict[tuple[str, str, int | None, str], tuple[Verdict, dict[str, list[int]]]] = {}
+    for o in outcomes:
+        label = f"{o.row.key} [{o.row.entry_label()} {'eval' if o.row.eval_only else 'tput'}]"
+        for v in o.verdicts:
+            k = (v.rule.id, v.file, v.line, v.message)
+            if k not in groups:
+                groups[k] = (v, defaultdict(list))
+            concs = groups[k][1][label]
+            if o.row.conc not in concs:
+                concs.append(o.row.conc)
+    out: list[Finding] = []
+    for v, rows in groups.values():
+        where = "; ".join(f"{lbl} conc {','.join(map(str, cs))}" for lbl, cs in rows.items())
+        out.append(v.rule.at(v.file, v.line, 1 if v.line else None,
+                             f"{v.message} — {where}", hint=v.hint))
+    return out
+
+
+def render_rows(rows: list[dict[str, Any]]) -> str:
+    """The verdict table (text) for ``--rows``."""
+    out = []
+    for r in rows:
+        out.append(f"{r['verdict']:<10} {r['config-key']} [{r['entry']} conc={r['conc']} "
+                   f"{r['mode']}] {r['script']}: {r['launch']}; thinking {r['thinking']}; "
+                   f"golden {r['expected']}")
+    return "\n".join(out) + ("\n" if out else "")
