@@ -17,6 +17,7 @@ from inferencex_tools import __version__
 from inferencex_tools.cli import changelog
 from inferencex_tools.cli import ci as ci_cli
 from inferencex_tools.cli import config as config_cli
+from inferencex_tools.cli import launch as launch_cli
 from inferencex_tools.cli import merge as merge_cli
 from inferencex_tools.cli import policy as policy_cli
 from inferencex_tools.cli import rules as rules_cli
@@ -40,6 +41,7 @@ app.command("merge-with-reuse", help=merge_cli.HELP)(merge_cli.merge_with_reuse)
 app.add_typer(policy_cli.app, name="policy")
 app.add_typer(sweep_cli.app, name="sweep")
 app.add_typer(config_cli.app, name="config")
+app.add_typer(launch_cli.app, name="launch")
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,311 @@
+"""Orchestration behind ``ixtool launch``: selection → rows → rendered jobs / submissions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inferencex_tools.errors import UsageError
+from inferencex_tools.launch import rules as R
+from inferencex_tools.launch.env import row_env
+from inferencex_tools.launch.render import RenderedJob, analyse
+from inferencex_tools.launch.resolve import exists_under, resolve
+from inferencex_tools.launch.rows import (
+    SelectedRow,
+    Selection,
+    eval_marked,
+    filter_conc,
+    load_configs,
+    rows_for,
+    rows_from_json,
+    rows_from_matrix,
+)
+from inferencex_tools.launch.sbatch import BatchJob
+from inferencex_tools.launch.trace import run_traced
+from inferencex_tools.report.findings import Finding, Result
+
+
+@dataclass
+class RowSource:
+    """Where rows come from: one of row JSON, a matrix file or a config-key selection."""
+
+    row_json: str | None = None
+    matrix: Path | None = None
+    config_key: str | None = None
+    arm: int | None = None
+    conc: list[int] = field(default_factory=list)
+    eval: bool = False
+
+    def check(self) -> None:
+        given = [x for x in (self.row_json, self.matrix, self.config_key) if x is not None]
+        if len(given) != 1:
+            raise UsageError("give exactly one of --row, --matrix or --config-key")
+        if self.arm is not None and self.config_key is None:
+            raise UsageError("--arm needs --config-key")
+
+
+def select_rows(root: Path, src: RowSource) -> list[SelectedRow]:
+    src.check()
+    if src.row_json is not None:
+        rows = filter_conc(rows_from_json(src.row_json), src.conc)
+    elif src.matrix is not None:
+        rows = filter_conc(rows_from_matrix(src.matrix), src.conc)
+    else:
+        assert src.config_key is not None
+        rows = rows_for(root, Selection(src.config_key, src.arm, src.conc or None, src.eval))
+    if src.eval:
+        for r in rows:
+            r.eval = True
+            r.row["run-eval"] = True
+            r.row["eval-only"] = True
+    return rows
+
+
+def _labels(root: Path) -> dict[str, list[str]]:
+    try:
+        _, runners = load_configs(root)
+    except Exception:  # rows given as JSON need no master config
+        from inferencex_tools.launch.rows import runners_file
+        from inferencex_tools.sweep.load import load_runners
+
+        rf = runners_file(root)
+        return load_runners(rf).labels if rf.exists() else {}
+    labels: dict[str, list[str]] = runners.labels
+    return labels
+
+
+def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
+               runner: str | None, *, timeout: float = 30.0) -> RenderedJob:
+    row = sel.row
+    res = resolve(row, labels, runner, exists_under(root))
+    job = RenderedJob(row=row, config_key=sel.config_key, arm=sel.arm,
+                      eval_only=sel.eval_only, node=res.node, launcher=res.launcher,
+                      script=res.script)
+    where = res.launcher or str(row.get("runner", "<row>"))
+    rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
+    for rid, msg in res.problems:
+        job.findings.append(rule_by_id[rid].at(where, None, None, f"{job.name}: {msg}"))
+    missing = [k for k in ("exp-name", "model", "image", "precision", "framework", "runner")
+               if k not in row]
+    if row.get("prefill") is None and "tp" not in row:
+        missing.append("tp")
+    if missing:
+        job.findings.append(R.BAD_ROW.at("<row>", None, None,
+                                         f"row lacks {', '.join(missing)}"))
+        return job
+    if res.node is None or res.launcher is None or row.get("prefill") is not None:
+        return job
+    job.workflow_env = row_env(row, node=res.node, workspace="$GITHUB_WORKSPACE",
+                               eval_only=sel.eval_only)
+    env = dict(job.workflow_env)
+    trace = run_traced(root, res.launcher, env, timeout=timeout)
+    job.trace_exit = trace.exit_code
+    alloc, step, server, launcher_env, findings = analyse(
+        trace, row=row, script=res.script, launcher=res.launcher,
+        workflow_env={k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"})
+    job.allocation, job.step, job.server, job.launcher_env = alloc, step, server, launcher_env
+    job.findings.extend(findings)
+    return job
+
+
+def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list[RenderedJob]]:
+    rows = select_rows(root, src)
+    result = Result(command="launch render")
+    if not rows:
+        what = src.config_key or (str(src.matrix) if src.matrix else "--row")
+        result.add(R.NO_ROWS.at(what, None, None,
+                                f"no row of {what} matches arm={src.arm} conc={src.conc}"))
+        return result, []
+    labels = _labels(root)
+    marked: list[dict[str, object]] = []
+    if src.eval and src.config_key:
+        marked = eval_marked(root, src.config_key)
+    jobs: list[RenderedJob] = []
+    for sel in rows:
+        job = render_row(root, sel, labels, runner)
+        if src.eval and src.config_key and not any(
+                _same_arm(m, sel.row) for m in marked):
+            job.findings.append(R.EVAL_UNMARKED.at(
+                src.config_key, None, None,
+                f"{job.name}: the sweep's eval row for this key is "
+                + ", ".join(str(m.get("exp-name")) for m in marked)))
+        jobs.append(job)
+        result.checked.append(job.name)
+        result.extend(job.findings)
+    result.info["jobs"] = [j.to_dict() for j in jobs]
+    return result, jobs
+
+
+def _same_arm(a: dict[str, object], b: dict[str, object]) -> bool:
+    keys = ("tp", "ep", "pp", "dp-attn", "kv-offloading", "conc", "spec-decoding")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def findings_of(jobs: list[RenderedJob]) -> list[Finding]:
+    return [f for j in jobs for f in j.findings]
+
+
+# ---------------------------------------------------------------------------- submit / status
+
+@dataclass
+class SubmitRequest:
+    src: RowSource
+    runner: str | None = None
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None
+    out_dir: Path = Path("launch-jobs")
+    workspace: Path | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    submit: bool = False
+    check: bool = True
+
+
+def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
+    """Rows → batch jobs, with the render checks run on each row first (``check``)."""
+    from inferencex_tools.launch.sbatch import BatchOptions, build
+
+    rows = select_rows(root, req.src)
+    result = Result(command="launch submit")
+    if not rows:
+        result.add(R.NO_ROWS.at(req.src.config_key or "<rows>", None, None,
+                                "the selection matches no row"))
+        return result, []
+    labels = _labels(root)
+    workspace = str((req.workspace or root).resolve())
+    opts = BatchOptions(workspace=workspace, out_dir=str(req.out_dir.resolve()),
+                        partition=req.partition, time=req.time, account=req.account,
+                        extra_env=dict(req.extra_env))
+    jobs: list[BatchJob] = []
+    for i, sel in enumerate(rows, 1):
+        res = resolve(sel.row, labels, req.runner, exists_under(root))
+        where = res.launcher or str(sel.row.get("runner", "<row>"))
+        name = str(sel.row.get("exp-name", f"row {i}"))
+        rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
+        problems = [rule_by_id[rid].at(where, None, None, f"{name}: {msg}")
+                    for rid, msg in res.problems]
+        if req.check and not problems:
+            problems = render_row(root, sel, labels, req.runner).findings
+        result.extend(problems)
+        if any(p.severity.value == "error" for p in problems) or res.node is None \
+                or res.launcher is None:
+            continue
+        jobs.append(build(i, len(rows), sel, node=res.node, launcher=res.launcher, opts=opts))
+        result.checked.append(name)
+    seen: dict[str, list[int]] = {}
+    for j in jobs:
+        seen.setdefault(j.name, []).append(j.index)
+    for name, idx in seen.items():
+        if len(idx) > 1:
+            result.add(R.NAME_CLASH.at("<matrix>", None, None,
+                                       f"rows {', '.join(map(str, idx))} share exp-name {name}"))
+    result.info["jobs"] = [{"index": j.index, "exp-name": j.name, "node": j.node,
+                            "gpus": j.gpus, "script": j.script_name, "output": j.output,
+                            "sbatch": j.text} for j in jobs]
+    return result, jobs
+
+
+def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path | None]:
+    """Plan, and with ``req.submit`` write the scripts, sbatch them and record the ids."""
+    from inferencex_tools.io.files import atomic_write
+    from inferencex_tools.launch import slurmio, state
+
+    result, jobs = plan_jobs(root, req)
+    if not req.submit or not jobs:
+        return result, jobs, None
+    if not slurmio.available("sbatch"):
+        result.add(R.NO_SCHEDULER.at("sbatch", None, None, "sbatch is not on PATH"))
+        return result, jobs, None
+    out = req.out_dir.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    state_path = out / "state.json"
+    st = state.new_state("slurm", str((req.workspace or root).resolve()), str(out))
+    for j in jobs:
+        script = out / j.script_name
+        atomic_write(script, j.text.encode("utf-8"))
+        job_id, msg = slurmio.sbatch(script)
+        if job_id is None:
+            result.add(R.SUBMIT_FAILED.at(str(script), None, None, f"{j.name}: {msg}"))
+            continue
+        st["jobs"].append({
+            "index": j.index, "job-id": job_id, "exp-name": j.name,
+            "config-key": j.sel.config_key, "arm": j.sel.arm, "conc": j.row.get("conc"),
+            "mode": "eval" if j.sel.eval_only else "throughput", "node": j.node,
+            "gpus": j.gpus, "script": str(script), "output": j.output.replace("%j", job_id),
+            "state": "SUBMITTED", "row": j.row,
+        })
+        state.save(state_path, st)  # after every job: an interrupted run loses nothing
+    result.info["state-file"] = str(state_path)
+    result.info["submitted"] = [{"job-id": s["job-id"], "exp-name": s["exp-name"]}
+                                for s in st["jobs"]]
+    return result, jobs, state_path
+
+
+def refresh(state_path: Path) -> dict[str, object]:
+    """Query the scheduler for every recorded job and write the states back."""
+    from inferencex_tools.launch import slurmio, state
+
+    st = state.load(state_path)
+    ids = [str(j["job-id"]) for j in st["jobs"]]
+    statuses = slurmio.query(ids)
+    for j in st["jobs"]:
+        s = statuses[str(j["job-id"])]
+        j["state"] = s.state
+        j["exit-code"] = s.exit_code
+        j["source"] = s.source
+    state.save(state_path, st)
+    return st
+
+
+def status_result(st: dict[str, object]) -> Result:
+    from inferencex_tools.launch.slurmio import TERMINAL
+
+    result = Result(command="launch status")
+    jobs = st.get("jobs")
+    assert isinstance(jobs, list)
+    for j in jobs:
+        label = f"job {j['job-id']} ({j['exp-name']})"
+        result.checked.append(str(j["job-id"]))
+        if j["state"] == "COMPLETED":
+            continue
+        if j["state"] == "UNKNOWN":
+            result.add(R.JOB_UNKNOWN.at(str(j["script"]), None, None, f"{label}: not found"))
+        elif j["state"] in TERMINAL:
+            result.add(R.JOB_FAILED.at(str(j["script"]), None, None,
+                                       f"{label}: {j['state']} (exit {j.get('exit-code')}); "
+                                       f"output {j['output']}"))
+        else:
+            result.add(R.JOB_PENDING.at(str(j["script"]), None, None,
+                                        f"{label}: {j['state']}"))
+    result.info["jobs"] = [{k: j.get(k) for k in ("index", "job-id", "exp-name", "conc",
+                                                  "mode", "state", "exit-code", "output")}
+                           for j in jobs]
+    return result
+
+
+def counts(st: dict[str, object]) -> dict[str, int]:
+    jobs = st.get("jobs")
+    assert isinstance(jobs, list)
+    out: dict[str, int] = {}
+    for j in jobs:
+        out[str(j["state"])] = out.get(str(j["state"]), 0) + 1
+    return out
+
+
+def wait(state_path: Path, *, interval: float, timeout: float,
+         progress: Callable[[dict[str, object], float], None]) -> dict[str, object]:
+    """Refresh until every job is in a terminal state or ``timeout`` seconds passed."""
+    from inferencex_tools.launch.slurmio import TERMINAL
+
+    start = time.monotonic()
+    while True:
+        st = refresh(state_path)
+        elapsed = time.monotonic() - start
+        progress(st, elapsed)
+        jobs = st["jobs"]
+        assert isinstance(jobs, list)
+        if all(j["state"] in TERMINAL for j in jobs) or elapsed >= timeout:
+            return st
+        time.sleep(interval)
