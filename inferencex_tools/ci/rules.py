@@ -50,3 +50,8 @@ REUSE_AUTHORIZED = rule(
     "CI301", N, "sweep reuse authorized: the PR sweep is skipped",
     "a newer bare or pinned /reuse-sweep-run comment by a maintainer changes the choice",
     area=A)
+
+# --- sweep dispatch (job-matrix shards) ------------------------------------------------
+TOO_MANY_JOBS = rule(
+    "CI401", E, "the sweep has more jobs than the workflow's shards can run",
+    "narrow the sweep or add shard jobs (and raise --max-shards)", area=A)

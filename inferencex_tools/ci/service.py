@@ -151,3 +151,41 @@ def _append(path: str, text: str, what: str) -> None:
             fh.write(text)
     except OSError as exc:
         raise InputError(f"cannot write {what} ({path}): {exc.strerror}") from None
+
+
+def append_outputs(path: str, pairs: list[tuple[str, str]]) -> None:
+    _append(path, format_github_output(pairs, f"ixtool_{secrets.token_hex(16)}"),
+            "$GITHUB_OUTPUT")
+
+
+def run_shards(matrix_path: Path, max_shards: int) -> tuple[list[tuple[str, str]], Result]:
+    """``ci shards``: the outputs and a Result (findings when rows do not fit)."""
+    from inferencex_tools.ci.shards import make_shards
+
+    sh = make_shards(_read_json(matrix_path, "sweep matrix"), max_shards=max_shards)
+    pairs = [("shard-count", str(sum(1 for s in sh.shards if s))), ("jobs", str(sh.total))]
+    pairs += [(f"shard-{i}", json.dumps(s, separators=(",", ":")))
+              for i, s in enumerate(sh.shards, 1)]
+    result = Result(command="ci shards", checked=[str(matrix_path)])
+    result.extend(sh.findings)
+    result.info["jobs"] = sh.total
+    return pairs, result
+
+
+def run_row(matrix_path: Path, row_id: str, *, node: str | None, workspace: str) -> str:
+    """``ci row``: the row as JSON, or its launcher environment as shell exports."""
+    import shlex
+
+    from inferencex_tools.ci.shards import row_by_id
+
+    row = row_by_id(_read_json(matrix_path, "sweep matrix"), row_id)
+    if node is None:
+        return json.dumps(row, sort_keys=True) + "\n"
+    if not node or not all(c.isalnum() or c in "-_.:" for c in node):
+        raise UsageError(f"--node {node!r} is not a runner name")
+    from inferencex_tools.launch.env import row_env
+
+    env = row_env(row, node=node, workspace=workspace,
+                  eval_only=bool(row.get("eval-only")))
+    env["LAUNCHER"] = f"runners/launch_{node.split('_', 1)[0]}.sh"
+    return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))

@@ -92,3 +92,52 @@ def explain(
     else:
         sys.stdout.write(render(result, fmt.value))
     raise typer.Exit(result.exit_code())
+
+
+@app.command("shards")
+def shards(
+    matrix: Path = typer.Option(..., "--matrix", help="Sweep matrix JSON (ixtool sweep output)."),
+    max_shards: int = typer.Option(
+        4, "--max-shards", min=1, max=64, help="Shard jobs the workflow has (outputs shard-1…N)."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Split a sweep matrix into job-matrix shards of at most 256 small row handles.
+
+    \b
+    Writes shard-count, jobs and shard-1 … shard-N (JSON lists of {id, runner, name};
+    [] when empty) to $GITHUB_OUTPUT, or prints them. Exit 1 when the rows do not fit.
+    """
+    import json
+
+    from inferencex_tools.ci.service import run_shards
+    from inferencex_tools.report.reporters import render
+
+    pairs, result = run_shards(matrix, max_shards)
+    out = os.environ.get("GITHUB_OUTPUT")
+    if out:
+        from inferencex_tools.ci.service import append_outputs
+
+        append_outputs(out, pairs)
+    if fmt is Format.text and not out:
+        sys.stdout.write("".join(f"{k}={v}\n" for k, v in pairs))
+    elif fmt is Format.json:
+        result.info["outputs"] = {k: json.loads(v) for k, v in pairs}
+    if fmt is not Format.text or result.findings:
+        sys.stdout.write(render(result, fmt.value))
+    raise typer.Exit(result.exit_code())
+
+
+@app.command("row")
+def row(
+    matrix: Path = typer.Option(..., "--matrix", help="Sweep matrix JSON (ixtool sweep output)."),
+    row_id: str = typer.Option(..., "--id", help="Row handle id from a shard: <bucket>/<index>."),
+    node: str | None = typer.Option(
+        None, "--node", help="Concrete runner name ($RUNNER_NAME): print the launcher "
+        "environment as shell exports instead of the row JSON."),
+    workspace: str = typer.Option(".", "--workspace", help="GITHUB_WORKSPACE for --node."),
+) -> None:
+    """Print one row of a sweep matrix (JSON), or with --node its launcher environment
+    as `export KEY='value'` lines (shell-quoted) plus LAUNCHER=runners/launch_<family>.sh."""
+    from inferencex_tools.ci.service import run_row
+
+    sys.stdout.write(run_row(matrix, row_id, node=node, workspace=workspace))

@@ -1,0 +1,88 @@
+"""Sweep matrix → GitHub job-matrix shards, and one row back out (pure).
+
+GitHub caps a job matrix at 256 jobs and a job's outputs at 1 MB; a full sweep
+exceeds both (spec SWEEP §6.3).  So the workflow does not pass rows through
+job outputs: the matrix file travels as an artifact and each shard job's matrix
+holds only small handles ``{"id": "<bucket>/<index>", "runner": <label>,
+"name": <exp-name>}`` — at most ``MAX_JOBS`` per shard.  The row job reads its
+row back with :func:`row_by_id` (``ixtool ci row``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inferencex_tools.ci import rules as R
+from inferencex_tools.errors import InputError
+from inferencex_tools.report.findings import Finding
+
+MAX_JOBS = 256
+SKIP_BUCKETS = frozenset({"changelog_metadata"})
+
+
+def _buckets(matrix: Any) -> list[tuple[str, list[Any]]]:
+    """(bucket name, rows) in a stable order; a plain row list is bucket ``rows``."""
+    if isinstance(matrix, list):
+        return [("rows", matrix)]
+    if not isinstance(matrix, dict):
+        raise InputError("sweep matrix: expected a JSON list of rows or an object of buckets")
+    out: list[tuple[str, list[Any]]] = []
+    for name, value in matrix.items():
+        if name in SKIP_BUCKETS:
+            continue
+        if isinstance(value, dict):  # single_node: {"1k1k": [...], ...}
+            out += [(f"{name}_{sub}", rows) for sub, rows in value.items()
+                    if isinstance(rows, list)]
+        elif isinstance(value, list):
+            out.append((name, value))
+    return out
+
+
+@dataclass
+class Shards:
+    shards: list[list[dict[str, str]]] = field(default_factory=list)
+    total: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+def make_shards(matrix: Any, *, max_shards: int, per_shard: int = MAX_JOBS) -> Shards:
+    """Split every row of ``matrix`` into ``max_shards`` lists of ≤ ``per_shard`` handles."""
+    handles: list[dict[str, str]] = []
+    for name, rows in _buckets(matrix):
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise InputError(f"sweep matrix: {name}[{i}] is not an object")
+            runner = row.get("runner")
+            if not isinstance(runner, str) or not runner:
+                raise InputError(f"sweep matrix: {name}[{i}] has no runner label")
+            handles.append({"id": f"{name}/{i}", "runner": runner,
+                            "name": str(row.get("exp-name", f"{name}-{i}"))})
+    res = Shards(total=len(handles))
+    capacity = max_shards * per_shard
+    if len(handles) > capacity:
+        res.findings.append(R.TOO_MANY_JOBS.at(
+            "sweep matrix", None, None,
+            f"{len(handles)} jobs exceed {max_shards} shards × {per_shard} jobs; "
+            f"the last {len(handles) - capacity} rows would not run",
+            hint="narrow the sweep (fewer config keys, or sweep-enabled for a trimmed "
+            "matrix) or add shard jobs to the workflow and raise --max-shards"))
+        handles = handles[:capacity]
+    res.shards = [handles[i:i + per_shard] for i in range(0, len(handles), per_shard)]
+    res.shards += [[] for _ in range(max_shards - len(res.shards))]
+    return res
+
+
+def row_by_id(matrix: Any, row_id: str) -> dict[str, Any]:
+    """The row a handle id (``<bucket>/<index>``) names."""
+    name, _, idx = row_id.rpartition("/")
+    if not name or not idx.isdigit():
+        raise InputError(f"bad row id {row_id!r}", hint="expected <bucket>/<index>")
+    for bucket, rows in _buckets(matrix):
+        if bucket == name:
+            i = int(idx)
+            if i >= len(rows) or not isinstance(rows[i], dict):
+                raise InputError(f"row {row_id!r}: bucket {name} has {len(rows)} rows")
+            row: dict[str, Any] = rows[i]
+            return row
+    raise InputError(f"row {row_id!r}: no bucket {name!r} in the sweep matrix")
