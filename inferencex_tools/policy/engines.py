@@ -305,7 +305,8 @@ def client_thinking(records: Sequence[Record]) -> tuple[str, str] | None:
     for rec in records:
         extra = rec.env.get("AIPERF_EXTRA_INPUTS")
         if extra:
-            m = re.search(r"thinking[\"']?\s*[:=]\s*[\"']?(true|false|enabled|disabled)",
+            m = re.search(r"thinking(?:_mode)?[\"']?\s*[:=]\s*[\"']?"
+                          r"(true|false|enabled|disabled)",
                           extra, re.IGNORECASE)
             if m and (mode := _mode(m.group(1))):
                 return mode, f"AIPERF_EXTRA_INPUTS={extra}"

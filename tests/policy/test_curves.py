@@ -108,7 +108,7 @@ def test_golden_cli_text_json_and_ambiguity() -> None:
     assert json.loads(r.stdout)["al"] == 2.83
     r = _ixtool("policy", "golden", "minimaxm3", "--k", "3", "--thinking", "on")
     assert r.returncode == 2 and "never mixed" in r.stderr
-    # the GQA curve is not committed in this repo: a clear error, no traceback
-    r = _ixtool("policy", "golden", "minimaxm3", "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA",
-                "--k", "3", "--thinking", "on")
+    # the Kimi-K3 curve is not committed in this repo: a clear error, no traceback
+    r = _ixtool("policy", "golden", "kimik3", "--sample", "default", "--k", "3",
+                "--thinking", "on")
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr

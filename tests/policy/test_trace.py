@@ -1,0 +1,194 @@
+"""Tracing recipes written for the tests: one per engine, both EVAL_ONLY values, exact
+captured argv/env and verdicts; the hostile recipe is contained."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferencex_tools.policy.check import evaluate
+from inferencex_tools.policy.engines import engine_of, facts_of
+from inferencex_tools.policy.resolve import Row, enumerate_rows
+from inferencex_tools.policy.store import CurveStore, open_store
+from inferencex_tools.policy.trace import Record, TraceResult, namespaces_available, trace_script
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPES = ROOT / "tests" / "cases" / "policy" / "recipes"
+SUB = "benchmarks/single_node/agentic"
+
+
+@pytest.fixture(scope="module")
+def store(corpus: Path) -> CurveStore:
+    return open_store(None, corpus / "golden_al_distribution", root=ROOT)
+
+
+def mini_repo(tmp: Path, script: str, text: str | None = None) -> Path:
+    (tmp / SUB).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / "benchmarks/benchmark_lib.sh", tmp / "benchmarks/benchmark_lib.sh")
+    body = text if text is not None else (RECIPES / script).read_text()
+    (tmp / SUB / script).write_text(body)
+    return tmp
+
+
+def row_for(prefix: str, framework: str, conc: int, eval_only: bool, model: str) -> Row:
+    doc: dict[str, Any] = {"k": {
+        "image": "img", "model": model, "model-prefix": prefix, "precision": "fp8",
+        "framework": framework, "runner": "cluster:x", "multinode": False,
+        "scenarios": {"agentic-coding": [{"search-space": [
+            {"tp": 8, "ep": 1, "spec-decoding": "mtp", "kv-offloading": "none",
+             "conc-list": [conc]}]}]},
+    }}
+    rows = enumerate_rows("configs/t-master.yaml", doc, "k:\n", globs=None, all_evals=False)
+    return next(r for r in rows if r.eval_only is eval_only)
+
+
+def server(tr: TraceResult) -> tuple[Record, str]:
+    found = [(r, e) for r in tr.records if (e := engine_of(r))]
+    assert len(found) == 1, [r.tool for r in tr.records]
+    return found[0]
+
+
+def run(tmp: Path, script: str, row: Row, text: str | None = None) -> TraceResult:
+    repo = mini_repo(tmp, script, text)
+    tr = trace_script(repo, f"{SUB}/{script}", row.env("h200-dgxc-slurm_0"), timeout=30)
+    assert tr.ok, (tr.returncode, tr.last_line, tr.stderr_tail[-800:])
+    return tr
+
+
+def verdicts(tmp: Path, script: str, row: Row, tr: TraceResult, store: CurveStore) -> list[str]:
+    text = (tmp / SUB / script).read_text()
+    return sorted(v.rule.id for v in evaluate(row, f"{SUB}/{script}", text, tr, store).verdicts)
+
+
+@pytest.mark.parametrize("eval_only", [False, True])
+def test_vllm_dspark_probabilistic(tmp_path: Path, store: CurveStore, eval_only: bool) -> None:
+    row = row_for("kimik3", "vllm", 4, eval_only, "moonshotai/Kimi-K3")
+    tr = run(tmp_path, "vllm_kimik3_dspark.sh", row)
+    rec, eng = server(tr)
+    verify = ('"rejection_sample_method":"block"' if eval_only else
+              '"rejection_sample_method":"synthetic","synthetic_acceptance_length":3.00')
+    assert eng == "vllm"
+    assert rec.argv == (
+        "vllm", "serve", "moonshotai/Kimi-K3", "--tensor-parallel-size", "8",
+        "--default-chat-template-kwargs", '{"thinking": true}', "--speculative-config",
+        '{"method":"dspark","model":"/data/models/Kimi-K3-DSpark","num_speculative_tokens":3,'
+        '"draft_sample_method":"probabilistic",' + verify + "}")
+    assert rec.env["CONC"] == "4" and rec.env["EVAL_ONLY"] == str(eval_only).lower()
+    f = facts_of(rec, eng)
+    assert (f.method, f.k, f.sample, f.synthetic) == ("dspark", 3, "probabilistic", not eval_only)
+    assert ("run_eval" if eval_only else "run_benchmark_serving") in tr.functions_called()
+    assert verdicts(tmp_path, "vllm_kimik3_dspark.sh", row, tr, store) == []
+
+
+def test_vllm_k_follows_concurrency(tmp_path: Path, store: CurveStore) -> None:
+    row = row_for("kimik3", "vllm", 16, False, "moonshotai/Kimi-K3")
+    tr = run(tmp_path, "vllm_kimik3_dspark.sh", row)
+    f = facts_of(*server(tr))
+    assert (f.k, f.al) == (2, 2.51)
+    assert verdicts(tmp_path, "vllm_kimik3_dspark.sh", row, tr, store) == []
+
+
+@pytest.mark.parametrize("eval_only", [False, True])
+def test_sglang_native_mtp(tmp_path: Path, store: CurveStore, eval_only: bool) -> None:
+    row = row_for("qwen3.5", "sglang", 8, eval_only, "Qwen/Qwen3.5-397B-A17B-FP8")
+    tr = run(tmp_path, "sglang_qwen35_mtp.sh", row)
+    rec, eng = server(tr)
+    assert eng == "sglang" and rec.tool == "python -m sglang.launch_server"
+    assert rec.argv == (
+        "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3.5-397B-A17B-FP8",
+        "--tp", "8", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+    knobs = {k: v for k, v in rec.env.items() if k.startswith("SGLANG_SIMULATE")}
+    assert knobs == ({} if eval_only else {
+        "SGLANG_SIMULATE_ACC_LEN": "3.39", "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
+        "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token"})
+    f = facts_of(rec, eng)
+    assert (f.method, f.draft, f.k) == ("mtp", None, 3)
+    assert verdicts(tmp_path, "sglang_qwen35_mtp.sh", row, tr, store) == []
+
+
+@pytest.mark.parametrize("eval_only", [False, True])
+def test_trt_eagle3_gqa_local_draft(tmp_path: Path, store: CurveStore, eval_only: bool) -> None:
+    row = row_for("minimaxm3", "trt", 4, eval_only, "MiniMaxAI/MiniMax-M3")
+    tr = run(tmp_path, "trt_minimaxm3_eagle3.sh", row)
+    rec, eng = server(tr)
+    assert eng == "trt" and rec.tool == "mpirun"
+    assert rec.argv == ("mpirun", "-n", "1", "--allow-run-as-root", "trtllm-serve",
+                        "MiniMaxAI/MiniMax-M3", "--tp_size", "8", "--config", "ser.yaml")
+    assert "max_draft_len: 3" in rec.files["ser.yaml"]
+    assert rec.env.get("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS") == (
+        None if eval_only else "1.78")
+    f = facts_of(rec, eng)
+    assert (f.method, f.draft, f.k) == ("eagle3", "/data/models/MiniMax-M3-EAGLE3-GQA", 3)
+    if not eval_only:
+        assert f.al == pytest.approx(2.78) and f.unit == "al-1"
+    assert verdicts(tmp_path, "trt_minimaxm3_eagle3.sh", row, tr, store) == []
+
+
+@pytest.mark.parametrize("eval_only", [False, True])
+def test_atom_rate_form(tmp_path: Path, store: CurveStore, eval_only: bool) -> None:
+    row = row_for("glm5.2", "atom", 4, eval_only, "zai-org/GLM-5.2-FP8")
+    tr = run(tmp_path, "atom_glm52_mtp.sh", row)
+    rec, eng = server(tr)
+    assert eng == "atom"
+    tail = () if eval_only else ("--spec-decode-acceptance-rate", "0.663333")
+    assert rec.argv == ("python3", "-u", "-m", "atom.entrypoints.openai_server", "--model",
+                        "zai-org/GLM-5.2-FP8", "-tp", "8", "--method", "mtp",
+                        "--num-speculative-tokens", "3", *tail)
+    f = facts_of(rec, eng)
+    if not eval_only:
+        assert f.al == pytest.approx(2.989999) and f.unit == "rate"
+    assert verdicts(tmp_path, "atom_glm52_mtp.sh", row, tr, store) == []
+
+
+# --- wrong recipes: each fails with its own rule --------------------------------------
+
+
+def test_trt_without_minus_one(tmp_path: Path, store: CurveStore) -> None:
+    text = (RECIPES / "trt_minimaxm3_eagle3.sh").read_text().replace(
+        "NUM_ACCEPTED_TOKENS=1.78", "NUM_ACCEPTED_TOKENS=2.78")
+    row = row_for("minimaxm3", "trt", 4, False, "MiniMaxAI/MiniMax-M3")
+    tr = run(tmp_path, "trt_minimaxm3_eagle3.sh", row, text)
+    assert verdicts(tmp_path, "trt_minimaxm3_eagle3.sh", row, tr, store) == ["PO409"]
+
+
+def test_framework_mismatch(tmp_path: Path, store: CurveStore) -> None:
+    row = row_for("qwen3.5", "vllm", 8, False, "Qwen/Qwen3.5")
+    tr = run(tmp_path, "sglang_qwen35_mtp.sh", row)
+    assert "PO203" in verdicts(tmp_path, "sglang_qwen35_mtp.sh", row, tr, store)
+
+
+# --- the hostile recipe -------------------------------------------------------------
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="user namespaces unavailable")
+def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore,
+                                     temp_repo: Any) -> None:
+    repo: Path = temp_repo.path
+    temp_repo.write("README", "precious\n")
+    text = (RECIPES / "hostile.sh").read_text().replace("@REPO@", str(repo))
+    temp_repo.write(f"{SUB}/hostile.sh", text)
+    shutil.copyfile(ROOT / "benchmarks/benchmark_lib.sh", repo / "benchmarks/benchmark_lib.sh")
+    temp_repo.commit("repo")
+    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*"))
+    row = row_for("minimaxm3", "vllm", 4, False, "MiniMaxAI/MiniMax-M3")
+    tr = trace_script(repo, f"{SUB}/hostile.sh", row.env("x_0"), timeout=4)
+    assert tr.timed_out and 4 <= tr.seconds < 15
+    assert "write outside the sandbox directory blocked" in tr.events
+    assert "network access blocked" in tr.events
+    assert "network tool 'curl' called (stubbed)" in tr.events
+    assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")) == before
+    assert temp_repo.git("status", "--porcelain") == ""
+    assert not Path("/etc/ixtool-pwned").exists()
+    assert not (Path(tr.root).parent / "ixtool-escaped").exists()
+    rules = verdicts_hostile(repo, text, row, tr, store)
+    assert {"PO301", "PO303"} <= set(rules)
+
+
+def verdicts_hostile(repo: Path, text: str, row: Row, tr: TraceResult,
+                     store: CurveStore) -> list[str]:
+    return sorted(v.rule.id for v in evaluate(row, f"{SUB}/hostile.sh", text, tr,
+                                              store).verdicts)
