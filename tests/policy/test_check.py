@@ -1,0 +1,142 @@
+"""``ixtool policy check`` end to end: the seed recipe passes; its wrong variants fail
+with the right rule; resolution failures are findings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.policy.service import CheckRequest, run_check
+from inferencex_tools.report.findings import Result
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = "benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh"
+KEY = "minimaxm3-fp8-h200-vllm-agentic-mtp"
+
+CONFIG = f"""\
+{KEY}:
+  image: vllm/vllm-openai:v0.27.1
+  model: MiniMaxAI/MiniMax-M3-MXFP8
+  model-prefix: minimaxm3
+  runner: cluster:h200-dgxc
+  precision: fp8
+  framework: vllm
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.80
+      search-space:
+      - {{ tp: 8, ep: 8, spec-decoding: mtp, kv-offloading: dram, kv-offload-backend: {{ name: mooncake }}, conc-list: [4] }}
+"""  # noqa: E501
+
+
+def seed_repo(tmp: Path, edit: tuple[str, str] | None = None, config: str = CONFIG) -> Path:
+    for rel in (SEED, "benchmarks/benchmark_lib.sh", "runners/launch_h200-dgxc-slurm.sh"):
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / rel, tmp / rel)
+    if edit is not None:
+        text = (tmp / SEED).read_text()
+        assert edit[0] in text, edit
+        (tmp / SEED).write_text(text.replace(edit[0], edit[1]))
+    (tmp / "configs").mkdir(exist_ok=True)
+    (tmp / "configs/nvidia-master.yaml").write_text(config)
+    return tmp
+
+
+def check(repo: Path, corpus: Path) -> Result:
+    return run_check(CheckRequest(
+        root=repo, registry=ROOT / "golden_al_distribution/registry.yaml",
+        curves_dir=corpus / "golden_al_distribution", timeout=30))
+
+
+def test_seed_recipe_passes(tmp_path: Path, corpus: Path) -> None:
+    res = check(seed_repo(tmp_path), corpus)
+    assert res.findings == []
+    rows = res.info["rows"]
+    assert [(r["mode"], r["verdict"]) for r in rows] == [("throughput", "ok"), ("eval", "ok")]
+    assert rows[0]["launch"] == ("vllm eagle3, draft Inferact/MiniMax-M3-EAGLE3, K=3, "
+                                 "synthetic synthetic_acceptance_length=2.83")
+    assert rows[0]["thinking"] == "thinking_on"
+    assert rows[1]["launch"].endswith("real verification")
+
+
+@pytest.mark.parametrize(
+    ("edit", "rule"),
+    [
+        # the GQA head's value with the non-GQA head
+        (("GOLDEN_AL=2.83", "GOLDEN_AL=2.78"), "PO406"),
+        # K=4 with the K=3 value
+        (("NUM_SPEC_TOKENS=3", "NUM_SPEC_TOKENS=4"), "PO407"),
+        # a TRT-style AL-1 in vLLM's AL unit
+        (("GOLDEN_AL=2.83", "GOLDEN_AL=1.83"), "PO409"),
+        # synthetic acceptance left on under EVAL_ONLY
+        (("if [[ $EVAL_ONLY != true ]]; then\n        extra", "if true; then\n        extra"),
+         "PO402"),
+        # thinking off, AL from the thinking_on row
+        (('{"thinking_mode":"enabled"}', '{"thinking_mode":"disabled"}'), "PO408"),
+        # real verification in a throughput run
+        (('"rejection_sample_method":"synthetic",', '"rejection_sample_method":"standard",'),
+         "PO410"),
+        # no drafter at all
+        (('    --speculative-config "$SPEC_CONFIG"\n', ""), "PO412"),
+        # AL above K+1
+        (("GOLDEN_AL=2.83", "GOLDEN_AL=4.50"), "PO404"),
+        # the script dies before launching
+        (("require_vars MODEL TP CONC KV_OFFLOADING", "require_vars MODEL TP NOPE"), "PO301"),
+    ],
+    ids=["gqa-value", "k4", "minus-one", "eval-synthetic", "thinking-off", "not-pinned",
+         "no-draft", "range", "dies"],
+)
+def test_seed_variants_fail_with_the_right_rule(
+    tmp_path: Path, corpus: Path, edit: tuple[str, str], rule: str
+) -> None:
+    res = check(seed_repo(tmp_path, edit), corpus)
+    rules = {f.rule for f in res.errors}
+    assert rules == {rule}, [f.message for f in res.findings]
+    f = next(f for f in res.errors if f.rule == rule)
+    assert f.file == SEED and KEY in f.message
+
+
+def test_undetermined_thinking_is_a_warning(tmp_path: Path, corpus: Path) -> None:
+    edit = ("    --default-chat-template-kwargs '{\"thinking_mode\":\"enabled\"}'\n", "")
+    res = check(seed_repo(tmp_path, edit), corpus)
+    assert res.errors == []
+    assert [f.rule for f in res.warnings] == ["PO411"]
+    assert "template default is off" in res.warnings[0].message
+
+
+def test_missing_script_and_launcher(tmp_path: Path, corpus: Path) -> None:
+    cfg = CONFIG.replace("precision: fp8", "precision: fp4") + CONFIG.replace(
+        KEY, "other-key").replace("cluster:h200-dgxc", "cluster:b300-nv")
+    res = check(seed_repo(tmp_path, config=cfg), corpus)
+    assert sorted(f.rule for f in res.findings) == ["PO201", "PO202"]
+    po202 = next(f for f in res.findings if f.rule == "PO202")
+    assert "minimaxm3_fp4_h200_vllm_mtp.sh" in po202.message
+    assert po202.file == "configs/nvidia-master.yaml" and po202.line == 1
+
+
+def test_config_key_glob_and_usage_error(tmp_path: Path, corpus: Path) -> None:
+    repo = seed_repo(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "inferencex_tools", "policy", "check", "--root", str(repo),
+         "--curves-dir", str(corpus / "golden_al_distribution"), "--registry",
+         str(ROOT / "golden_al_distribution/registry.yaml"), "--config-keys", "nope-*"],
+        capture_output=True, text=True, check=False)
+    assert r.returncode == 2 and "no spec-decoding config key matches" in r.stderr
+
+
+def test_repository_check_passes() -> None:
+    """`ixtool policy check` in this repository's root: exit 0, every row ok."""
+    r = subprocess.run([sys.executable, "-m", "inferencex_tools", "policy", "check",
+                        "--format", "json"], cwd=ROOT, capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["findings"] == []
+    assert len(doc["info"]["rows"]) == 17
+    assert {row["verdict"] for row in doc["info"]["rows"]} == {"ok"}
