@@ -226,3 +226,31 @@ def resolve_script(root: Path, row: Row, family: str) -> Resolution:
         if (root / cand).is_file():
             return Resolution(launcher, cand, tuple(cands))
     return Resolution(launcher, None, tuple(cands), "none of " + ", ".join(cands) + " exists")
+
+
+def multinode_recipes(doc: dict[str, Any], globs: list[str] | None) -> list[tuple[str, str]]:
+    """(config key, recipe path) of every spec-decoding multi-node point (POLICY.md §3.3):
+    ``CONFIG_FILE`` / ``EVAL_CONFIG_FILE`` from additional-settings, ``:selector`` stripped,
+    ``recipes/…`` mapped to ``benchmarks/multi_node/srt-slurm-recipes/…``."""
+    out: list[tuple[str, str]] = []
+    for key, cfg in doc.items():
+        if not isinstance(cfg, dict) or not cfg.get("multinode"):
+            continue
+        if globs and not any(fnmatch.fnmatchcase(key, g) for g in globs):
+            continue
+        for items in (cfg.get("scenarios") or {}).values():
+            for item in items or []:
+                for entry in item.get("search-space") or []:
+                    if str(entry.get("spec-decoding", "none")) == "none":
+                        continue
+                    for worker in ("prefill", "decode"):
+                        for s in (entry.get(worker) or {}).get("additional-settings") or []:
+                            name, _, value = str(s).partition("=")
+                            if name not in ("CONFIG_FILE", "EVAL_CONFIG_FILE") or not value:
+                                continue
+                            path = value.split(":", 1)[0]
+                            if path.startswith("recipes/"):
+                                path = "benchmarks/multi_node/srt-slurm-recipes/" + path[8:]
+                            if (key, path) not in out:
+                                out.append((key, path))
+    return out

@@ -14,7 +14,14 @@ from inferencex_tools.io.files import read_bytes
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.policy import rules as R
 from inferencex_tools.policy.check import RowOutcome, Verdict, evaluate
-from inferencex_tools.policy.resolve import Row, enumerate_rows, launcher_families, resolve_script
+from inferencex_tools.policy.resolve import (
+    Row,
+    enumerate_rows,
+    key_lines,
+    launcher_families,
+    multinode_recipes,
+    resolve_script,
+)
 from inferencex_tools.policy.store import open_store
 from inferencex_tools.policy.trace import namespaces_available, trace_script
 from inferencex_tools.report.findings import Finding, Result
@@ -68,6 +75,7 @@ def run_check(req: CheckRequest) -> Result:
                          hint="pass --configs FILE…")
     labels, hardware = _runners(root)
     rows: list[Row] = []
+    matched_any = False
     sources: dict[str, str] = {}
     for cfg in configs:
         shown = _rel(cfg, root)
@@ -85,7 +93,15 @@ def run_check(req: CheckRequest) -> Result:
         rows.extend(enumerate_rows(shown, doc, text, globs=req.config_keys,
                                    all_evals=req.all_evals, hardware=hardware))
         result.checked.append(shown)
-    if req.config_keys and not rows:
+        lines = key_lines(text)
+        for key, recipe in multinode_recipes(doc, req.config_keys):
+            matched_any = True
+            if (root / recipe).is_file():
+                result.add(R.STATIC_ONLY.at(recipe, None, None, f"{key}: {recipe} not traced"))
+            else:
+                result.add(R.NO_RECIPE.at(shown, lines.get(key), 1,
+                                          f"{key}: {recipe} is not vendored in this repository"))
+    if req.config_keys and not rows and not matched_any:
         raise UsageError("no spec-decoding config key matches "
                          + " ".join(repr(g) for g in req.config_keys))
 

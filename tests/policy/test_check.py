@@ -140,3 +140,35 @@ def test_repository_check_passes() -> None:
     assert doc["findings"] == []
     assert len(doc["info"]["rows"]) == 17
     assert {row["verdict"] for row in doc["info"]["rows"]} == {"ok"}
+
+
+MULTINODE = """\
+mn-key:
+  image: img
+  model: m
+  model-prefix: dsv4
+  runner: cluster:gb200-nv
+  precision: fp4
+  framework: dynamo-vllm
+  multinode: true
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        conc-list: [8]
+        prefill: {num-worker: 1, tp: 4, ep: 4, dp-attn: false,
+                  additional-settings: ["CONFIG_FILE=recipes/dsv4/agentx.yaml:lowlat[1]"]}
+        decode: {num-worker: 1, tp: 4, ep: 4, dp-attn: false}
+"""
+
+
+def test_multinode_recipes_are_reported(tmp_path: Path, corpus: Path) -> None:
+    repo = seed_repo(tmp_path, config=CONFIG + MULTINODE)
+    res = check(repo, corpus)
+    assert [(f.rule, f.line) for f in res.findings] == [("PO204", 14)]
+    assert "benchmarks/multi_node/srt-slurm-recipes/dsv4/agentx.yaml" in res.findings[0].message
+    vendored = repo / "benchmarks/multi_node/srt-slurm-recipes/dsv4/agentx.yaml"
+    vendored.parent.mkdir(parents=True)
+    vendored.write_text("backend: {type: vllm}\n")
+    res = check(repo, corpus)
+    assert [f.rule for f in res.findings] == ["PO304"] and res.ok
