@@ -149,16 +149,16 @@ def render_sarif(result: Result) -> str:
             meta["shortDescription"] = {"text": r.summary}
             meta["help"] = {"text": r.fix}
             meta["defaultConfiguration"] = {
-                "level": "error" if r.severity is Severity.ERROR else "warning"
+                "level": {"error": "error", "warning": "warning", "note": "note"}[r.severity.value]
             }
         rules_meta.append(meta)
     index = {rid: i for i, rid in enumerate(used)}
     results = []
     for f in result.sorted():
         loc: dict[str, Any] = {"artifactLocation": {"uri": f.file}}
-        if f.line is not None:
+        if f.line is not None and f.line >= 1:  # SARIF lines/columns are 1-based
             region: dict[str, Any] = {"startLine": f.line}
-            if f.column is not None:
+            if f.column is not None and f.column >= 1:
                 region["startColumn"] = f.column
             loc["region"] = region
         text = f.message if not f.hint else f"{f.message} (fix: {f.hint})"
