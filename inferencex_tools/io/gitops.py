@@ -135,7 +135,8 @@ class Workspace:
 
         try:
             data: bytes = self.wt.git.execute(["git", "show", f":{stage}:{path}"],
-                                              stdout_as_string=False)
+                                              stdout_as_string=False,
+                                              strip_newline_in_stdout=False)
         except git.GitCommandError:
             return None
         return data

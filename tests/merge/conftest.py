@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -143,26 +144,39 @@ class World:
         return [e for e in self.fake.log if e[0] in ("POST", "PUT", "PATCH", "DELETE")]
 
 
+@pytest.fixture(scope="session")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """origin.git + seed clone with main = README + changelog, built once per session."""
+    root = tmp_path_factory.mktemp("merge-template")
+    bare = root / "origin.git"
+    git(root, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = root / "seed"
+    git(root, "clone", "-q", str(bare), str(seed))
+    git(seed, "checkout", "-q", "-b", "main")
+    for rel, text, msg in (("README.md", "bench\n", "init"),
+                           ("perf-changelog.yaml", BASE, "changelog")):
+        (seed / rel).write_text(text)
+        git(seed, "add", "-A")
+        git(seed, "commit", "-q", "-m", msg)
+    git(seed, "push", "-q", "origin", "main")
+    return root
+
+
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+def world(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     for k, v in IDENTITY.items():
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     monkeypatch.delenv("GH_TOKEN", raising=False)
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    seed = tmp_path / "seed"
-    git(tmp_path, "clone", "-q", str(bare), str(seed))
-    git(seed, "checkout", "-q", "-b", "main")
+    bare, seed = tmp_path / "origin.git", tmp_path / "seed"
+    shutil.copytree(_template / "origin.git", bare, symlinks=True)
+    shutil.copytree(_template / "seed", seed, symlinks=True)
+    git(seed, "remote", "set-url", "origin", str(bare))
     fake = FakeGitHub(bare, SLUG).start()
     w = World(tmp=tmp_path, bare=bare, seed=seed, user=tmp_path / "user", fake=fake)
-    w.commit_seed("README.md", "bench\n", "init")
-    w.commit_seed("perf-changelog.yaml", BASE, "changelog")
-    git(seed, "push", "-q", "origin", "main")
     try:
         yield w
     finally:
         fake.stop()
-

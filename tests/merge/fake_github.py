@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 import urllib.parse
@@ -132,7 +133,9 @@ class FakeGitHub:
         (bare / "ixtool-pr-map").write_text("")
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.server.block_on_close = False  # keep-alive clients must not block stop()
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,),
+                                       daemon=True)
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -310,6 +313,12 @@ ROUTES: list[tuple[str, str, str]] = [
 def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # headers and body go out in two writes; without this, Nagle + delayed
+            # ACK add ~40 ms to every request
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return

@@ -1,21 +1,402 @@
-"""End-to-end scenarios of merge-with-reuse against the fake GitHub and a real origin."""
+"""End-to-end scenarios of merge-with-reuse: fake GitHub API + a real bare ``origin``.
+
+Each test builds a tiny repository, opens PR #7 on the fake, runs the command
+in-process with an injected clock (no sleeping) and asserts on the real end
+state: comments on the fake, commits and refs in the bare repository.
+"""
 
 from __future__ import annotations
 
-from tests.merge.conftest import PRN, SLUG, World, git
+import time
 
+import pytest
+
+from inferencex_tools.errors import ForgeError
+from inferencex_tools.merge.service import STEPS
+from tests.merge.conftest import BASE, MAIN_ENTRY, PR_ENTRY, PRN, SLUG, Crash, World, entry, git
+from tests.merge.fake_github import Fault, Run
+
+CANON = f"https://github.com/{SLUG}/pull/{PRN}"
+
+
+def rules_of(res: object) -> set[str]:
+    return {f.rule for f in res.findings}  # type: ignore[attr-defined]
+
+
+def assert_merged(world: World, *, main_moved: bool = False, run_id: int = 1001) -> None:
+    """The one correct end state, whatever path led to it."""
+    pr = world.fake.prs[PRN]
+    assert pr.merged and pr.state == "closed"
+    assert len(world.fake.merges) == 1
+    expected = BASE + "\n"
+    if main_moved:
+        expected += entry(*MAIN_ENTRY, f"https://github.com/{SLUG}/pull/99") + "\n"
+    expected += entry(*PR_ENTRY, CANON)
+    assert world.main_changelog() == expected
+    # exactly one authorization comment, pinned to the run
+    assert world.fake.reuse_comments(PRN) == [f"/reuse-sweep-run {run_id}"]
+    # exactly one ixtool commit on the PR branch, carrying [skip-sweep] …
+    prep = world.ixtool_commits_on_branch()
+    assert len(prep) == 1
+    assert "[skip-sweep]" in git(world.bare, "log", "-1", "--format=%B", prep[0])
+    # … and the squash commit on main does not
+    msg = git(world.bare, "log", "-1", "--format=%B", "refs/heads/main")
+    assert "[skip-sweep]" not in msg.lower() and "/reuse-sweep-run" not in msg
+    assert f"sweep run {run_id}" in msg and f"(#{PRN})" in msg.splitlines()[0]
+    assert git(world.bare, "rev-parse", "refs/heads/main") == pr.merge_commit_sha
+
+
+# ----------------------------------------------------------------------------- happy paths
 
 def test_happy_path(world: World) -> None:
-    head = world.open_pr()
+    world.open_pr(title="Sweep dsr1 on h200 [skip-sweep]")
     world.clone_user()
     before = git(world.user, "rev-parse", "HEAD")
     res = world.run()
-    print(res.findings, res.info, world.said, world.progress)
-    assert res.ok
+    assert res.ok and res.exit_code() == 0, res.findings
     assert res.info["state"] == "merged"
-    pr = world.fake.prs[PRN]
-    assert pr.merged and res.info["merge_sha"] == pr.merge_commit_sha
-    assert world.fake.reuse_comments(PRN) == ["/reuse-sweep-run 1001"]
-    assert f"pr-link: https://github.com/{SLUG}/pull/{PRN}\n" in world.main_changelog()
+    assert res.info["merge_sha"] == world.fake.prs[PRN].merge_commit_sha
+    assert_merged(world)
+    # the title's control token was dropped, not inherited
+    assert git(world.bare, "log", "-1", "--format=%s", "main") == "Sweep dsr1 on h200 (#7)"
+    # waited for check-changelog first, then the rest, with elapsed time + pending names
+    assert world.progress[0].startswith("waiting for check-changelog: 0s elapsed; pending: "
+                                        "check-changelog")
+    assert any("waiting for checks: 10s elapsed; pending: reuse-sweep-gate, setup" in p
+               for p in world.progress)
+    assert world.progress[-1] == "checks: all 3 passed after 20s"
+    # the user's checkout is untouched and no worktree is left behind
     assert git(world.user, "rev-parse", "HEAD") == before
-    del head
+    assert git(world.user, "status", "--porcelain") == ""
+    assert "merge-pr" not in git(world.user, "worktree", "list")
+    # pagination was exercised (pages of 2): the fake saw page-2 requests
+    assert any(p.endswith("/check-runs") for _, p, _ in world.fake.log)
+
+
+def test_changelog_conflict_with_main(world: World) -> None:
+    world.open_pr()
+    world.move_main(conflict=True)
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    assert_merged(world, main_moved=True)
+    prep = world.ixtool_commits_on_branch()[0]
+    parents = git(world.bare, "log", "-1", "--format=%P", prep).split()
+    assert len(parents) == 2, "the preparation commit is a real merge of main"
+    assert any("resolved the perf-changelog.yaml conflict" in s for s in world.said)
+
+
+def test_main_moved_without_changelog_conflict(world: World) -> None:
+    world.open_pr()
+    world.move_main(conflict=False)
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    assert git(world.bare, "show", "main:docs/x.md") == "x"
+    assert world.main_changelog() == BASE + "\n" + entry(*PR_ENTRY, CANON)
+
+
+def test_already_canonical_link_gets_refresh_commit(world: World) -> None:
+    world.open_pr(link=CANON)
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    prep = world.ixtool_commits_on_branch()[0]
+    assert git(world.bare, "log", "-1", "--format=%s", prep).startswith("chore: refresh PR #7")
+    assert git(world.bare, "diff", f"{prep}~1", prep) == "", "refresh commit is empty"
+
+
+# ----------------------------------------------------------------------------- preflight refusals
+
+def _refused(world: World, *expected: str, **kw: object) -> None:
+    head = git(world.bare, "rev-parse", "refs/heads/feat")
+    res = world.run(**kw)
+    assert res.exit_code() == 1 and res.info["state"] == "refused"
+    assert set(expected) <= rules_of(res), res.findings
+    assert world.writes() == [], "nothing may be posted or merged"
+    assert world.fake.reuse_comments(PRN) == []
+    assert git(world.bare, "rev-parse", "refs/heads/feat") == head, "nothing pushed"
+    assert not world.fake.prs[PRN].merged
+
+
+def test_tbd_link_refused_before_anything_is_posted(world: World) -> None:
+    world.open_pr(link="TBD")
+    world.clone_user()
+    _refused(world, "MR401", "CL502")
+
+
+def test_tbd_link_with_main_moved_also_refused(world: World) -> None:
+    world.open_pr(link="TBD")
+    world.move_main()
+    world.clone_user()
+    _refused(world, "MR401")
+
+
+def test_fork_pr(world: World) -> None:
+    world.open_pr(head_repo="someone/bench")
+    world.clone_user()
+    _refused(world, "MR103")
+
+
+def test_two_sweep_labels(world: World) -> None:
+    world.open_pr(labels=("full-sweep-enabled", "sweep-enabled"))
+    world.clone_user()
+    _refused(world, "MR201")
+
+
+def test_trimmed_sweep_label(world: World) -> None:
+    world.open_pr(labels=("sweep-enabled",))
+    world.clone_user()
+    _refused(world, "MR202")
+
+
+def test_evals_only_label(world: World) -> None:
+    world.open_pr(labels=("full-sweep-enabled", "evals-only"))
+    world.clone_user()
+    _refused(world, "MR203")
+
+
+def test_no_eligible_run(world: World) -> None:
+    sha = world.open_pr(run=False)
+    world.fake.runs.append(Run(1001, sha, "feat", conclusion="failure", created=100))
+    world.fake.runs.append(Run(1002, "0" * 40, "feat", created=200))  # not a PR commit
+    world.clone_user()
+    _refused(world, "MR301")
+
+
+def test_expired_artifacts(world: World) -> None:
+    sha = world.open_pr(run=False)
+    world.fake.runs.append(Run(1001, sha, "feat", created=100,
+                               artifacts=[("results_bmk", True), ("run-stats", False)]))
+    world.clone_user()
+    _refused(world, "MR301")
+
+
+def test_prefix_artifact_names_are_not_enough(world: World) -> None:
+    """G13: main's selector wants exact names; 'results_bmk_partial' does not count."""
+    sha = world.open_pr(run=False)
+    world.fake.runs.append(Run(1001, sha, "feat", created=100,
+                               artifacts=[("results_bmk_partial", False)]))
+    world.clone_user()
+    _refused(world, "MR301")
+
+
+def test_dirty_tree_and_labels_reported_together(world: World) -> None:
+    world.open_pr(labels=("evals-only",))
+    world.clone_user()
+    (world.user / "README.md").write_text("local edit\n")
+    _refused(world, "MR101", "MR201", "MR203")
+
+
+def test_conflict_outside_changelog_refused(world: World) -> None:
+    git(world.seed, "checkout", "-q", "-b", "feat", "main")
+    world.commit_seed("README.md", "pr version\n", "pr readme")
+    sha = world.commit_seed("perf-changelog.yaml", BASE + "\n" + entry(*PR_ENTRY, "XXX"), "e")
+    git(world.seed, "push", "-q", "origin", "feat")
+    git(world.seed, "checkout", "-q", "main")
+    from tests.merge.fake_github import PR
+
+    world.fake.add_pr(PR(PRN, "feat", "t", ["full-sweep-enabled"]))
+    world.fake.runs.append(Run(1001, sha, "feat", created=100))
+    world.move_main(other_file=True)
+    world.clone_user()
+    res = world.run()
+    assert "MR403" in rules_of(res) and res.exit_code() == 1
+    assert git(world.bare, "rev-parse", "refs/heads/feat") == sha, "nothing pushed"
+    assert not world.fake.prs[PRN].merged
+
+
+# ----------------------------------------------------------------------------- run pinning
+
+def test_pinned_run_id_honoured(world: World) -> None:
+    sha = world.open_pr()
+    world.fake.runs.append(Run(1005, sha, "feat", created=500))  # newer, would win unpinned
+    world.clone_user()
+    res = world.run(run_id=1001)
+    assert res.ok, res.findings
+    assert_merged(world, run_id=1001)
+
+
+def test_maintainer_pin_is_honoured_not_unpinned(world: World) -> None:
+    """G8: an existing '/reuse-sweep-run <id>' by a member is kept, not replaced by a bare one."""
+    sha = world.open_pr()
+    world.fake.runs.append(Run(1005, sha, "feat", created=500))
+    world.fake.add_comment(PRN, "/reuse-sweep-run 1001", login="lead", association="OWNER")
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    assert_merged(world, run_id=1001)  # the one comment is the maintainer's; none added
+    assert [c["user"]["login"] for c in world.fake.comments[PRN]] == ["lead"]
+
+
+def test_pin_by_non_member_is_ignored(world: World) -> None:
+    sha = world.open_pr()
+    world.fake.runs.append(Run(1005, sha, "feat", created=500))
+    world.fake.add_comment(PRN, "/reuse-sweep-run 1001", login="drive-by", association="NONE")
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    assert world.fake.reuse_comments(PRN)[-1] == "/reuse-sweep-run 1005"
+
+
+def test_pinned_run_that_failed_is_refused(world: World) -> None:
+    sha = world.open_pr()
+    world.fake.runs.append(Run(1003, sha, "feat", conclusion="cancelled", created=300))
+    world.clone_user()
+    _refused(world, "MR302", run_id=1003)
+
+
+def test_comment_posted_without_authority_stops(world: World) -> None:
+    world.open_pr()
+    world.fake.association = "CONTRIBUTOR"
+    world.clone_user()
+    head = git(world.bare, "rev-parse", "refs/heads/feat")
+    res = world.run()
+    assert "MR305" in rules_of(res) and res.exit_code() == 1
+    assert git(world.bare, "rev-parse", "refs/heads/feat") == head
+
+
+# ----------------------------------------------------------------------------- waiting
+
+def test_check_failure(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.check_policy = lambda sha, polls: [
+        {"name": "check-changelog", "status": "completed", "conclusion": "failure"}]
+    res = world.run()
+    assert "MR502" in rules_of(res) and res.exit_code() == 1
+    assert not world.fake.prs[PRN].merged and world.fake.merges == []
+
+
+def test_later_check_failure_after_changelog_gate(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.check_policy = lambda sha, polls: [
+        {"name": "check-changelog", "status": "completed", "conclusion": "success"},
+        {"name": "setup", "status": "completed" if polls else "queued",
+         "conclusion": "failure" if polls else None}]
+    res = world.run()
+    assert "MR502" in rules_of(res)
+    assert "setup concluded failure" in " ".join(f.message for f in res.findings)
+    assert world.fake.merges == []
+
+
+def test_rerun_check_uses_latest_attempt(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.check_policy = lambda sha, polls: [
+        {"id": 1, "name": "check-changelog", "status": "completed", "conclusion": "failure",
+         "started_at": "2026-08-01T00:01:00Z"},
+        {"id": 2, "name": "check-changelog", "status": "completed", "conclusion": "success",
+         "started_at": "2026-08-01T00:05:00Z"}]
+    res = world.run()
+    assert res.ok, res.findings
+
+
+def test_check_timeout(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.check_policy = lambda sha, polls: [
+        {"name": "check-changelog", "status": "completed", "conclusion": "success"},
+        {"name": "slow-job", "status": "in_progress"}]
+    t0 = time.monotonic()
+    res = world.run(timeout=60.0)
+    assert "MR503" in rules_of(res) and res.exit_code() == 1
+    assert "slow-job" in " ".join(f.message for f in res.findings)
+    assert world.now[0] == 60.0, "the injected clock advanced, nobody slept"
+    assert time.monotonic() - t0 < 10
+    assert world.fake.merges == []
+    # the progress line showed elapsed time and the pending check
+    assert "waiting for checks: 50s elapsed; pending: slow-job" in world.progress
+
+
+def test_head_moved_during_wait(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    moved: list[str] = []
+
+    def push_once(method: str, path: str) -> None:
+        if path.endswith("/check-runs") and not moved:
+            moved.append(world.push_to_pr())
+
+    world.fake.on_request.append(push_once)
+    res = world.run()
+    assert "MR501" in rules_of(res) and res.exit_code() == 1
+    assert world.fake.merges == [] and not world.fake.prs[PRN].merged
+
+
+# ----------------------------------------------------------------------------- API failures
+
+def test_502s_then_success(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.faults.append(Fault("GET", r"/repos/acme/bench/pulls/7", 502, times=2,
+                                   message="Bad Gateway"))
+    world.fake.faults.append(Fault("GET", r".*/runs/1001/artifacts", 503, times=1))
+    res = world.run()
+    assert res.ok, res.findings
+    assert world.retry_delays == [1.0, 2.0, 1.0], "bounded exponential backoff, injected sleep"
+    assert_merged(world)
+
+
+def test_403_rate_limit_is_retried(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    reset = str(int(time.time()) + 30)
+    world.fake.faults.append(Fault(
+        "GET", r".*/issues/7/comments", 403, times=1,
+        headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset},
+        message="API rate limit exceeded for user ID 1."))
+    res = world.run()
+    assert res.ok, res.findings
+    assert len(world.retry_delays) == 1 and 20 <= world.retry_delays[0] <= 31
+
+
+def test_403_rate_limit_exhausted_is_a_clear_error(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.faults.append(Fault(
+        "GET", r".*/pulls/7", 429, times=99, headers={"Retry-After": "7"},
+        message="You have exceeded a secondary rate limit."))
+    with pytest.raises(ForgeError) as ei:
+        world.run()
+    assert "after 5 attempts" in ei.value.message and "rate limit" in ei.value.message
+    assert world.retry_delays == [7.0] * 4
+    assert world.fake.token not in ei.value.message
+
+
+def test_post_is_not_retried_on_5xx(world: World) -> None:
+    """A lost answer to a POST must not double-post; the re-run finds the comment."""
+    world.open_pr()
+    world.clone_user()
+    world.fake.faults.append(Fault("POST", r".*/issues/7/comments", 502, times=1))
+    with pytest.raises(ForgeError):
+        world.run()
+    res = world.run()
+    assert res.ok, res.findings
+    assert_merged(world)
+
+
+# ----------------------------------------------------------------------------- resumability
+
+@pytest.mark.parametrize("main_moved", [False, True], ids=["main-still", "main-moved"])
+@pytest.mark.parametrize("step", STEPS)
+def test_crash_after_each_step_then_rerun(world: World, step: str, main_moved: bool) -> None:
+    world.open_pr()
+    if main_moved:
+        world.move_main(conflict=True)
+    world.clone_user()
+    world.crash_after = step
+    with pytest.raises(Crash):
+        world.run()
+    world.crash_after = None
+    res = world.run()
+    assert res.ok and res.exit_code() == 0, res.findings
+    assert res.info["state"] in ("merged", "already-merged")
+    assert_merged(world, main_moved=main_moved)
+    assert "merge-pr" not in git(world.user, "worktree", "list")
+    # a third run is a no-op that reports the merge
+    again = world.run()
+    assert again.info["state"] == "already-merged"
+    assert again.info["merge_sha"] == world.fake.prs[PRN].merge_commit_sha
+    assert len(world.fake.merges) == 1
