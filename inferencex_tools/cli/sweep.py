@@ -225,3 +225,66 @@ def test_config(
         scenario_types=list(scenario_type or SCENARIOS), runner_node_filter=runner_node_filter,
         no_evals=no_evals, evals_only=evals_only, all_evals=all_evals)
     _finish(run_sweep(req, config_files, runner_config), output, github_output, summary)
+
+
+@app.command("from-changelog")
+def from_changelog(
+    base: str = typer.Option(..., "--base", "--base-ref",
+                             help="Base ref; new entries are those since merge-base(BASE, HEAD)."),
+    head: str | None = typer.Option(
+        None, "--head", "--head-ref",
+        help="Head ref (default: the working tree). Changelog AND configs are read from it."),
+    changelog: Path = typer.Option(Path("perf-changelog.yaml"), "--changelog",
+                                   "--changelog-file", help="The changelog file."),
+    trim_conc: bool = typer.Option(False, "--trim-conc",
+                                   help="Keep the lowest concurrency per recipe."),
+    all_evals: bool = ALL_EVALS,
+    evals_only: bool = typer.Option(False, "--evals-only", help="Skip throughput rows."),
+    output: Path | None = OUTPUT,
+    github_output: bool = typer.Option(
+        False, "--github-output",
+        help="Write each bucket as compact JSON to $GITHUB_OUTPUT (single_node_8k1k, …, "
+        "evals, changelog_metadata); buckets over 256 rows or 1 MB are sharded."),
+    summary: bool = SUMMARY,
+) -> None:
+    """Matrix for the changelog entries added since the merge-base (process_changelog).
+
+    Prints one line of JSON: single_node / multi_node buckets (1k1k, 8k1k, agentic),
+    evals, agentic_evals, multinode_evals, multinode_agentic_evals, changelog_metadata.
+    Exit codes: 0 ok, 2 usage, git or input error.
+    """
+    import json
+
+    from inferencex_tools.sweep.changelog import FromChangelogOptions, flat_buckets
+    from inferencex_tools.sweep.service import run_from_changelog
+
+    res = run_from_changelog(base, head, changelog, FromChangelogOptions(
+        trim_conc=trim_conc, all_evals=all_evals, evals_only=evals_only))
+    text = json.dumps(res.matrix) + "\n"
+    notes: list[str] = []
+    if github_output:
+        notes = _write_github_output(flat_buckets(res.matrix))
+    if output is not None:
+        from inferencex_tools.sweep.service import write_output
+
+        write_output(str(output), text)
+    else:
+        sys.stdout.write(text)
+    if summary:
+        from inferencex_tools.sweep.github import summarize, summary_markdown
+
+        rows, keys = _rows_with_keys(res.matrix, res.keys, res.plan)
+        _write_summary(summary_markdown(summarize(rows, keys), notes))
+
+
+def _rows_with_keys(matrix: dict[str, Any], keys: list[str], plan: Any
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """All rows of a changelog matrix with a best-effort config key (by model-prefix)."""
+    from inferencex_tools.sweep.changelog import flat_buckets
+
+    rows: list[dict[str, Any]] = []
+    for name, value in flat_buckets(matrix).items():
+        if isinstance(value, list) and name != "changelog_metadata":
+            rows.extend(value)
+    label = ", ".join(keys) if len(keys) <= 3 else f"{len(keys)} config keys"
+    return rows, [label] * len(rows)

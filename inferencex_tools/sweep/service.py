@@ -145,3 +145,90 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
         base_keys=_base_keys(base, masters) if base else None,
     )
     return validate(inp)
+
+
+# ------------------------------------------------------------------ from-changelog
+
+MASTER_RX = r"configs/[^/]*-master\.yaml"
+_FATAL_CHANGELOG = ("CL1", "CL2", "CL401", "CL402")
+
+
+@dataclass
+class FromChangelogResult:
+    matrix: dict[str, Any]
+    plan: Any
+    merge_base: str
+    head_label: str
+    keys: list[str]
+
+
+def snapshot_at(repo: Any, ref: str | None) -> Any:
+    """Master configs + runners.yaml at ``ref`` (None: the working tree), validated."""
+    from inferencex_tools.sweep.changelog import Snapshot
+    from inferencex_tools.sweep.load import merge_masters, parse_runners
+
+    if ref is None:
+        root = repo.root
+        paths = sorted((root / "configs").glob("*-master.yaml"))
+        parts = [(str(p.relative_to(root)), p.read_bytes()) for p in paths]
+        rpath = root / DEFAULT_RUNNERS
+        runners_raw = rpath.read_bytes() if rpath.exists() else None
+        where = "the working tree"
+    else:
+        short = repo.resolve(ref)[:12]
+        parts = [(f"{p}@{short}", repo.show(ref, p) or b"")
+                 for p in repo.list_files(ref, MASTER_RX)]
+        runners_raw = repo.show(ref, DEFAULT_RUNNERS)
+        where = f"{ref} ({short})"
+    if not parts:
+        raise InputError(f"no master configs (configs/*-master.yaml) at {where}")
+    if runners_raw is None:
+        raise InputError(f"no {DEFAULT_RUNNERS} at {where}")
+    configs = merge_masters(parts)
+    validate_for_generation(configs)
+    return Snapshot(configs, parse_runners(runners_raw, f"{DEFAULT_RUNNERS}@{where}"))
+
+
+def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
+                       *, repo_path: Path | None = None) -> FromChangelogResult:
+    from inferencex_tools.changelog.validate import Options, analyze_change
+    from inferencex_tools.io.files import read_bytes
+    from inferencex_tools.io.git import GitRepo
+    from inferencex_tools.sweep.changelog import Plan, build_matrix
+    from inferencex_tools.sweep.generate import generate
+
+    repo = GitRepo.open(repo_path or Path.cwd())
+    cl_path = changelog if changelog.is_absolute() else (repo_path or Path.cwd()) / changelog
+    rel = repo.relpath(cl_path)
+    mb = repo.merge_base(base, head or "HEAD")
+    base_raw = repo.show(mb, rel) or b""
+    if head is None:
+        head_raw = read_bytes(cl_path)
+        head_label = "the working tree"
+    else:
+        raw = repo.show(head, rel)
+        if raw is None:
+            raise InputError(f"{rel} does not exist at {head}")
+        head_raw = raw
+        head_label = head
+    analysis = analyze_change(base_raw, head_raw, rel, Options(master_keys=None),
+                              base_label=f"{rel}@{mb[:12]}")
+    fatal = [f for f in analysis.findings
+             if f.severity.value == "error" and f.rule.startswith(_FATAL_CHANGELOG)]
+    if fatal:
+        f = fatal[0]
+        where = f"{f.file}:{f.line}" if f.line else f.file
+        raise InputError(f"{where}: [{f.rule}] {f.message}",
+                         hint=f"`ixtool changelog validate --base {base}` lists every problem")
+    if analysis.structural:
+        raise InputError(f"{rel}: historical entries were deleted or changed since the "
+                         f"merge-base {mb[:12]}; nothing to generate",
+                         hint="the changelog is append-only; merge the base branch first")
+    entries = [e.data for e in analysis.new_entries if isinstance(e.data, dict)]
+    head_snap = snapshot_at(repo, head)
+    base_snap = (snapshot_at(repo, mb) if any(e.get("append-only") for e in entries)
+                 else None)
+    plan = Plan()
+    matrix = build_matrix(entries, head_snap, base_snap, opts, generate,
+                          base_ref=base, head_ref=head or "HEAD", plan=plan)
+    return FromChangelogResult(matrix, plan, mb, head_label, plan.keys)

@@ -62,9 +62,38 @@ class _File:
     rt_loaded: bool = False
     findings: list[Finding] = field(default_factory=list)
 
+    def _scan(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
+        """Fast path for ``(key,)`` / ``(key, field)`` in block style: a line scan."""
+        lines = self.raw.decode("utf-8", "replace").split("\n")
+        key = str(path[0])
+        start = None
+        for i, ln in enumerate(lines):
+            if ln.startswith((f"{key}:", f"'{key}':", f'"{key}":')):
+                start = i
+                break
+        if start is None:
+            return (None, None)
+        if len(path) == 1:
+            return (start + 1, 1)
+        indent = None
+        for j in range(start + 1, len(lines)):
+            ln = lines[j]
+            if ln and not ln[0].isspace() and not ln.startswith("#"):
+                break
+            if indent is None and ln.strip() and not ln.lstrip().startswith("#"):
+                indent = len(ln) - len(ln.lstrip(" "))
+            m = re.match(r"^( +)" + re.escape(str(path[1])) + r":(\s|$)", ln)
+            if m and len(m.group(1)) == indent:
+                return (j + 1, len(m.group(1)) + 1)
+        return (None, None)
+
     def position(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
         from inferencex_tools.io.yamlio import load_rt, rt_path_position
 
+        if 1 <= len(path) <= 2 and not self.rt_loaded:
+            pos = self._scan(path)
+            if pos[0] is not None:
+                return pos
         if not self.rt_loaded:
             self.rt_loaded = True
             try:
