@@ -37,6 +37,8 @@ _YAML_SPECIAL_RX = re.compile(
     r"[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN))$"
 )
 
+_UNSAFE_RX = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
 
 @dataclass
 class EntrySpec:
@@ -66,7 +68,11 @@ def _scalar_key(key: str) -> str:
 
 
 def _scalar_text(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """A YAML double-quoted scalar: JSON escaping, plus escapes for characters YAML does
+    not allow raw (C1 controls, U+FEFF, non-characters) or that split lines (NEL,
+    U+2028/U+2029)."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _UNSAFE_RX.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
 
 
 def check_spec(spec: EntrySpec) -> None:
