@@ -110,3 +110,40 @@ def test_action_inputs() -> None:
     assert doc["runs"]["using"] == "composite"
     text = ACTION.read_text(encoding="utf-8")
     assert "github.action_path" in text and "--format github" in text
+
+
+def run_action_step(tmp_path: Path, command: str, args: str) -> tuple[int, str, str]:
+    """Execute the action's 'Run ixtool' step script as the runner would (bash -e)."""
+    doc = load(ACTION)
+    (step,) = [s for s in doc["runs"]["steps"] if s.get("id") == "run"]
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    out = tmp_path / "github_output"
+    out.write_text("", encoding="utf-8")
+    ixtool = shutil.which("ixtool", path=str(Path(sys.executable).parent))
+    assert ixtool is not None
+    env = {"PATH": "/usr/bin:/bin", "IXTOOL": ixtool, "IXTOOL_COMMAND": command,
+           "IXTOOL_ARGS": args, "GITHUB_OUTPUT": str(out), "HOME": str(tmp_path)}
+    p = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+                       timeout=60)
+    return p.returncode, p.stdout, out.read_text(encoding="utf-8")
+
+
+def test_action_step_runs_the_command_with_annotations(tmp_path: Path) -> None:
+    rc, stdout, outputs = run_action_step(tmp_path, "labels explain",
+                                          "sweep-enabled full-sweep-enabled")
+    assert rc == 1 and "exit-code=1" in outputs
+    assert "::error file=labels,title=CI101::" in stdout
+
+
+def test_action_inputs_are_not_shell_evaluated(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    (tmp_path / "skip-queue").write_text("", encoding="utf-8")  # what `*` would glob to
+    rc, stdout, outputs = run_action_step(tmp_path, "labels explain",
+                                          f"$(touch {marker}) `touch {marker}` *")
+    assert not marker.exists()
+    assert rc == 0 and "exit-code=0" in outputs
+    assert "CI103" not in stdout  # `*` stayed a literal word, no file names crept in
+    rc, stdout, _ = run_action_step(tmp_path, "labels explain", "skip-queue")
+    assert "CI103" in stdout  # …while the same label given literally is reported
