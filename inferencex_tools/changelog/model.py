@@ -173,6 +173,9 @@ def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> b
 
 def parse(raw: bytes, label: str, *, limits: Limits = DEFAULT_LIMITS) -> Changelog:
     """Parse a snapshot; file-level problems become findings on the result."""
+    big = _oversize(raw, label, limits)
+    if big is not None:
+        return big
     cl = Changelog(raw=raw, label=label)
     if not _byte_checks(raw, label, cl.findings, cl):
         return cl
@@ -189,9 +192,32 @@ _APPEND_RX = re.compile(rb"(?:[ ]*\n)*- config-keys:")
 # A keep-chomping block scalar header (``|+``, ``>2+`` …) ends its line; such a
 # scalar would absorb the blank lines before an appended entry.
 _KEEP_CHOMP_RX = re.compile(rb"[|>][1-9]?\+[ ]*(?:#[^\n]*)?$", re.M)
-# Anything that may be an alias (``*name`` as a token).  A suffix without one
-# cannot reference a base anchor nor add to the base's alias count.
-_ALIAS_RX = re.compile(rb"(?:^|[\s\[{,])\*[^\s\[\]{},]", re.M)
+_TOKEN_BEFORE = frozenset(b" \t\r\n[{,")
+_NOT_NAME = frozenset(b" \t\r\n[]{},")
+
+
+def _may_alias(data: bytes) -> bool:
+    """Whether ``data`` may use an alias (``*name`` starting a token).  A suffix
+    without one cannot reference a base anchor nor add to the base's alias count."""
+    i = data.find(b"*")
+    while i >= 0:
+        if (i == 0 or data[i - 1] in _TOKEN_BEFORE) and i + 1 < len(data) \
+                and data[i + 1] not in _NOT_NAME:
+            return True
+        i = data.find(b"*", i + 1)
+    return False
+
+
+def _oversize(raw: bytes, label: str, limits: Limits) -> Changelog | None:
+    """A snapshot over the size limit: one CL112 finding, no further work."""
+    if len(raw) <= limits.max_bytes:
+        return None
+    cl = Changelog(raw=raw, label=label)
+    cl.findings.append(R.LIMIT.at(
+        label, None, None,
+        f"file is {len(raw) / 1e6:.1f} MB, over the {limits.max_bytes // (1024 * 1024)} MiB "
+        "limit", hint="a changelog is a few hundred kB; check that the right file was given"))
+    return cl
 
 
 def parse_extending(base: Changelog, raw: bytes, label: str, *,
@@ -208,7 +234,8 @@ def parse_extending(base: Changelog, raw: bytes, label: str, *,
     suffix = raw[n:]
     if not (base.parsed and base.spans_ok and n and raw.startswith(base.raw)
             and base.raw.endswith(b"\n") and _APPEND_RX.match(suffix)
-            and not _KEEP_CHOMP_RX.search(base.raw) and not _ALIAS_RX.search(suffix)):
+            and not _KEEP_CHOMP_RX.search(base.raw) and not _may_alias(suffix)
+            and len(raw) <= limits.max_bytes):
         return parse(raw, label, limits=limits)
     cl = Changelog(raw=raw, label=label)
     if not _byte_checks(raw, label, cl.findings, cl):

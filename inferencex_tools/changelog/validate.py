@@ -268,9 +268,11 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
         out.append(f)
     if not base.parsed or any(f.severity is Severity.ERROR for f in base.findings):
         first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
-        detail = f"{first.rule} {first.message} at line {first.line}" if first else "unparsable"
-        out.append(R.BASE_INVALID.at(base.label, first.line if first else None, None,
-                                     f"the base snapshot is not a valid changelog ({detail})"))
+        detail = (f"{first.rule} {first.message}" + (f" at line {first.line}" if first.line
+                                                        else "")) if first else "unparsable"
+        out.append(R.BASE_INVALID.at(head.label, None, None,
+                                     f"the base snapshot {base.label} is not a valid changelog "
+                                     f"({detail})"))
         return a
     if not head.parsed or not head.spans_ok:
         return a
@@ -305,47 +307,94 @@ def _empty(label: str | None) -> Changelog:
                      spans_ok=True)
 
 
+def _related(b: Entry, h: Entry) -> bool:
+    """Whether a head entry at a base entry's place is that entry edited (not a new one)."""
+    bm, hm = b.mapping, h.mapping
+    if not bm or not hm:
+        return False
+    if bm.get("config-keys") == hm.get("config-keys") or bm.get("description") == hm.get(
+        "description"
+    ):
+        return True
+    link = bm.get("pr-link")
+    return isinstance(link, str) and link == hm.get("pr-link") and link.rstrip("/")[-1:].isdigit()
+
+
+_LOOKAHEAD = 64  # head entries searched for a base entry's edited form
+
+
 def _align(a: ChangeAnalysis) -> None:
+    """Match base entries to head entries: kept, link-corrected, changed, deleted, new.
+
+    Entries are matched by deep equality (a difflib alignment of their canonical
+    JSON); inside a non-matching stretch, a head entry takes the place of a base
+    entry (changed / corrected) only when it is related to it (same config-keys,
+    description or PR link); otherwise the base entry was deleted and the head
+    entry is new.  A new entry before any kept base entry is "inserted mid-file".
+    """
     base, head, out = a.base, a.head, a.findings
     bs = [e.signature for e in base.entries]
     hs = [e.signature for e in head.entries]
     if bs == hs[: len(bs)]:
         a.new_entries = head.entries[len(bs):]
         return
+    kept: list[tuple[int, int]] = []  # (base index, head index): equal or paired
+    deleted: list[int] = []
+    new: list[int] = []
     sm = difflib.SequenceMatcher(None, bs, hs, autojunk=False)
-    n_base = len(bs)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
+            kept += [(i1 + k, j1 + k) for k in range(i2 - i1)]
             continue
-        pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-        for k in range(pairs):
-            b_e, h_e = base.entries[i1 + k], head.entries[j1 + k]
-            bd = {k2: v for k2, v in b_e.mapping.items() if k2 != "pr-link"}
-            hd = {k2: v for k2, v in h_e.mapping.items() if k2 != "pr-link"}
-            if isinstance(b_e.data, dict) and isinstance(h_e.data, dict) and bd == hd:
-                a.corrections.append((b_e, h_e))
-                continue
-            a.structural = True
-            fields = ", ".join(_changed_fields(b_e.data, h_e.data))
-            out.append(R.CHANGED.at(
+        bi, hj = i1, j1
+        while bi < i2 or hj < j2:
+            if bi < i2 and hj < j2 and _related(base.entries[bi], head.entries[hj]):
+                _pair(a, base.entries[bi], head.entries[hj])
+                kept.append((bi, hj))
+                bi += 1
+                hj += 1
+            elif bi < i2 and (hj >= j2 or not any(
+                    _related(base.entries[bi], head.entries[x])
+                    for x in range(hj, min(j2, hj + _LOOKAHEAD)))):
+                deleted.append(bi)
+                bi += 1
+            else:
+                new.append(hj)
+                hj += 1
+    kept.sort()
+    for bi in deleted:
+        b_e = base.entries[bi]
+        a.structural = True
+        before = [h for b2, h in kept if b2 < bi]  # where the entry used to be
+        out.append(R.DELETED.at(head.label, _deleted_anchor(head, before[-1] + 1 if before
+                                                            else 0), 1,
+                                f"{b_e.describe()} (base line {b_e.line}) was deleted"))
+    last_kept = max((h for _, h in kept), default=-1)
+    for hj in new:
+        h_e = head.entries[hj]
+        a.new_entries.append(h_e)
+        if hj < last_kept:
+            a.appended = False
+            nxt_b = min(b2 for b2, h in kept if h > hj)
+            out.append(R.INSERTED.at(
                 head.label, h_e.line, 1,
-                f"{b_e.describe()} was changed (fields: {fields}); history is immutable "
-                "apart from link-only corrections"))
-        for i in range(i1 + pairs, i2):
-            b_e = base.entries[i]
-            a.structural = True
-            out.append(R.DELETED.at(head.label, _deleted_anchor(head, j1 + pairs), 1,
-                                    f"{b_e.describe()} (base line {b_e.line}) was deleted"))
-        for j in range(j1 + pairs, j2):
-            h_e = head.entries[j]
-            a.new_entries.append(h_e)
-            if i2 < n_base:
-                a.appended = False
-                nxt = base.entries[i2]
-                out.append(R.INSERTED.at(
-                    head.label, h_e.line, 1,
-                    f"new {h_e.describe()} is inserted before existing {nxt.describe()}; "
-                    "new entries go at the end of the file"))
+                f"new {h_e.describe()} is inserted before existing "
+                f"{base.entries[nxt_b].describe()}; new entries go at the end of the file"))
+
+
+def _pair(a: ChangeAnalysis, b_e: Entry, h_e: Entry) -> None:
+    """A head entry in a base entry's place: a link-only correction or a change."""
+    bd = {k: v for k, v in b_e.mapping.items() if k != "pr-link"}
+    hd = {k: v for k, v in h_e.mapping.items() if k != "pr-link"}
+    if isinstance(b_e.data, dict) and isinstance(h_e.data, dict) and bd == hd:
+        a.corrections.append((b_e, h_e))
+        return
+    a.structural = True
+    fields = ", ".join(_changed_fields(b_e.data, h_e.data))
+    a.findings.append(R.CHANGED.at(
+        a.head.label, h_e.line, 1,
+        f"{b_e.describe()} was changed (fields: {fields}); history is immutable "
+        "apart from link-only corrections"))
 
 
 def _deleted_anchor(head: Changelog, j: int) -> int | None:
@@ -382,7 +431,8 @@ def _appended_bytes(a: ChangeAnalysis) -> None:
         return
     suffix = head[len(base):]
     first = a.new_entries[0]
-    expected = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
+    expected = (b"- config-keys:" if not base or base.endswith(b"\n\n")
+                else b"\n- config-keys:")
     if not suffix.startswith(expected):
         blanks = suffix[: max(0, first.start - len(base))]
         n_empty = blanks.count(b"\n") + (1 if base.endswith(b"\n\n") else 0)
