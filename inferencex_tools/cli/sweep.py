@@ -288,3 +288,17 @@ def _rows_with_keys(matrix: dict[str, Any], keys: list[str], plan: Any
             rows.extend(value)
     label = ", ".join(keys) if len(keys) <= 3 else f"{len(keys)} config keys"
     return rows, [label] * len(rows)
+
+
+@app.command("explain", cls=NargsCommand)
+def explain_cmd(
+    key: str = typer.Argument(..., help="The config key to explain."),
+    config_files: list[str] | None = CONFIG_FILES,
+    runner_config: str | None = RUNNER_CONFIG,
+) -> None:
+    """Show how one config key expands: arms × concurrencies × nodes, for reviewers."""
+    from inferencex_tools.sweep.explain import explain, render
+    from inferencex_tools.sweep.service import load_inputs
+
+    inputs = load_inputs(config_files, runner_config)
+    sys.stdout.write(render(explain(inputs.configs, inputs.runners, key)))

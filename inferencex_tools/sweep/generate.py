@@ -191,7 +191,7 @@ def _mn_gpus(key: str, prefill: dict[str, Any], runners: Runners, label: str) ->
 
 # ------------------------------------------------------------------------ generator
 
-class _Gen:
+class RowGenerator:
     def __init__(self, configs: Configs, runners: Runners, req: SweepRequest) -> None:
         self.configs = configs
         self.runners = runners
@@ -644,7 +644,7 @@ class Matrix:
 def generate_matrix(configs: Configs, runners: Runners, req: SweepRequest) -> Matrix:
     """The matrix rows for ``req`` (SWEEP.md §2.4 steps 3–5), with provenance."""
     req.check()
-    gen = _Gen(configs, runners, req)
+    gen = RowGenerator(configs, runners, req)
     rows = gen.run()
     if not req.no_evals:
         mark_evals(rows, agentic=req.evals_only or req.all_evals)
