@@ -1,7 +1,7 @@
 """Trace records → what a row really launches, plus the row ↔ launch findings.
 
-Pure functions: a :class:`~inferencex_tools.launch.trace.Trace` (or any list of
-records) and the row in, a :class:`RenderedJob` with findings out.
+Pure functions: a :class:`~inferencex_tools.launch.trace.LaunchTrace` and the row
+in, the allocation, job step, server launch and findings out.
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ from typing import Any
 
 from inferencex_tools.launch import rules as R
 from inferencex_tools.launch.env import gpu_count
-from inferencex_tools.launch.trace import FAKE_JOB_ID, Trace, TraceRecord, relativize
+from inferencex_tools.launch.trace import LaunchTrace, args_of
 from inferencex_tools.report.findings import Finding
 
-SERVER_TOOLS = ("vllm", "sglang", "trtllm-serve")
-SERVER_MODULES = ("vllm.entrypoints", "sglang.launch_server", "tensorrt_llm",
-                  "atom.entrypoints")
 ALLOC_TOOLS = ("salloc", "sbatch")
-# environment noise that is not an export of the launcher
-_NOISE = {"PWD", "OLDPWD", "SHLVL", "_", "SLURM_JOB_ID"}
+SIDECAR_TOOLS = ("mooncake_master", "mooncake_client", "etcd", "nats-server", "vllm-router")
+SANDBOX_ENV = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "TMPDIR", "LANG", "SHLVL", "_"})
 
 _SHORT = {"-p": "--partition", "-A": "--account", "-N": "--nodes", "-t": "--time",
           "-J": "--job-name", "-G": "--gpus", "-n": "--ntasks", "-c": "--cpus-per-task",
@@ -136,8 +133,8 @@ class RenderedJob:
     allocation: Allocation | None = None
     step: list[str] | None = None
     server: ServerLaunch | None = None
+    sidecars: list[list[str]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    trace_exit: int | None = None
 
     @property
     def name(self) -> str:
@@ -152,156 +149,131 @@ class RenderedJob:
             "allocation": self.allocation.to_dict() if self.allocation else None,
             "step": self.step,
             "server": self.server.to_dict() if self.server else None,
+            "sidecars": [shlex.join(c) for c in self.sidecars],
             "row": self.row,
             "findings": [f.to_dict() for f in self.findings],
         }
 
 
-def _is_server(rec: TraceRecord) -> bool:
-    if rec.tool in SERVER_TOOLS:
-        return rec.tool != "vllm" or (bool(rec.argv) and rec.argv[0] == "serve")
-    if rec.kind == "python-module":
-        args = rec.argv
-        if "-m" in args:
-            mod = args[args.index("-m") + 1] if args.index("-m") + 1 < len(args) else ""
-            return mod.startswith(SERVER_MODULES)
-    if rec.tool == "mpirun":
-        return any(a in SERVER_TOOLS for a in rec.argv)
-    return False
-
-
-def _step_env(rec: TraceRecord) -> dict[str, str]:
-    opts, _ = parse_slurm_args(rec.argv)
-    env = dict(rec.env)
-    for val in opts.get("--export", []):
-        for p in val.split(","):
-            if "=" in p:
-                k, v = p.split("=", 1)
-                env[k] = v
-    return env
-
-
-def _runs_script(rec: TraceRecord, script: str | None) -> bool:
-    _, cmd = parse_slurm_args(rec.argv)
+def step_runs(args: list[str], script: str | None) -> bool:
+    """Does an srun argument list run ``script`` (any benchmark script when None)?"""
+    _, cmd = parse_slurm_args(args)
     if not cmd:
         return False
     if script is None:
         return any(c.endswith(".sh") and "benchmarks/" in c for c in cmd)
-    return any(c == script or c.endswith("/" + script) or c.endswith(script) for c in cmd)
+    return any(c == script or c.endswith("/" + script) for c in cmd)
 
 
-def analyse(trace: Trace, *, row: dict[str, Any], script: str | None, launcher: str,
-            workflow_env: dict[str, str]) -> tuple[
-        Allocation | None, list[str] | None, ServerLaunch | None, dict[str, str],
-        list[Finding]]:
-    """Allocation, job step, server launch, launcher exports and findings of one trace."""
-    ws = trace.workspace
-    findings: list[Finding] = []
-
-    def rel(s: str) -> str:
-        return relativize(s, ws)
-
-    srun = [r for r in trace.records if r.tool == "srun"]
-    step_rec = next((r for r in srun if _runs_script(r, script)), None)
-    alloc_rec = next((r for r in trace.records if r.tool in ALLOC_TOOLS), None)
-    if alloc_rec is None and step_rec is not None:
-        sopts, _ = parse_slurm_args(step_rec.argv)
-        if "--jobid" not in sopts:
-            alloc_rec = step_rec  # srun allocates by itself
-    alloc: Allocation | None = None
-    if alloc_rec is None:
-        findings.append(R.NO_ALLOCATION.at(launcher, None, None,
-                                           "no salloc/sbatch/srun allocation was recorded"))
-    else:
-        opts, _ = parse_slurm_args(alloc_rec.argv)
-        nodes = _last(opts, "--nodes")
-        alloc = Allocation(
-            tool=alloc_rec.tool, argv=[rel(a) for a in alloc_rec.argv],
-            partition=_last(opts, "--partition"), account=_last(opts, "--account"),
-            nodes=int(nodes.split("-")[0]) if nodes and nodes.split("-")[0].isdigit() else 1,
-            gpus=gpus_requested(opts), gres=_last(opts, "--gres"), time=_last(opts, "--time"),
-            exclusive="--exclusive" in opts, job_name=_last(opts, "--job-name"),
-        )
+@dataclass
+class Analysis:
+    allocation: Allocation | None = None
     step: list[str] | None = None
-    if step_rec is None:
-        findings.append(R.NO_STEP.at(launcher, None, None,
-                                     f"no srun step ran {script or 'a benchmark script'}"))
-    else:
-        step = ["srun", *[rel(a) for a in step_rec.argv]]
-        sopts, _ = parse_slurm_args(step_rec.argv)
-        if alloc is not None:
-            alloc.container_image = _last(sopts, "--container-image")
-            mounts = _last(sopts, "--container-mounts")
-            alloc.container_mounts = [rel(m) for m in mounts.split(",")] if mounts else []
-            alloc.container_workdir = _last(sopts, "--container-workdir")
-    launcher_env: dict[str, str] = {}
-    if step_rec is not None:
-        senv = _step_env(step_rec)
-        for k, v in sorted(senv.items()):
-            if k in _NOISE or trace.initial_env.get(k) == v:
-                continue
-            launcher_env[k] = rel(v)
-        for k, v in workflow_env.items():
-            if k in ("GITHUB_WORKSPACE", "PATH", "HOME"):
-                continue
-            if senv.get(k) != v and k not in launcher_env:
-                findings.append(R.VAR_DROPPED.at(
-                    launcher, None, None,
-                    f"{k}={v!r} is exported by the workflow but the job step sees "
-                    f"{senv.get(k)!r}"))
     server: ServerLaunch | None = None
-    srv = next((r for r in trace.records if _is_server(r)), None)
-    if srv is None:
-        findings.append(R.NO_SERVER.at(script or launcher, None, None,
-                                       "no server launch was recorded"))
+    launcher_env: dict[str, str] = field(default_factory=dict)
+    sidecars: list[list[str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def analyse(lt: LaunchTrace, *, row: dict[str, Any], script: str | None, launcher: str,
+            workflow_env: dict[str, str]) -> Analysis:
+    """Allocation, job step, server launch, launcher exports and findings of one launch."""
+    from inferencex_tools.policy.engines import engine_of
+
+    out = Analysis()
+    show = lt.show
+    step_rec = lt.step_record
+    alloc_rec = next((r for r in lt.launcher.records if r.tool in ALLOC_TOOLS), None)
+    if alloc_rec is None and step_rec is not None \
+            and "--jobid" not in parse_slurm_args(args_of(step_rec))[0]:
+        alloc_rec = step_rec  # srun outside an allocation allocates by itself
+    if alloc_rec is None:
+        out.findings.append(R.NO_ALLOCATION.at(
+            launcher, None, None, "no salloc/sbatch/srun allocation was recorded"))
     else:
-        base = dict(trace.initial_env)
-        maps: list[tuple[str, str]] = []
-        if step_rec is not None:
-            base = _step_env(step_rec)
-            for spec in parse_slurm_args(step_rec.argv)[0].get("--container-mounts", []):
-                for m in spec.split(","):
-                    bits = m.split(":")
-                    if len(bits) >= 2 and bits[0] and bits[1]:
-                        maps.append((bits[0].rstrip("/"), bits[1].rstrip("/")))
-
-        def seen(v: str) -> str:
-            for host, cont in maps:
-                v = v.replace(host, cont)
-            return v
-
-        extra = {k: rel(v) for k, v in sorted(srv.env.items())
-                 if k not in _NOISE and seen(base.get(k, "\0")) != v and k != "PATH"}
-        server = ServerLaunch(srv.tool, [rel(a) for a in srv.argv], extra)
-    if alloc is not None:
-        for piece, value in (("partition", alloc.partition), ("time limit", alloc.time),
-                             ("container image", alloc.container_image)):
+        args = [show(a) for a in args_of(alloc_rec)]
+        opts, _ = parse_slurm_args(args)
+        nodes = _last(opts, "--nodes")
+        first = nodes.split("-")[0] if nodes else "1"
+        out.allocation = Allocation(
+            tool=alloc_rec.tool, argv=args, partition=_last(opts, "--partition"),
+            account=_last(opts, "--account"), nodes=int(first) if first.isdigit() else None,
+            gpus=gpus_requested(opts), gres=_last(opts, "--gres"), time=_last(opts, "--time"),
+            exclusive="--exclusive" in opts, job_name=_last(opts, "--job-name"))
+    if step_rec is None:
+        out.findings.append(R.NO_STEP.at(launcher, None, None,
+                                         f"no srun step ran {script or 'a benchmark script'}"))
+    else:
+        out.step = ["srun", *[show(a) for a in args_of(step_rec)]]
+        sopts, _ = parse_slurm_args(out.step[1:])
+        if out.allocation is not None:
+            out.allocation.container_image = _last(sopts, "--container-image")
+            mounts = _last(sopts, "--container-mounts")
+            out.allocation.container_mounts = mounts.split(",") if mounts else []
+            out.allocation.container_workdir = _last(sopts, "--container-workdir")
+        for k, v in sorted(lt.step_env.items()):
+            if k == "GITHUB_WORKSPACE" or workflow_env.get(k) == v:
+                continue
+            out.launcher_env[k] = v
+        for k, v in workflow_env.items():
+            got = lt.step_env.get(k)
+            if k == "GITHUB_WORKSPACE" or got == v:
+                continue
+            out.findings.append(R.VAR_DROPPED.at(
+                launcher, None, None,
+                f"{k}={v!r} is exported by the workflow but the job step sees "
+                + ("it unset" if got is None else repr(got))))
+    if lt.step_script is not None and script is not None and lt.step_script != script:
+        out.findings.append(R.OTHER_SCRIPT.at(
+            launcher, None, None, f"the job step runs {lt.step_script}, the row resolves to "
+            f"{script}"))
+    if lt.script is not None:
+        for rec in lt.script.records:
+            if out.server is None and engine_of(rec) is not None:
+                env = {k: show(v) for k, v in sorted(rec.env.items())
+                       if k not in SANDBOX_ENV and k != "GITHUB_WORKSPACE"
+                       and lt.step_env.get(k) != show(v)}
+                out.server = ServerLaunch(rec.tool.replace("python -m ", "python3 -m "),
+                                          [show(a) for a in args_of(rec)], env)
+            elif rec.tool in SIDECAR_TOOLS:
+                out.sidecars.append([rec.tool, *[show(a) for a in args_of(rec)]])
+    if step_rec is not None and lt.script is not None and out.server is None:
+        out.findings.append(R.NO_SERVER.at(script or launcher, None, None,
+                                           "no server launch was recorded"))
+    a = out.allocation
+    if a is not None:
+        for piece, value in (("partition", a.partition), ("time limit", a.time),
+                             ("container image", a.container_image)):
             if not value:
-                findings.append(R.ALLOC_UNRESOLVED.at(
+                out.findings.append(R.ALLOC_UNRESOLVED.at(
                     launcher, None, None, f"the allocation states no {piece}"))
         want = gpu_count(row)
-        if alloc.gpus is None:
-            findings.append(R.ALLOC_UNRESOLVED.at(launcher, None, None,
-                                                  "the allocation requests no GPUs"))
-        elif alloc.gpus != want:
-            findings.append(R.GPU_MISMATCH.at(
-                launcher, None, None,
-                f"allocation requests {alloc.gpus} GPU(s), the row needs {want} (tp·pp·pcp)"))
-    if server is not None:
-        findings.extend(check_server(server, row, script or launcher))
-    if trace.timed_out:
-        findings.append(R.TRACE_FAILED.at(launcher, None, None,
-                                          "tracing timed out; last: " + _last_line(trace)))
-    elif trace.exit_code != 0:
-        findings.append(R.TRACE_FAILED.at(
-            launcher, None, None,
-            f"exit {trace.exit_code}; last recorded: {_last_line(trace)}; stderr: "
-            + rel(trace.stderr.strip().splitlines()[-1] if trace.stderr.strip() else "")))
-    return alloc, step, server, launcher_env, findings
-
-
-def _last_line(trace: Trace) -> str:
-    return trace.records[-1].line if trace.records else "(nothing)"
+        if a.gpus is None:
+            out.findings.append(R.ALLOC_UNRESOLVED.at(launcher, None, None,
+                                                      "the allocation requests no GPUs"))
+        elif a.gpus * (a.nodes or 1) != want:
+            out.findings.append(R.GPU_MISMATCH.at(
+                launcher, None, None, f"allocation requests {a.gpus} GPU(s) per node on "
+                f"{a.nodes or 1} node(s), the row needs {want} (tp·pp·pcp)"))
+        image = row.get("image")
+        if a.container_image and image and a.container_image != image \
+                and str(image) not in a.container_image:
+            out.findings.append(R.IMAGE_MISMATCH.at(
+                launcher, None, None, f"container {a.container_image}, row image {image}"))
+    if out.server is not None:
+        out.findings.extend(check_server(out.server, row, script or launcher))
+    for stage, tr, where in (("launcher", lt.launcher, launcher),
+                             ("benchmark script", lt.script, script or launcher)):
+        if tr is None or tr.ok:
+            continue
+        what = (f"timed out after {tr.seconds:.0f}s" if tr.timed_out
+                else f"exited {tr.returncode}")
+        err = tr.stderr_tail.strip().splitlines()
+        out.findings.append(R.TRACE_FAILED.at(
+            where, None, None,
+            f"the {stage} {what}; last traced line: {show(tr.last_line or '?')}"
+            + (f"; stderr: {show(err[-1])}" if err else "")))
+    return out
 
 
 def flag_values(argv: list[str], *names: str) -> list[str]:
@@ -420,10 +392,13 @@ def format_job_text(job: RenderedJob) -> str:
         if job.server.env:
             lines.append("server environment set by the script:")
             lines.extend(f"  {k}={shlex.quote(v)}" for k, v in job.server.env.items())
+    if job.sidecars:
+        lines.append("other processes started by the script:")
+        lines.extend("  " + shlex.join(c) for c in job.sidecars)
     for f in job.findings:
         lines.append(f"  {f.severity.value} [{f.rule}] {f.message}")
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["FAKE_JOB_ID", "Allocation", "RenderedJob", "ServerLaunch", "analyse",
+__all__ = ["Allocation", "Analysis", "RenderedJob", "ServerLaunch", "analyse",
            "format_job_text"]

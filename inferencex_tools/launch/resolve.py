@@ -2,20 +2,16 @@
 
 The launcher is ``runners/launch_<family>.sh`` where the family is the concrete
 runner node's name cut at its first ``_``.  The benchmark script follows the
-launcher family's naming rule.  Everything here is pure apart from the
-``exists`` predicate (a callable, so tests can resolve against any tree).
+launcher family's naming rule, as implemented by the policy area's
+:func:`inferencex_tools.policy.resolve.resolve_script` (reused here through a
+small adapter from matrix rows to its row type).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-# launcher families whose script name has no framework part (SWEEP.md §7.3)
-_NO_FRAMEWORK = ("h100", "mi300x-amds", "mi325x")
-_H200_LEGACY = ("h200-cw", "h200-nb")
 
 
 @dataclass
@@ -48,34 +44,31 @@ def family_of(node: str) -> str:
     return node.split("_", 1)[0]
 
 
-def gpu_of(row: dict[str, Any], family: str) -> str:
-    """The GPU token of script names: the family up to its first '-' (h200, b200 …)."""
-    return family.split("-", 1)[0]
+def policy_row(row: dict[str, Any], eval_only: bool = False) -> Any:
+    """A matrix row as the policy area's :class:`~inferencex_tools.policy.resolve.Row`."""
+    from inferencex_tools.policy.resolve import Row
 
-
-def script_candidates(row: dict[str, Any], family: str) -> list[str]:
-    """Benchmark scripts the launcher of ``family`` tries for ``row``, in order."""
-    sub = "agentic/" if row.get("scenario-type") == "agentic-coding" else "fixed_seq_len/"
+    agentic = row.get("scenario-type") == "agentic-coding"
+    keys = ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "spec-decoding",
+            "kv-offloading", "kv-offload-backend")
+    entry: dict[str, Any] = {k: row[k] for k in keys if k in row}
     exp = str(row.get("exp-name", ""))
-    model = exp.split("_", 1)[0] if exp else str(row.get("model-prefix", ""))
-    prec = row.get("precision")
-    fw = row.get("framework")
-    spec = "_mtp" if row.get("spec-decoding") == "mtp" else ""
-    gpu = gpu_of(row, family)
-    base = f"benchmarks/single_node/{sub}{model}_{prec}_{gpu}"
-    trt = "_trt" if fw == "trt" else ""
-    if family.startswith(_NO_FRAMEWORK):
-        return [f"{base}{spec}.sh"]
-    if family in _H200_LEGACY:
-        return [f"{base}{trt}{spec}.sh"]
-    if family.startswith("mi355x"):
-        atom = "_atom" if fw == "atom" else ""
-        return [f"{base}_{fw}{spec}.sh", f"{base}{atom}{spec}.sh"]
-    return [f"{base}_{fw}{spec}.sh", f"{base}{trt}{spec}.sh"]
+    config = {k: row.get(k) for k in ("image", "model", "precision", "framework", "runner")}
+    # the launcher takes the model code from exp-name, not from the config field
+    config["model-prefix"] = exp.split("_", 1)[0] if exp else row.get("model-prefix")
+    conc = row.get("conc")
+    return Row(config_file="", key=str(row.get("exp-name", "")), key_line=None,
+               scenario="agentic-coding" if agentic else "fixed-seq-len", item_index=0,
+               entry_index=0, conc=int(conc[0] if isinstance(conc, list) else conc or 0),
+               eval_only=eval_only, config=config, entry=entry,
+               seq={k: row[k] for k in ("isl", "osl") if k in row},
+               dram_gb=int(row.get("total-cpu-dram-gb", 0) or 0))
 
 
 def resolve(row: dict[str, Any], labels: dict[str, list[str]], runner: str | None,
-            exists: Callable[[str], bool]) -> Resolution:
+            root: Path) -> Resolution:
+    from inferencex_tools.policy.resolve import resolve_script
+
     label = str(row.get("runner", ""))
     node = pick_node(label, labels, runner)
     if node is None:
@@ -83,24 +76,16 @@ def resolve(row: dict[str, Any], labels: dict[str, list[str]], runner: str | Non
             "LA103", f"runner label {label!r} has no nodes in configs/runners.yaml")])
     family = family_of(node)
     launcher = f"runners/launch_{family}.sh"
-    res = Resolution(node, family, launcher if exists(launcher) else None, None)
+    res = Resolution(node, family, launcher if (root / launcher).is_file() else None, None)
     if res.launcher is None:
         res.problems.append(("LA104", f"node {node!r} → launcher {launcher} does not exist"))
+        return res
     if row.get("prefill") is not None:
         res.problems.append(("LA106", "multi-node row: the launcher runs an srt-slurm recipe"))
         return res
-    res.candidates = script_candidates(row, family)
-    for c in res.candidates:
-        if exists(c):
-            res.script = c
-            break
-    else:
-        res.problems.append(("LA105", "none of the scripts the launcher tries exists: "
-                             + ", ".join(res.candidates)))
+    pres = resolve_script(root, policy_row(row), family)
+    res.candidates = list(pres.tried)
+    res.script = pres.script
+    if pres.script is None:
+        res.problems.append(("LA105", pres.why or "no benchmark script resolves"))
     return res
-
-
-def exists_under(root: Path) -> Callable[[str], bool]:
-    def _exists(rel: str) -> bool:
-        return (root / rel).is_file()
-    return _exists

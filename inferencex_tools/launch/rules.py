@@ -25,6 +25,9 @@ MULTINODE = rule("LA106", W, "multi-node rows are not rendered (srt-slurm recipe
 NAME_CLASH = rule("LA108", W, "several rows share one exp-name (job names and result names "
                   "collide)", "tell the jobs apart by job id; the sweep's exp-name omits ep, "
                   "pp and dp-attn", area=A)
+OTHER_SCRIPT = rule("LA109", E, "the launcher runs another benchmark script than the row "
+                    "resolves to", "make the launcher follow the script naming rule "
+                    "(SWEEP.md §7) or rename the script", area=A)
 EVAL_UNMARKED = rule("LA107", N, "rendered as an eval run although the sweep would not "
                      "select this row for evals",
                      "evals run at the row `ixtool sweep test-config --evals-only` picks",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from inferencex_tools.errors import UsageError
 from inferencex_tools.launch import rules as R
 from inferencex_tools.launch.env import row_env
 from inferencex_tools.launch.render import RenderedJob, analyse
-from inferencex_tools.launch.resolve import exists_under, resolve
+from inferencex_tools.launch.resolve import resolve
 from inferencex_tools.launch.rows import (
     SelectedRow,
     Selection,
@@ -23,7 +24,7 @@ from inferencex_tools.launch.rows import (
     rows_from_matrix,
 )
 from inferencex_tools.launch.sbatch import BatchJob
-from inferencex_tools.launch.trace import run_traced
+from inferencex_tools.launch.trace import trace_launch
 from inferencex_tools.report.findings import Finding, Result
 
 
@@ -77,9 +78,9 @@ def _labels(root: Path) -> dict[str, list[str]]:
 
 
 def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
-               runner: str | None, *, timeout: float = 30.0) -> RenderedJob:
+               runner: str | None, *, timeout: float = 60.0) -> RenderedJob:
     row = sel.row
-    res = resolve(row, labels, runner, exists_under(root))
+    res = resolve(row, labels, runner, root)
     job = RenderedJob(row=row, config_key=sel.config_key, arm=sel.arm,
                       eval_only=sel.eval_only, node=res.node, launcher=res.launcher,
                       script=res.script)
@@ -99,15 +100,27 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
         return job
     job.workflow_env = row_env(row, node=res.node, workspace="$GITHUB_WORKSPACE",
                                eval_only=sel.eval_only)
-    env = dict(job.workflow_env)
-    trace = run_traced(root, res.launcher, env, timeout=timeout)
-    job.trace_exit = trace.exit_code
-    alloc, step, server, launcher_env, findings = analyse(
-        trace, row=row, script=res.script, launcher=res.launcher,
-        workflow_env={k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"})
-    job.allocation, job.step, job.server, job.launcher_env = alloc, step, server, launcher_env
-    job.findings.extend(findings)
+    lt = trace_launch(root, res.launcher, dict(job.workflow_env), script=res.script,
+                      timeout=timeout)
+    an = analyse(lt, row=row, script=res.script, launcher=res.launcher,
+                 workflow_env={k: v for k, v in job.workflow_env.items()
+                               if k != "GITHUB_WORKSPACE"})
+    job.allocation, job.step, job.server = an.allocation, an.step, an.server
+    job.launcher_env, job.sidecars = an.launcher_env, an.sidecars
+    job.findings.extend(an.findings)
     return job
+
+
+def _render_all(root: Path, rows: list[SelectedRow], labels: dict[str, list[str]],
+                runner: str | None) -> list[RenderedJob]:
+    """Render rows, a few at a time (each trace is a pair of sandboxed subprocesses)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(4, os.cpu_count() or 1, len(rows)))
+    if workers == 1:
+        return [render_row(root, sel, labels, runner) for sel in rows]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda sel: render_row(root, sel, labels, runner), rows))
 
 
 def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list[RenderedJob]]:
@@ -123,8 +136,7 @@ def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list
     if src.eval and src.config_key:
         marked = eval_marked(root, src.config_key)
     jobs: list[RenderedJob] = []
-    for sel in rows:
-        job = render_row(root, sel, labels, runner)
+    for sel, job in zip(rows, _render_all(root, rows, labels, runner), strict=True):
         if src.eval and src.config_key and not any(
                 _same_arm(m, sel.row) for m in marked):
             job.findings.append(R.EVAL_UNMARKED.at(
@@ -179,15 +191,16 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
                         partition=req.partition, time=req.time, account=req.account,
                         extra_env=dict(req.extra_env))
     jobs: list[BatchJob] = []
+    rendered = _render_all(root, rows, labels, req.runner) if req.check else []
     for i, sel in enumerate(rows, 1):
-        res = resolve(sel.row, labels, req.runner, exists_under(root))
+        res = resolve(sel.row, labels, req.runner, root)
         where = res.launcher or str(sel.row.get("runner", "<row>"))
         name = str(sel.row.get("exp-name", f"row {i}"))
         rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
         problems = [rule_by_id[rid].at(where, None, None, f"{name}: {msg}")
                     for rid, msg in res.problems]
-        if req.check and not problems:
-            problems = render_row(root, sel, labels, req.runner).findings
+        if rendered and not problems:
+            problems = rendered[i - 1].findings
         result.extend(problems)
         if any(p.severity.value == "error" for p in problems) or res.node is None \
                 or res.launcher is None:

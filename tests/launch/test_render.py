@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from inferencex_tools.launch.render import RenderedJob, flag_values, json_flag
-from inferencex_tools.launch.service import RowSource, render
+from inferencex_tools.launch.service import RowSource, render, select_rows
 from tests.launch.conftest import SEED_KEY
 
 ARMS = {1: (8, 1, "none", [1, 4, 8, 12, 16]),
@@ -127,10 +127,12 @@ def test_allocation_and_exports(rendered: list[RenderedJob]) -> None:
         assert [f.rule for f in job.findings] == ["LA204"]
 
 
-def test_one_concurrency_in_several_arms_renders_each(repo_root: Path) -> None:
-    result, jobs = render(repo_root, RowSource(config_key=SEED_KEY, conc=[4]), None)
-    assert result.ok
-    assert [(j.arm, j.row["conc"]) for j in jobs] == [(1, 4), (2, 4), (3, 4)]
+def test_one_concurrency_in_several_arms_selects_each(repo_root: Path) -> None:
+    rows = select_rows(repo_root, RowSource(config_key=SEED_KEY, conc=[4]))
+    assert [(r.arm, r.row["conc"], r.row["ep"]) for r in rows] == [
+        (1, 4, 1), (2, 4, 8), (3, 4, 8)]
+    assert [r.row["kv-offloading"] for r in rows] == ["none", "none", "dram"]
+    assert select_rows(repo_root, RowSource(config_key=SEED_KEY, arm=3, conc=[1])) == []
 
 
 def test_row_json_renders_like_the_selection(repo_root: Path,
