@@ -103,6 +103,13 @@ class CheckRun:
     started_at: str
 
 
+@dataclass(frozen=True)
+class LabelEvent:
+    event: str  # "labeled" | "unlabeled"
+    label: str
+    created_at: str
+
+
 @dataclass
 class RetryPolicy:
     """Bounded backoff: ``attempts`` tries, delays ``base * 2**k`` capped at ``cap``."""
@@ -326,6 +333,18 @@ class Forge:
         # re-reads the comments instead (idempotent resume).
         return self._call(f"POST {self._path(f'/issues/{number}/comments')}", go,
                           idempotent=False)
+
+    def label_events(self, number: int) -> list[LabelEvent]:
+        """``labeled``/``unlabeled`` events of the PR, to know the labels of a past run."""
+
+        def go() -> list[LabelEvent]:
+            out: list[LabelEvent] = []
+            for ev in self._repo.get_issue(number).get_events():
+                if ev.event in ("labeled", "unlabeled") and ev.label is not None:
+                    out.append(LabelEvent(ev.event, ev.label.name, _iso(ev.created_at)))
+            return out
+
+        return self._call(f"GET {self._path(f'/issues/{number}/events')} (paged)", go)
 
     # -- workflow runs ------------------------------------------------------------
     def sweep_runs(self, branch: str, workflow: str = SWEEP_WORKFLOW) -> list[WorkflowRun]:

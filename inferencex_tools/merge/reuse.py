@@ -8,7 +8,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from inferencex_tools.io.github import Artifact, Comment, PullCommit, PullInfo, WorkflowRun
+from inferencex_tools.io.github import (
+    Artifact,
+    Comment,
+    LabelEvent,
+    PullCommit,
+    PullInfo,
+    WorkflowRun,
+)
 from inferencex_tools.merge import rules as R
 from inferencex_tools.report.findings import Finding
 
@@ -45,6 +52,29 @@ def label_findings(pr: PullInfo, where: str) -> list[Finding]:
             f"PR #{pr.number} is labelled {', '.join(bad)}: its sweep results are partial "
             "and main refuses to reuse them"))
     return out
+
+
+def labels_at(current: Iterable[str], events: Iterable[LabelEvent], when: str) -> set[str]:
+    """The PR's labels at time ``when``: today's labels with later events undone (G9)."""
+    labels = set(current)
+    for ev in sorted(events, key=lambda e: e.created_at, reverse=True):
+        if ev.created_at <= when:
+            break
+        if ev.event == "labeled":
+            labels.discard(ev.label)
+        elif ev.event == "unlabeled":
+            labels.add(ev.label)
+    return labels
+
+
+def run_label_problem(labels: set[str]) -> str | None:
+    """Why a run created under ``labels`` produced no reusable full sweep, if it did not."""
+    primaries = sorted(lb for lb in labels if lb in PRIMARY)
+    bad = sorted(lb for lb in labels if lb in INCOMPATIBLE)
+    if len(primaries) != 1 or primaries[0] not in FULL_SWEEP or bad:
+        shown = ", ".join(primaries + bad) or "no sweep label"
+        return f"it ran while the PR was labelled {shown}, not as one full sweep"
+    return None
 
 
 # --------------------------------------------------------------------------- authorization
@@ -128,12 +158,25 @@ def choose_run(
     pinned: WorkflowRun | None,
     artifacts_of: Callable[[int], list[Artifact]],
     where: str,
+    labels_of: Callable[[WorkflowRun], set[str]] | None = None,
 ) -> RunChoice:
-    """Pick the source run: the pinned one (validated) or the newest eligible one."""
+    """Pick the source run: the pinned one (validated) or the newest eligible one.
+
+    ``labels_of(run)`` gives the PR's labels when the run was created (G9); a run
+    made under a trimmed, evals-only or agentx-fast labelling is not reusable."""
     shas = {c.sha for c in commits}
     considered: list[str] = []
+
+    def problems_of(run: WorkflowRun) -> list[str]:
+        out = _run_problems(run, shas, SWEEP_WORKFLOW_PATH)
+        if not out and labels_of is not None:
+            why = run_label_problem(labels_of(run))
+            if why:
+                out.append(why)
+        return out
+
     if pinned is not None:
-        problems = _run_problems(pinned, shas, SWEEP_WORKFLOW_PATH)
+        problems = problems_of(pinned)
         arts: list[str] = []
         if not problems:
             arts = reusable_artifacts(artifacts_of(pinned.id))
@@ -148,7 +191,7 @@ def choose_run(
         return RunChoice(pinned, arts, [], considered)
     expired_seen = False
     for run in sorted(runs or [], key=lambda r: r.created_at, reverse=True):
-        problems = _run_problems(run, shas, SWEEP_WORKFLOW_PATH)
+        problems = problems_of(run)
         if problems:
             considered.append(f"run {run.id}: " + "; ".join(problems))
             continue

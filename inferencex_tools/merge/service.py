@@ -215,7 +215,10 @@ def preflight(ctx: Context) -> None:
     if not pr.is_fork:
         pinned = forge.run(run_id) if run_id is not None else None
         runs = None if pinned is not None else forge.sweep_runs(pr.head_ref)
-        choice = reuse.choose_run(pr, ctx.commits, runs, pinned, forge.artifacts, where)
+        events = forge.label_events(pr.number)
+        choice = reuse.choose_run(
+            pr, ctx.commits, runs, pinned, forge.artifacts, where,
+            labels_of=lambda r: reuse.labels_at(pr.labels, events, r.created_at))
         ctx.result.extend(choice.findings)
         ctx.result.info["runs_considered"] = choice.considered
         ctx.run = choice.run

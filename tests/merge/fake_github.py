@@ -78,6 +78,7 @@ class PR:
     merge_commit_sha: str | None = None
     base_ref: str = "main"
     draft: bool = False
+    events: list[tuple[str, str, int]] = field(default_factory=list)  # (event, label, ts n)
 
 
 @dataclass
@@ -116,6 +117,7 @@ class FakeGitHub:
         self.login = login
         self.association = association
         self.max_page = max_page
+        self.prefix = ""  # "/api/v3" to act as GitHub Enterprise Server
         self.prs: dict[int, PR] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.runs: list[Run] = []
@@ -142,6 +144,11 @@ class FakeGitHub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
+    @property
+    def api(self) -> str:
+        """Root of the API URLs inside payloads (GitHub Enterprise: ``…/api/v3``)."""
+        return self.url + self.prefix
+
     def start(self) -> FakeGitHub:
         self.thread.start()
         return self
@@ -167,9 +174,9 @@ class FakeGitHub:
                     association: str = "MEMBER") -> dict[str, Any]:
         cid = 9000 + sum(len(v) for v in self.comments.values()) + 1
         c = {"id": cid, "node_id": f"IC_{cid}", "body": body,
-             "url": f"{self.url}/repos/{self.slug}/issues/comments/{cid}",
+             "url": f"{self.api}/repos/{self.slug}/issues/comments/{cid}",
              "html_url": f"https://github.com/{self.slug}/pull/{number}#issuecomment-{cid}",
-             "issue_url": f"{self.url}/repos/{self.slug}/issues/{number}",
+             "issue_url": f"{self.api}/repos/{self.slug}/issues/{number}",
              "user": {"login": login, "id": abs(hash(login)) % 10**6, "type": "User"},
              "created_at": self.tick(), "updated_at": ts(self._clock),
              "author_association": association}
@@ -187,7 +194,7 @@ class FakeGitHub:
         owner, name = full.split("/")
         return {"id": abs(hash(full)) % 10**6, "name": name, "full_name": full,
                 "owner": {"login": owner, "id": 1, "type": "Organization"},
-                "url": f"{self.url}/repos/{full}", "html_url": f"https://github.com/{full}",
+                "url": f"{self.api}/repos/{full}", "html_url": f"https://github.com/{full}",
                 "fork": full != self.slug, "private": False, "default_branch": "main"}
 
     def pr_payload(self, pr: PR) -> dict[str, Any]:
@@ -196,17 +203,17 @@ class FakeGitHub:
         base_sha = self.ref(f"refs/heads/{pr.base_ref}")
         head_repo = pr.head_repo or self.slug
         return {
-            "url": f"{self.url}/repos/{self.slug}/pulls/{pr.number}",
+            "url": f"{self.api}/repos/{self.slug}/pulls/{pr.number}",
             "id": 100000 + pr.number, "node_id": f"PR_{pr.number}", "number": pr.number,
             "html_url": f"https://github.com/{self.slug}/pull/{pr.number}",
-            "issue_url": f"{self.url}/repos/{self.slug}/issues/{pr.number}",
+            "issue_url": f"{self.api}/repos/{self.slug}/issues/{pr.number}",
             "state": pr.state, "locked": False, "title": pr.title, "body": "",
             "draft": pr.draft, "merged": pr.merged, "mergeable": True,
             "merge_commit_sha": pr.merge_commit_sha,
             "user": {"login": "author", "id": 7, "type": "User"},
             "labels": [{"id": i + 1, "node_id": f"L{i}", "name": n, "color": "ededed",
                         "default": False, "description": None,
-                        "url": f"{self.url}/repos/{self.slug}/labels/{n}"}
+                        "url": f"{self.api}/repos/{self.slug}/labels/{n}"}
                        for i, n in enumerate(pr.labels)],
             "head": {"label": f"{head_repo.split('/')[0]}:{pr.head_ref}", "ref": pr.head_ref,
                      "sha": head_sha, "repo": self._repo_payload(head_repo)},
@@ -226,7 +233,7 @@ class FakeGitHub:
                 continue
             sha, msg = rec.split("\x00", 1)
             items.append({"sha": sha, "node_id": f"C_{sha[:8]}",
-                          "url": f"{self.url}/repos/{self.slug}/commits/{sha}",
+                          "url": f"{self.api}/repos/{self.slug}/commits/{sha}",
                           "html_url": f"https://github.com/{self.slug}/commit/{sha}",
                           "commit": {"message": msg.strip("\n"), "author": {
                               "name": "a", "email": "a@x", "date": ts(0)}},
@@ -238,18 +245,18 @@ class FakeGitHub:
                 "head_branch": r.head_branch, "head_sha": r.head_sha, "path": r.path,
                 "run_number": r.id % 1000, "run_attempt": 1, "event": r.event,
                 "status": r.status, "conclusion": r.conclusion, "workflow_id": 42,
-                "url": f"{self.url}/repos/{self.slug}/actions/runs/{r.id}",
+                "url": f"{self.api}/repos/{self.slug}/actions/runs/{r.id}",
                 "html_url": f"https://github.com/{self.slug}/actions/runs/{r.id}",
                 "created_at": ts(r.created), "updated_at": ts(r.created + 30),
                 "pull_requests": [],
-                "artifacts_url": f"{self.url}/repos/{self.slug}/actions/runs/{r.id}/artifacts"}
+                "artifacts_url": f"{self.api}/repos/{self.slug}/actions/runs/{r.id}/artifacts"}
 
     def artifact_payloads(self, r: Run) -> list[dict[str, Any]]:
         return [{"id": r.id * 10 + i, "node_id": f"A{i}", "name": n, "size_in_bytes": 1024,
                  "expired": exp, "created_at": ts(r.created + 40),
                  "expires_at": ts(r.created + 50000),
-                 "url": f"{self.url}/repos/{self.slug}/actions/artifacts/{r.id * 10 + i}",
-                 "archive_download_url": f"{self.url}/repos/{self.slug}/actions/artifacts/"
+                 "url": f"{self.api}/repos/{self.slug}/actions/artifacts/{r.id * 10 + i}",
+                 "archive_download_url": f"{self.api}/repos/{self.slug}/actions/artifacts/"
                                          f"{r.id * 10 + i}/zip"}
                 for i, (n, exp) in enumerate(r.artifacts)]
 
@@ -267,7 +274,7 @@ class FakeGitHub:
                         "status": c["status"], "conclusion": c.get("conclusion"),
                         "started_at": c.get("started_at", ts(10)),
                         "completed_at": ts(20) if c["status"] == "completed" else None,
-                        "url": f"{self.url}/repos/{self.slug}/check-runs/{cid}",
+                        "url": f"{self.api}/repos/{self.slug}/check-runs/{cid}",
                         "html_url": f"https://github.com/{self.slug}/runs/{cid}",
                         "app": {"slug": "github-actions", "id": 15368}})
         return out
@@ -300,6 +307,7 @@ ROUTES: list[tuple[str, str, str]] = [
     ("PUT", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/merge", "merge"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)", "get_issue"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "list_comments"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/events", "list_events"),
     ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "post_comment"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)", "get_workflow"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)/runs", "list_runs"),
@@ -438,6 +446,15 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if self._pr(n) is not None:
                 self._page(list(fake.comments[int(n)]))
 
+        def h_list_events(self, n: str) -> None:
+            if (pr := self._pr(n)) is not None:
+                self._page([{"id": 700 + i, "node_id": f"LE_{i}", "event": ev,
+                             "url": f"{fake.api}/repos/{fake.slug}/issues/events/{700 + i}",
+                             "actor": {"login": "lead", "id": 3, "type": "User"},
+                             "commit_id": None, "commit_url": None, "created_at": ts(t),
+                             "label": {"name": label, "color": "ededed"}}
+                            for i, (ev, label, t) in enumerate(pr.events)])
+
         def h_post_comment(self, n: str) -> None:
             if self._pr(n) is not None:
                 body = self._body().get("body", "")
@@ -449,7 +466,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
         def h_get_workflow(self, wf: str) -> None:
             self._send(200, {"id": 42, "name": "Run Sweep", "path": f".github/workflows/{wf}",
                              "state": "active",
-                             "url": f"{fake.url}/repos/{fake.slug}/actions/workflows/42"})
+                             "url": f"{fake.api}/repos/{fake.slug}/actions/workflows/42"})
 
         def h_list_runs(self, wf: str) -> None:
             q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))

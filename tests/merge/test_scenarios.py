@@ -400,3 +400,34 @@ def test_crash_after_each_step_then_rerun(world: World, step: str, main_moved: b
     assert again.info["state"] == "already-merged"
     assert again.info["merge_sha"] == world.fake.prs[PRN].merge_commit_sha
     assert len(world.fake.merges) == 1
+
+
+def test_run_made_under_trimmed_label_is_not_reused(world: World) -> None:
+    """G9: run 1001 was created (minute 100) while the PR was labelled sweep-enabled;
+    the label was switched to full-sweep-enabled afterwards (minute 150)."""
+    world.open_pr()
+    world.fake.prs[PRN].events = [("labeled", "sweep-enabled", 50),
+                                  ("unlabeled", "sweep-enabled", 150),
+                                  ("labeled", "full-sweep-enabled", 151)]
+    world.clone_user()
+    _refused(world, "MR301")
+
+
+def test_newest_run_made_under_trimmed_label_is_skipped(world: World) -> None:
+    """G9: full sweep (1001, minute 100), relabel to sweep-enabled (150), trimmed run
+    (1002, minute 200), relabel back (250): the newest *full* run, 1001, is reused."""
+    sha = world.open_pr(run=False)
+    world.fake.prs[PRN].events = [("labeled", "full-sweep-enabled", 50),
+                                  ("unlabeled", "full-sweep-enabled", 150),
+                                  ("labeled", "sweep-enabled", 151),
+                                  ("unlabeled", "sweep-enabled", 250),
+                                  ("labeled", "full-sweep-enabled", 251)]
+    world.fake.runs.append(Run(1001, sha, "feat", created=100))
+    world.fake.runs.append(Run(1002, sha, "feat", created=200))
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    assert res.info["run_id"] == 1001
+    assert res.info["runs_considered"][0].startswith("run 1002: it ran while the PR was "
+                                                     "labelled sweep-enabled")
+    assert_merged(world, run_id=1001)
