@@ -158,12 +158,15 @@ def append_outputs(path: str, pairs: list[tuple[str, str]]) -> None:
             "$GITHUB_OUTPUT")
 
 
-def run_shards(matrix_path: Path, max_shards: int) -> tuple[list[tuple[str, str]], Result]:
+def run_shards(matrix_path: Path, max_shards: int, *, canary: bool = False
+               ) -> tuple[list[tuple[str, str]], Result]:
     """``ci shards``: the outputs and a Result (findings when rows do not fit)."""
     from inferencex_tools.ci.shards import make_shards
 
-    sh = make_shards(_read_json(matrix_path, "sweep matrix"), max_shards=max_shards)
-    pairs = [("shard-count", str(sum(1 for s in sh.shards if s))), ("jobs", str(sh.total))]
+    sh = make_shards(_read_json(matrix_path, "sweep matrix"), max_shards=max_shards,
+                     canary=canary)
+    pairs = [("shard-count", str(sum(1 for s in sh.shards if s))), ("jobs", str(sh.total)),
+             ("canary", json.dumps(sh.canary, separators=(",", ":")))]
     pairs += [(f"shard-{i}", json.dumps(s, separators=(",", ":")))
               for i, s in enumerate(sh.shards, 1)]
     result = Result(command="ci shards", checked=[str(matrix_path)])

@@ -42,12 +42,47 @@ def _buckets(matrix: Any) -> list[tuple[str, list[Any]]]:
 @dataclass
 class Shards:
     shards: list[list[dict[str, str]]] = field(default_factory=list)
+    canary: list[dict[str, str]] = field(default_factory=list)  # 0 or 1 handle
     total: int = 0
     findings: list[Finding] = field(default_factory=list)
 
 
-def make_shards(matrix: Any, *, max_shards: int, per_shard: int = MAX_JOBS) -> Shards:
-    """Split every row of ``matrix`` into ``max_shards`` lists of ≤ ``per_shard`` handles."""
+CANARY_BUCKETS = ("single_node_1k1k", "single_node_8k1k")
+
+
+def _min_conc(row: dict[str, Any]) -> float:
+    conc = row.get("conc")
+    if isinstance(conc, list):
+        vals = [c for c in conc if isinstance(c, int | float)]
+        return min(vals) if vals else float("inf")
+    return conc if isinstance(conc, int | float) else float("inf")
+
+
+def pick_canary(matrix: Any) -> str | None:
+    """The canary row's id: the lowest-concurrency non-eval single-node 1k1k/8k1k row
+    (first on ties), as the reference's canary-select job picks it (spec §9)."""
+    best: tuple[float, int, str] | None = None
+    order = 0
+    for name, rows in _buckets(matrix):
+        if name not in CANARY_BUCKETS:
+            continue
+        for i, row in enumerate(rows):
+            order += 1
+            if not isinstance(row, dict) or row.get("run-eval") or row.get("eval-only"):
+                continue
+            key = (_min_conc(row), order, f"{name}/{i}")
+            if best is None or key < best:
+                best = key
+    return best[2] if best else None
+
+
+def make_shards(matrix: Any, *, max_shards: int, per_shard: int = MAX_JOBS,
+                canary: bool = False) -> Shards:
+    """Split every row of ``matrix`` into ``max_shards`` lists of ≤ ``per_shard`` handles.
+
+    With ``canary`` the canary row is taken out of the shards into ``Shards.canary``
+    (the workflow runs it first and the shards only after it succeeded)."""
+    canary_id = pick_canary(matrix) if canary else None
     handles: list[dict[str, str]] = []
     for name, rows in _buckets(matrix):
         for i, row in enumerate(rows):
@@ -58,7 +93,9 @@ def make_shards(matrix: Any, *, max_shards: int, per_shard: int = MAX_JOBS) -> S
                 raise InputError(f"sweep matrix: {name}[{i}] has no runner label")
             handles.append({"id": f"{name}/{i}", "runner": runner,
                             "name": str(row.get("exp-name", f"{name}-{i}"))})
-    res = Shards(total=len(handles))
+    canary_handles = [h for h in handles if h["id"] == canary_id]
+    handles = [h for h in handles if h["id"] != canary_id]
+    res = Shards(total=len(handles) + len(canary_handles), canary=canary_handles)
     capacity = max_shards * per_shard
     if len(handles) > capacity:
         res.findings.append(R.TOO_MANY_JOBS.at(

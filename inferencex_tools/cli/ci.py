@@ -99,20 +99,24 @@ def shards(
     matrix: Path = typer.Option(..., "--matrix", help="Sweep matrix JSON (ixtool sweep output)."),
     max_shards: int = typer.Option(
         4, "--max-shards", min=1, max=64, help="Shard jobs the workflow has (outputs shard-1…N)."),
+    canary: bool = typer.Option(
+        False, "--canary", help="Take the canary row (lowest-concurrency non-eval single-node "
+        "1k1k/8k1k row) out of the shards into output 'canary'."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Split a sweep matrix into job-matrix shards of at most 256 small row handles.
 
     \b
-    Writes shard-count, jobs and shard-1 … shard-N (JSON lists of {id, runner, name};
-    [] when empty) to $GITHUB_OUTPUT, or prints them. Exit 1 when the rows do not fit.
+    Writes shard-count, jobs, canary and shard-1 … shard-N (JSON lists of {id, runner,
+    name}; [] when empty) to $GITHUB_OUTPUT, or prints them. Exit 1 when the rows do
+    not fit.
     """
     import json
 
     from inferencex_tools.ci.service import run_shards
     from inferencex_tools.report.reporters import render
 
-    pairs, result = run_shards(matrix, max_shards)
+    pairs, result = run_shards(matrix, max_shards, canary=canary)
     out = os.environ.get("GITHUB_OUTPUT")
     if out:
         from inferencex_tools.ci.service import append_outputs

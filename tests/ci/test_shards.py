@@ -63,3 +63,22 @@ def test_cli_writes_outputs_and_row_env(tmp_path: Path) -> None:
                           str(mpath), "--id", "nope/9"], capture_output=True, text=True,
                          check=False, timeout=60)
     assert bad.returncode == 2 and "no bucket" in bad.stderr
+
+
+def test_canary_is_the_lowest_conc_non_eval_single_node_row() -> None:
+    m: dict[str, object] = {
+        "single_node": {
+            "1k1k": [{"runner": "r", "exp-name": "x_c8", "conc": 8},
+                     {"runner": "r", "exp-name": "x_c2_eval", "conc": 2, "run-eval": True}],
+            "8k1k": [{"runner": "r", "exp-name": "y_c4", "conc": [4, 16]},
+                     {"runner": "r", "exp-name": "y_c4b", "conc": 4}],
+            "agentic": [{"runner": "cluster:r", "exp-name": "g_c1", "conc": 1}]},
+        "multi_node": {"1k1k": [{"runner": "r", "exp-name": "mn_c1", "conc": [1]}]},
+    }
+    sh = make_shards(m, max_shards=1, canary=True)
+    assert [h["id"] for h in sh.canary] == ["single_node_8k1k/0"]  # first of the conc-4 tie
+    ids = [h["id"] for h in sh.shards[0]]
+    assert "single_node_8k1k/0" not in ids and len(ids) == 5 and sh.total == 6
+    assert make_shards(m, max_shards=1).canary == []
+    assert make_shards({"single_node": {"agentic": m["single_node"]["agentic"]}},  # type: ignore[index]
+                       max_shards=1, canary=True).canary == []

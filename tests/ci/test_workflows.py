@@ -94,8 +94,12 @@ def test_pr_gate_triggers_and_concurrency_match_the_policy() -> None:
     assert "github.run_id" in group and doc["concurrency"]["cancel-in-progress"] is True
     jobs = doc["jobs"]
     sweeps = [n for n in jobs if n.startswith("sweep-")]
-    assert len(sweeps) == 4 and all(jobs[n]["if"] == f"needs.setup.outputs.shard-{n[6:]} != '[]'"
-                                    for n in sweeps)
+    assert len(sweeps) == 4
+    for n in sweeps:
+        cond = jobs[n]["if"]
+        assert f"needs.setup.outputs.shard-{n[6:]} != '[]'" in cond
+        assert "needs.canary.result == 'success'" in cond and jobs[n]["needs"][-1] == "canary"
+    assert jobs["canary"]["with"]["shard"] == "${{ needs.setup.outputs.canary }}"
     shard = load(ROOT / ".github" / "workflows" / "sweep-shard.yml")
     assert shard["jobs"]["row"]["runs-on"] == "${{ matrix.runner }}"
     text = (ROOT / ".github" / "workflows" / "pr-gate.yml").read_text(encoding="utf-8")
