@@ -26,7 +26,7 @@ from typing import Any
 from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.fix import replace_link
 from inferencex_tools.changelog.links import check_new_link, check_slug, pr_url
-from inferencex_tools.changelog.model import Changelog, Entry, parse
+from inferencex_tools.changelog.model import Changelog, Entry, parse_extending
 from inferencex_tools.changelog.validate import ChangeAnalysis, Options, analyze_change
 from inferencex_tools.errors import ConflictError, UsageError
 from inferencex_tools.report.findings import Finding, Severity
@@ -80,10 +80,11 @@ def _warnings(findings: list[Finding]) -> list[Finding]:
 
 
 def _gate(base: bytes, head: bytes, *, label: str, base_label: str, repo: str, pr: int,
-          refusal: str, tolerate: frozenset[str] = frozenset()) -> ChangeAnalysis:
+          refusal: str, tolerate: frozenset[str] = frozenset(),
+          base_parsed: Changelog | None = None) -> ChangeAnalysis:
     """The strict gate in PR mode; any error becomes a ConflictError starting ``refusal``."""
     a = analyze_change(base, head, label, Options(repo=repo, pr=pr, master_keys=None),
-                       base_label=base_label)
+                       base_label=base_label, base_parsed=base_parsed)
     errors = _errors(a.findings, tolerate)
     if errors:
         raise ConflictError(f"{refusal}: {_reasons(errors)}")
@@ -135,17 +136,19 @@ def _splice(raw: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
 # ------------------------------------------------------------------------ canonicalize
 
 def canonicalize(base_raw: bytes, head_raw: bytes, *, pr: int, repo: str,
-                 label: str = "perf-changelog.yaml") -> MergeOutcome:
+                 label: str = "perf-changelog.yaml",
+                 base_parsed: Changelog | None = None) -> MergeOutcome:
     """Give the PR's appended entries the PR's URL (spec §6.2; G11, G12 fixed).
 
-    ``base_raw`` is the changelog at the merge-base, ``head_raw`` the PR's version.
+    ``base_raw`` is the changelog at the merge-base, ``head_raw`` the PR's version;
+    ``base_parsed`` may carry ``parse(base_raw)`` when the caller has it (replays).
     Raises :class:`ConflictError` when the change does not pass the strict gate in
     PR mode, or (a bug) when the result would not.
     """
     _check_args(pr, repo)
     refusal = f"{label}: refusing to canonicalize for PR #{pr}"
     a = _gate(base_raw, head_raw, label=label, base_label=f"{label}@base", repo=repo, pr=pr,
-              refusal=refusal, tolerate=_REPAIRED)
+              refusal=refusal, tolerate=_REPAIRED, base_parsed=base_parsed)
     _check_links(a, repo, pr, refusal)
     if not a.new_entries:
         msg = (f"no appended entry ({_plural(len(a.corrections), 'pr-link correction')} "
@@ -171,7 +174,8 @@ def canonicalize(base_raw: bytes, head_raw: bytes, *, pr: int, repo: str,
                             _warnings(a.findings))
     data = _splice(head_raw, edits)
     final = _gate(base_raw, data, label=label, base_label=f"{label}@base", repo=repo, pr=pr,
-                  refusal=f"{label}: internal error: the canonicalized file fails the gate")
+                  refusal=f"{label}: internal error: the canonicalized file fails the gate",
+                  base_parsed=a.base)
     parts = []
     if replaced:
         parts.append(f"replaced {_plural(replaced, 'placeholder link')} with {expected}")
@@ -199,7 +203,8 @@ def resolve_conflict(merge_base_raw: bytes, ours_raw: bytes, theirs_raw: bytes, 
               repo=repo, pr=pr, refusal=f"{refusal}: the PR side fails the gate",
               tolerate=_REPAIRED)
     _check_links(a, repo, pr, refusal)
-    main = parse(theirs_raw, f"{label}@theirs")
+    # main usually extends the merge-base: only its new entries are loaded then
+    main = parse_extending(a.base, theirs_raw, f"{label}@theirs")
     main_errors = _errors(main.findings, frozenset())
     if main_errors or not main.parsed or not main.spans_ok:
         detail = _reasons(main_errors) if main_errors else "entries cannot be mapped to lines"
@@ -212,7 +217,8 @@ def resolve_conflict(merge_base_raw: bytes, ours_raw: bytes, theirs_raw: bytes, 
         raise ConflictError(f"{refusal}: the PR side has no appended entry or pr-link "
                             "correction to preserve")
     final = _gate(theirs_raw, data, label=label, base_label=f"{label}@theirs", repo=repo, pr=pr,
-                  refusal=f"{label}: internal error: the resolution fails the gate against main")
+                  refusal=f"{label}: internal error: the resolution fails the gate against main",
+                  base_parsed=main)
     return MergeOutcome(data, data != ours_raw, message, notes + _warnings(final.findings))
 
 
