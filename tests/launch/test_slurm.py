@@ -115,6 +115,7 @@ def _free_port() -> int:
     return slurm_cluster._free_port()
 
 
+@pytest.mark.slow  # ~45 s: 14 jobs one after another on the 8-GPU node
 def test_seed_rows_run_as_slurm_jobs(cluster: slurm_cluster.Cluster, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     ws = copy_repo(tmp_path / "ws")
