@@ -107,7 +107,7 @@ def merge_with_reuse(
         _enable_debug()
     progress, say = _progress_printer()
     hooks = Hooks(poll_interval=poll, progress=progress, say=say,
-                  confirm=_confirm_with_plan(terminal_confirm), clock=time.monotonic)
+                  confirm=terminal_confirm, clock=time.monotonic)
     req = MergeRequest(pr=pr, repo=repo, run_id=run_id, dry_run=dry_run, yes=yes,
                        timeout=timeout, remote=remote, path=Path("."), api_url=api_url)
     result = run_merge(req, hooks)
@@ -116,15 +116,6 @@ def merge_with_reuse(
     if fmt is Format.text:
         _print_text(result.info)
     raise typer.Exit(emit(result, fmt))
-
-
-def _confirm_with_plan(ask: Callable[[list[str]], bool]) -> Callable[[list[str]], bool]:
-    def confirm(plan: list[str]) -> bool:
-        for line in plan:
-            info(line)
-        return ask(plan)
-
-    return confirm
 
 
 def _print_text(data: dict[str, Any]) -> None:

@@ -173,6 +173,8 @@ def _run(ctx: Context) -> Result:
     if req.dry_run:
         res.info["state"] = "dry-run"
         return res
+    for line in ctx.plan:
+        hooks.say(line)
     if not req.yes and not hooks.confirm(ctx.plan):
         raise Aborted("aborted at the confirmation prompt; nothing was changed")
     execute(ctx)
