@@ -133,12 +133,17 @@ def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: 
         return
     if f.al is None:
         return
-    if not 1 - 1e-9 <= f.al <= k + 1 + 1e-9:
+    out_of_range = not 1 - 1e-9 <= f.al <= k + 1 + 1e-9
+
+    def range_finding() -> None:
         emit(R.AL_RANGE, f"{f.raw} means AL {f.al:g}, outside [1, {k + 1}] for K={k}",
              raw_needle)
-        return
+
     prefix = str(row.config.get("model-prefix"))
     entry = store.registry.match(prefix, f.method, f.draft, f.sample)
+    if entry is None and out_of_range:
+        range_finding()
+        return
     if entry is None:
         have = [f"{e.id} ({e.method}, {e.draft or 'native'})"
                 for e in store.registry.for_prefix(prefix)]
@@ -148,6 +153,8 @@ def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: 
         return
     curve, why = store.curve_for(entry)
     if curve is None:
+        if out_of_range:
+            range_finding()
         emit(R.NO_CURVE, why or entry.label(), raw_needle)
         return
     th = decide_thinking(f, trace.records, store.registry.template_default(prefix), prefix)
@@ -161,13 +168,21 @@ def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: 
     if th.mode is None:
         emit(R.MODE_UNDETERMINED, f"{th.evidence}; {entry.label()} K={k}: "
              + ", ".join(f"{m} {t}" for m, t in targets.items()), raw_needle)
+    if out_of_range:
+        # an encoding slip (e.g. TRT given the AL itself) explains it best; else PO404
+        if not _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, raw_needle,
+                         encoding_only=True):
+            range_finding()
+        return
     if any(_close(f.al, t) for t in targets.values()):
         return
     _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, raw_needle)
 
 
 def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: RegistryEntry,
-              curve: Curve, store: CurveStore, e: Emit, needle: str | None) -> None:
+              curve: Curve, store: CurveStore, e: Emit, needle: str | None, *,
+              encoding_only: bool = False) -> bool:
+    """Emit the most specific diagnosis of a wrong AL; False if none applied."""
     modes = [mode] if mode else [m for m in MODES if m in curve.modes]
     m0 = modes[0]
     target = curve.value(m0, k)
@@ -187,7 +202,9 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
                 e(R.ENCODING, f"{f.raw} is the golden value in {UNIT[u]} units, but {f.engine} "
                   f"takes {UNIT[f.unit]}: {where} → {_in_unit(t, f.unit, k):g}", needle,
                   hint=fix)
-                return
+                return True
+    if encoding_only:
+        return False
     # 2. the other thinking mode
     if mode:
         other = "thinking_off" if mode == "thinking_on" else "thinking_on"
@@ -195,14 +212,14 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
         if _close(f.al, ot):
             e(R.WRONG_MODE, f"AL {f.al:g} is the {other} value of {entry.label()} K={k}, but "
               f"the served traffic is {mode} ({evidence}); golden {where}", needle, hint=fix)
-            return
+            return True
     # 3. another K of the same curve
     for m in modes:
         for k2, t2 in curve.modes.get(m, {}).items():
             if k2 != k and _close(f.al, t2):
                 e(R.WRONG_K, f"AL {f.al:g} is the {m} value for K={k2}, but the launch drafts "
                   f"K={k}; golden {where}", needle, hint=fix)
-                return
+                return True
     # 4. a sibling curve (another draft head of the same model)
     for sib in store.registry.for_prefix(entry.model_prefix):
         if sib.id == entry.id:
@@ -215,6 +232,7 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
                 e(R.CURVE_MIXING, f"AL {f.al:g} comes from {sib.label()} (draft "
                   f"{sib.draft or 'native'}), but the launched draft is "
                   f"{f.draft or 'native'}: golden {where}", needle, hint=fix)
-                return
+                return True
     e(R.AL_MISMATCH, f"{f.raw} means AL {f.al:g}; golden {where}"
       + ("" if mode else f" (mode undetermined; {', '.join(modes)} checked)"), needle, hint=fix)
+    return True

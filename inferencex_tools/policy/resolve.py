@@ -46,6 +46,11 @@ class Row:
 
     def entry_label(self) -> str:
         e = self.entry
+        if isinstance(e.get("decode"), dict):
+            def w(x: Any) -> str:
+                x = x if isinstance(x, dict) else {}
+                return f"{x.get('num-worker', '?')}x{x.get('tp', '?')}"
+            return f"p{w(e.get('prefill'))} d{w(e.get('decode'))}"
         parts = [f"tp{e.get('tp', '?')}"]
         if int(e.get("ep", 1) or 1) != 1:
             parts.append(f"ep{e['ep']}")
@@ -228,29 +233,56 @@ def resolve_script(root: Path, row: Row, family: str) -> Resolution:
     return Resolution(launcher, None, tuple(cands), "none of " + ", ".join(cands) + " exists")
 
 
-def multinode_recipes(doc: dict[str, Any], globs: list[str] | None) -> list[tuple[str, str]]:
-    """(config key, recipe path) of every spec-decoding multi-node point (POLICY.md §3.3):
-    ``CONFIG_FILE`` / ``EVAL_CONFIG_FILE`` from additional-settings, ``:selector`` stripped,
-    ``recipes/…`` mapped to ``benchmarks/multi_node/srt-slurm-recipes/…``."""
-    out: list[tuple[str, str]] = []
+
+@dataclass(frozen=True)
+class MultiPoint:
+    """One multi-node spec point: its row and the recipe it runs (POLICY.md §3.3)."""
+
+    row: Row
+    recipe: str  # repository path
+    selector: str | None
+    settings: dict[str, str] = field(compare=False, hash=False)
+
+
+def recipe_path(value: str) -> tuple[str, str | None]:
+    path, _, selector = value.partition(":")
+    if path.startswith("recipes/"):
+        path = "benchmarks/multi_node/srt-slurm-recipes/" + path[len("recipes/"):]
+    return path, selector or None
+
+
+def multinode_points(
+    config_file: str, doc: dict[str, Any], text: str, *, globs: list[str] | None,
+) -> list[MultiPoint]:
+    """Spec-decoding multi-node points: agentic → a throughput and an eval row (eval uses
+    ``EVAL_CONFIG_FILE`` when set); fixed-seq-len → a throughput row (G-02)."""
+    lines = key_lines(text)
+    out: list[MultiPoint] = []
     for key, cfg in doc.items():
         if not isinstance(cfg, dict) or not cfg.get("multinode"):
             continue
         if globs and not any(fnmatch.fnmatchcase(key, g) for g in globs):
             continue
-        for items in (cfg.get("scenarios") or {}).values():
-            for item in items or []:
-                for entry in item.get("search-space") or []:
+        for scenario in ("agentic-coding", "fixed-seq-len"):
+            for ii, item in enumerate((cfg.get("scenarios") or {}).get(scenario) or []):
+                for ei, entry in enumerate(item.get("search-space") or []):
                     if str(entry.get("spec-decoding", "none")) == "none":
                         continue
+                    settings: dict[str, str] = {}
                     for worker in ("prefill", "decode"):
                         for s in (entry.get(worker) or {}).get("additional-settings") or []:
                             name, _, value = str(s).partition("=")
-                            if name not in ("CONFIG_FILE", "EVAL_CONFIG_FILE") or not value:
-                                continue
-                            path = value.split(":", 1)[0]
-                            if path.startswith("recipes/"):
-                                path = "benchmarks/multi_node/srt-slurm-recipes/" + path[8:]
-                            if (key, path) not in out:
-                                out.append((key, path))
+                            settings[name] = value
+                    if "CONFIG_FILE" not in settings:
+                        continue
+                    concs = conc_values(entry) or [0]
+                    modes = [False, True] if scenario == "agentic-coding" else [False]
+                    for ev in modes:
+                        chosen = settings.get("EVAL_CONFIG_FILE") if ev else None
+                        path, sel = recipe_path(chosen or settings["CONFIG_FILE"])
+                        row = Row(config_file=config_file, key=key, key_line=lines.get(key),
+                                  scenario=scenario, item_index=ii, entry_index=ei,
+                                  conc=max(concs), eval_only=ev, config=cfg, entry=entry,
+                                  seq={"isl": item.get("isl"), "osl": item.get("osl")})
+                        out.append(MultiPoint(row, path, sel, settings))
     return out

@@ -53,9 +53,10 @@ SANDBOX_EVENT = rule("PO303", W, "the recipe tried something the sandbox blocked
                      "(network, writes outside its directory, runaway processes)",
                      "benchmark scripts must not reach the network or write outside the job "
                      "directory at launch time; download in the launcher", area=A)
-STATIC_ONLY = rule("PO304", N, "multi-node recipe not traced (not checked against the "
-                   "policy yet)", "review the recipe's speculative config by hand; the "
-                   "injector and the launcher's EVAL_ONLY edits are not modelled", area=A)
+STATIC_ONLY = rule("PO304", N, "multi-node recipe checked statically, not traced",
+                   "static extraction reads the recipe YAML and models the runner injection "
+                   "and the launchers' EVAL_ONLY edits; it cannot see external srt-slurm refs",
+                   area=A)
 SANDBOX_WEAK = rule("PO305", W, "namespaces unavailable: tracing ran without network and "
                     "filesystem isolation", "run the check where unprivileged user namespaces "
                     "are allowed (unshare -rmnp)", area=A)

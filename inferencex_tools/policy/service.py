@@ -15,15 +15,16 @@ from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.policy import rules as R
 from inferencex_tools.policy.check import RowOutcome, Verdict, evaluate
 from inferencex_tools.policy.resolve import (
+    MultiPoint,
     Row,
     enumerate_rows,
-    key_lines,
     launcher_families,
-    multinode_recipes,
+    multinode_points,
     resolve_script,
 )
-from inferencex_tools.policy.store import open_store
-from inferencex_tools.policy.trace import namespaces_available, trace_script
+from inferencex_tools.policy.static import extract
+from inferencex_tools.policy.store import CurveStore, open_store
+from inferencex_tools.policy.trace import TraceResult, namespaces_available, trace_script
 from inferencex_tools.report.findings import Finding, Result
 
 
@@ -76,6 +77,7 @@ def run_check(req: CheckRequest) -> Result:
     labels, hardware = _runners(root)
     rows: list[Row] = []
     matched_any = False
+    multi: list[MultiPoint] = []
     sources: dict[str, str] = {}
     for cfg in configs:
         shown = _rel(cfg, root)
@@ -93,14 +95,10 @@ def run_check(req: CheckRequest) -> Result:
         rows.extend(enumerate_rows(shown, doc, text, globs=req.config_keys,
                                    all_evals=req.all_evals, hardware=hardware))
         result.checked.append(shown)
-        lines = key_lines(text)
-        for key, recipe in multinode_recipes(doc, req.config_keys):
+        points = multinode_points(shown, doc, text, globs=req.config_keys)
+        if points:
             matched_any = True
-            if (root / recipe).is_file():
-                result.add(R.STATIC_ONLY.at(recipe, None, None, f"{key}: {recipe} not traced"))
-            else:
-                result.add(R.NO_RECIPE.at(shown, lines.get(key), 1,
-                                          f"{key}: {recipe} is not vendored in this repository"))
+        multi.extend(points)
     if req.config_keys and not rows and not matched_any:
         raise UsageError("no spec-decoding config key matches "
                          + " ".join(repr(g) for g in req.config_keys))
@@ -146,6 +144,7 @@ def run_check(req: CheckRequest) -> Result:
     with ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
         outcomes = list(pool.map(one, jobs))
 
+    outcomes.extend(_static(root, multi, store, sources, result))
     result.extend(aggregate(outcomes))
     result.info["rows"] = [row_summary(o) for o in outcomes]
     result.info["traces"] = len(outcomes)
@@ -201,3 +200,36 @@ def render_rows(rows: list[dict[str, Any]]) -> str:
                    f"{r['mode']}] {r['script']}: {r['launch']}; thinking {r['thinking']}; "
                    f"golden {r['expected']}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def _static(root: Path, points: list[MultiPoint], store: CurveStore,
+            sources: dict[str, str], result: Result) -> list[RowOutcome]:
+    """Multi-node points: recipe YAML read statically (PO304), or PO204 when missing."""
+    out: list[RowOutcome] = []
+    noted: set[str] = set()
+    for p in points:
+        row = p.row
+        path = root / p.recipe
+        if not path.is_file():
+            out.append(RowOutcome(row, p.recipe, [], [Verdict(
+                R.NO_RECIPE, row.config_file, row.key_line,
+                f"{p.recipe} is not vendored in this repository (external srt-slurm ref?)")]))
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        sources.setdefault(p.recipe, text)
+        launch = extract(text, p.recipe, selector=p.selector,
+                         framework=str(row.config.get("framework")),
+                         runner=str(row.config.get("runner")), settings=p.settings,
+                         eval_only=row.eval_only)
+        if p.recipe not in noted:
+            noted.add(p.recipe)
+            result.add(R.STATIC_ONLY.at(p.recipe, None, None,
+                                        f"{row.key}: {'; '.join(launch.notes) or p.recipe}"))
+        if launch.record is None:
+            out.append(RowOutcome(row, p.recipe, [], [Verdict(
+                R.NO_SERVER, p.recipe, None, launch.error or "no worker found")]))
+            continue
+        tr = TraceResult(script=p.recipe, env={}, root="", isolation="static", returncode=0,
+                         timed_out=False, seconds=0.0, records=[launch.record])
+        out.append(evaluate(row, p.recipe, text, tr, store))
+    return out

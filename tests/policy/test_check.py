@@ -145,33 +145,77 @@ def test_repository_check_passes() -> None:
     assert {row["verdict"] for row in doc["info"]["rows"]} == {"ok"}
 
 
-MULTINODE = """\
-mn-key:
+
+MN_CASES = ROOT / "tests" / "cases" / "policy" / "multinode"
+
+
+def mn_key(name: str, prefix: str, framework: str, runner: str, settings: list[str]) -> str:
+    return f"""\
+{name}:
   image: img
   model: m
-  model-prefix: dsv4
-  runner: cluster:gb200-nv
+  model-prefix: {prefix}
+  runner: cluster:{runner}
   precision: fp4
-  framework: dynamo-vllm
+  framework: {framework}
   multinode: true
   scenarios:
     agentic-coding:
     - search-space:
       - spec-decoding: mtp
-        conc-list: [8]
-        prefill: {num-worker: 1, tp: 4, ep: 4, dp-attn: false,
-                  additional-settings: ["CONFIG_FILE=recipes/dsv4/agentx.yaml:lowlat[1]"]}
-        decode: {num-worker: 1, tp: 4, ep: 4, dp-attn: false}
+        conc-list: [8, 16]
+        prefill: {{num-worker: 1, tp: 4, ep: 4, dp-attn: false,
+                  additional-settings: {settings!r}}}
+        decode: {{num-worker: 1, tp: 4, ep: 4, dp-attn: false}}
 """
 
 
-def test_multinode_recipes_are_reported(tmp_path: Path, corpus: Path) -> None:
-    repo = seed_repo(tmp_path, config=CONFIG + MULTINODE)
-    res = check(repo, corpus)
+def test_multinode_recipe_missing(tmp_path: Path, corpus: Path) -> None:
+    cfg = CONFIG + mn_key("mn-key", "dsv4", "dynamo-vllm", "gb200-nv",
+                          ["CONFIG_FILE=recipes/dsv4/agentx.yaml:lowlat[1]"])
+    res = check(seed_repo(tmp_path, config=cfg), corpus)
     assert [(f.rule, f.line) for f in res.findings] == [("PO204", 14)]
     assert "benchmarks/multi_node/srt-slurm-recipes/dsv4/agentx.yaml" in res.findings[0].message
-    vendored = repo / "benchmarks/multi_node/srt-slurm-recipes/dsv4/agentx.yaml"
-    vendored.parent.mkdir(parents=True)
-    vendored.write_text("backend: {type: vllm}\n")
+    assert "conc 16" in res.findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("recipe", "prefix", "framework", "runner", "settings", "expected"),
+    [
+        # the injector trusts SYNTHETIC_ACCEPTANCE_LENGTH: 2.49 (K=3) into a K=2 recipe
+        ("dsv4_vllm_mtp_k2.yaml", "dsv4", "dynamo-vllm", "gb200-nv",
+         ["SYNTHETIC_ACCEPTANCE=true", "SYNTHETIC_ACCEPTANCE_LENGTH=2.49"], {"PO407"}),
+        ("dsv4_vllm_mtp_k2.yaml", "dsv4", "dynamo-vllm", "gb200-nv",
+         ["SYNTHETIC_ACCEPTANCE=true", "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"], set()),
+        # injection only happens on the injecting launchers: real verification elsewhere
+        ("dsv4_vllm_mtp_k2.yaml", "dsv4", "dynamo-vllm", "b300-nv",
+         ["SYNTHETIC_ACCEPTANCE=true", "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"], {"PO401"}),
+        # hard-coded SGLang simulation reaches the eval row
+        ("qwen_sglang_hardcoded.yaml", "qwen3.5", "dynamo-sglang", "gb200-nv", [],
+         {"PO402"}),
+        # zip override element [1]: K=2, forced 1.50 = AL 2.50; gb300-nv drops it for evals
+        ("glm_trt_zip.yaml:override_agentx[1]", "glm5.2", "dynamo-trt", "gb300-nv", [],
+         set()),
+        # element [0]: K=1 with 1.84 forced = the AL itself (TRT off by one) and, on
+        # gb200-nv, the forcing survives into the eval row
+        ("glm_trt_zip.yaml:override_agentx[0]", "glm5.2", "dynamo-trt", "gb200-nv", [],
+         {"PO409", "PO402"}),
+    ],
+    ids=["inject-wrong-k", "inject-ok", "no-injection", "sglang-eval", "zip-ok", "zip-bad"],
+)
+def test_multinode_static(
+    tmp_path: Path, corpus: Path, recipe: str, prefix: str, framework: str, runner: str,
+    settings: list[str], expected: set[str],
+) -> None:
+    name = recipe.split(":")[0]
+    cfg = mn_key("mn-key", prefix, framework, runner, [f"CONFIG_FILE=recipes/{recipe}",
+                                                      *settings])
+    repo = seed_repo(tmp_path, config=cfg)
+    dest = repo / "benchmarks/multi_node/srt-slurm-recipes" / name
+    dest.parent.mkdir(parents=True)
+    shutil.copyfile(MN_CASES / name, dest)
     res = check(repo, corpus)
-    assert [f.rule for f in res.findings] == ["PO304"] and res.ok
+    assert {f.rule for f in res.errors} == expected, [f.message for f in res.findings]
+    assert "PO304" in {f.rule for f in res.findings}
+    for f in res.errors:
+        assert f.file == f"benchmarks/multi_node/srt-slurm-recipes/{name}"

@@ -192,3 +192,39 @@ def verdicts_hostile(repo: Path, text: str, row: Row, tr: TraceResult,
                      store: CurveStore) -> list[str]:
     return sorted(v.rule.id for v in evaluate(row, f"{SUB}/hostile.sh", text, tr,
                                               store).verdicts)
+
+
+# --- the launcher exports what the tracer passes ------------------------------------
+
+
+@pytest.mark.parametrize(("entry", "conc", "eval_only"), [(0, 1, False), (2, 16, True)])
+def test_launcher_exports_the_traced_variables(
+    tmp_path: Path, entry: int, conc: int, eval_only: bool
+) -> None:
+    """Trace runners/launch_h200-dgxc-slurm.sh itself: the recorded srun names the script
+    the §7 resolver picks, and exports every variable the script trace is given."""
+    from inferencex_tools.io.yamlio import load_safe
+    from inferencex_tools.policy.resolve import resolve_script
+
+    cfg = ROOT / "configs/nvidia-master.yaml"
+    rows = enumerate_rows("configs/nvidia-master.yaml", load_safe(cfg.read_bytes()),
+                          cfg.read_text(), globs=None, all_evals=True)
+    row = next(r for r in rows if (r.entry_index, r.conc, r.eval_only) == (entry, conc,
+                                                                             eval_only))
+    res = resolve_script(ROOT, row, "h200-dgxc-slurm")
+    assert res.script == "benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh"
+    repo = tmp_path / "repo"
+    (repo / "runners").mkdir(parents=True)
+    shutil.copytree(ROOT / "benchmarks", repo / "benchmarks")
+    shutil.copyfile(ROOT / "runners/launch_h200-dgxc-slurm.sh",
+                    repo / "benchmarks/launch_h200-dgxc-slurm.sh")
+    env = row.env("h200-dgxc-slurm_3")
+    tr = trace_script(repo, "benchmarks/launch_h200-dgxc-slurm.sh",
+                      {**env, "GITHUB_WORKSPACE": "."}, timeout=30)
+    assert tr.ok, tr.stderr_tail
+    (srun,) = [r for r in tr.records if r.tool == "srun"]
+    assert srun.argv[-2:] == ("bash", res.script)
+    assert "--container-image=vllm/vllm-openai:v0.27.1" in srun.argv
+    assert "--gres=gpu:8" in srun.argv
+    for k, v in env.items():
+        assert srun.env.get(k) == v, k
