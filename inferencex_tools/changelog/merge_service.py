@@ -31,13 +31,15 @@ _MISSING_WHY = {
 }
 
 
-def _result(command: str, label: str, outcome: MergeOutcome, **info: Any) -> Result:
+def _result(command: str, label: str, outcome: MergeOutcome, *, written: bool,
+            **info: Any) -> Result:
     result = Result(command=command)
     result.extend(outcome.findings)
     result.checked.append(label)
-    if outcome.changed:
+    if written:
         result.fixes.append(outcome.message)
-    result.info.update(message=outcome.message, changed=outcome.changed, **info)
+    result.info.update(message=outcome.message, changed=outcome.changed, written=written,
+                       **info)
     return result
 
 
@@ -66,8 +68,8 @@ def run_canonicalize(req: CanonicalizeRequest) -> Result:
     outcome = canonicalize(base_raw, head_raw, pr=req.pr, repo=repo, label=label)
     if outcome.changed:
         atomic_write(req.path, outcome.data)
-    return _result("changelog canonicalize", label, outcome, pr=req.pr, repo=repo, base=base,
-                   merge_base=merge_base)
+    return _result("changelog canonicalize", label, outcome, written=outcome.changed,
+                   pr=req.pr, repo=repo, base=base, merge_base=merge_base)
 
 
 # -------------------------------------------------------------------- resolve-conflict
@@ -129,10 +131,9 @@ def run_resolve(req: ResolveRequest) -> Result:
     outcome = resolve_conflict(base_raw, ours_raw, theirs_raw, pr=req.pr, repo=repo,
                                label=label)
     target = req.output or req.path
-    atomic_write(target, outcome.data)
-    outcome.changed = True  # the conflicted file is always replaced by the resolution
-    return _result("changelog resolve-conflict", label, outcome, pr=req.pr, repo=repo,
-                   source=source, output=str(target))
+    atomic_write(target, outcome.data)  # the conflicted file is always replaced
+    return _result("changelog resolve-conflict", label, outcome, written=True, pr=req.pr,
+                   repo=repo, source=source, output=str(target))
 
 
 # ------------------------------------------------------------------------ merge driver
@@ -201,9 +202,8 @@ def run_driver(req: DriverRequest) -> Result:
         _text_merge(req)
         raise
     atomic_write(req.current, outcome.data)
-    outcome.changed = outcome.data != current
-    return _result("changelog merge-driver", req.pathname, outcome, pr=pr, repo=repo,
-                   pr_side=req.pr_side)
+    return _result("changelog merge-driver", req.pathname, outcome, written=True, pr=pr,
+                   repo=repo, pr_side=req.pr_side)
 
 
 # -------------------------------------------------------------------------------- add
