@@ -204,3 +204,38 @@ def test_status_command_reads_jobs_back(cluster: slurm_cluster.Cluster,
     assert [j["state"] for j in doc["info"]["jobs"]] == ["COMPLETED", "COMPLETED"]
     assert [j["conc"] for j in doc["info"]["jobs"]] == [4, 16]
     assert "launch: 2 job(s)" in stat.stderr  # the progress display
+
+
+def test_failed_and_unknown_jobs_are_findings(cluster: slurm_cluster.Cluster,
+                                             tmp_path: Path) -> None:
+    """A job whose server cannot start ends FAILED; a job id Slurm never saw is UNKNOWN."""
+    ws = copy_repo(tmp_path / "ws")
+    shims, records, out = tmp_path / "shims", tmp_path / "records", tmp_path / "jobs"
+    _shims(shims)
+    (shims / "vllm").unlink()  # the server binary is missing on this "node"
+    records.mkdir()
+    base = [PY, "-m", "inferencex_tools", "launch"]
+    sub = subprocess.run(
+        [*base, "submit", "--repo", str(ws), "--config-key", SEED_KEY, "--arm", "1",
+         "--conc", "1", "--partition", slurm_cluster.PARTITION, "--out-dir", str(out),
+         "--submit", "--no-check", "--wait", "--interval", "0.5", "--timeout", "60",
+         "--set", f"PATH={shims}:/usr/local/bin:/usr/bin:/bin",
+         "--set", f"PORT={_free_port()}", "--set", f"IXTEST_RECORDS={records}"],
+        env=cluster.env, capture_output=True, text=True, timeout=90, check=False)
+    assert sub.returncode == 1, sub.stdout + sub.stderr
+    assert "[LA403]" in sub.stdout and "FAILED" in sub.stdout
+    state_path = out / "state.json"
+    st = json.loads(state_path.read_text())
+    (job,) = st["jobs"]
+    assert job["state"] == "FAILED" and job["exit-code"] != "0:0"
+    log = Path(job["output"]).read_text()
+    assert "exited before becoming ready" in log  # the recipe's own diagnosis, per row
+    st["jobs"].append({**job, "index": 2, "job-id": "999999"})
+    state_path.write_text(json.dumps(st))
+    stat = subprocess.run([*base, "status", "--state", str(state_path), "--format", "json"],
+                          env=cluster.env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert stat.returncode == 1
+    doc = json.loads(stat.stdout)
+    assert sorted(f["rule"] for f in doc["findings"]) == ["LA402", "LA403"]
+    assert [j["state"] for j in doc["info"]["jobs"]] == ["FAILED", "UNKNOWN"]

@@ -1,0 +1,107 @@
+"""`ixtool launch submit --dry-run` (the sbatch scripts), the CLI surface and usage errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from inferencex_tools.cli.main import app
+from inferencex_tools.launch.service import RowSource, SubmitRequest, plan_jobs
+from tests.launch.conftest import SEED_KEY
+
+IX = [sys.executable, "-m", "inferencex_tools"]
+
+
+def test_dry_run_scripts_for_the_seed_rows(repo_root: Path, tmp_path: Path) -> None:
+    req = SubmitRequest(src=RowSource(config_key=SEED_KEY), out_dir=tmp_path / "jobs",
+                        partition="gpu-h200", time="04:00:00", check=False,
+                        extra_env={"HF_TOKEN_FILE": "/etc/hf token"})
+    result, jobs = plan_jobs(repo_root, req)
+    assert len(jobs) == 14
+    outputs = set()
+    for j in jobs:
+        row, text = j.row, j.text
+        directives = re.findall(r"^#SBATCH (\S+)$", text, re.M)
+        assert f"--job-name={row['exp-name']}" in directives
+        assert "--gres=gpu:8" in directives and "--nodes=1" in directives
+        assert "--partition=gpu-h200" in directives and "--time=04:00:00" in directives
+        out = next(d for d in directives if d.startswith("--output="))
+        assert out.endswith(".%j.out") and row["exp-name"] in out
+        outputs.add(out)
+        for var, val in (("TP", row["tp"]), ("EP", row["ep"]), ("CONC", row["conc"]),
+                         ("KV_OFFLOADING", row["kv-offloading"]), ("EVAL_ONLY", "false"),
+                         ("SLURM_PARTITION", "gpu-h200")):
+            assert f"\nexport {var}={val}\n" in text, var
+        assert "\nexport HF_TOKEN_FILE='/etc/hf token'\n" in text
+        assert text.rstrip().endswith("exec bash runners/launch_h200-dgxc-slurm.sh")
+        syntax = subprocess.run(["bash", "-n"], input=text, text=True, capture_output=True,
+                                check=False)
+        assert syntax.returncode == 0, syntax.stderr
+    assert len(outputs) == 14  # one output file per row, even where exp-names collide
+    clashes = [f for f in result.findings if f.rule == "LA108"]
+    assert len(clashes) == 5  # arms 1 and 2 share exp-names at conc 1, 4, 8, 12, 16
+    assert result.ok
+
+
+def test_cli_dry_run_prints_scripts_and_submits_nothing(repo_root: Path,
+                                                      tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, [
+        "launch", "submit", "--repo", str(repo_root), "--config-key", SEED_KEY, "--arm", "3",
+        "--conc", "16", "--eval", "--no-check", "--out-dir", str(tmp_path / "jobs")])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("#!/bin/bash") == 1
+    assert "export EVAL_ONLY=true" in r.output
+    assert "#SBATCH --job-name=minimaxm3_tp8_conc16_kvdram-mooncake_spec-mtp" in r.output
+    assert not (tmp_path / "jobs").exists()  # a dry run writes nothing
+
+
+def test_cli_render_json(repo_root: Path) -> None:
+    r = CliRunner().invoke(app, [
+        "launch", "render", "--repo", str(repo_root), "--config-key", SEED_KEY, "--arm", "2",
+        "--conc", "12", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    (job,) = doc["info"]["jobs"]
+    assert job["exp-name"] == "minimaxm3_tp8_conc12_kvnone_spec-mtp" and job["arm"] == 2
+    assert job["allocation"]["gpus"] == 8
+    assert "--enable-expert-parallel" in job["server"]["argv"]
+    assert job["server"]["command"].startswith("vllm serve MiniMaxAI/MiniMax-M3-MXFP8 ")
+    assert [f["rule"] for f in doc["findings"]] == ["LA204"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give exactly one of --row, --matrix or --config-key"),
+    (["--config-key", SEED_KEY, "--row", "{}"], "give exactly one of"),
+    (["--config-key", SEED_KEY, "--arm", "4"], "has 3 arm(s)"),
+    (["--config-key", "no-such-key"], "not found in the master configs"),
+    (["--row", "{not json"], "not valid JSON"),
+    (["--arm", "1", "--row", "{}"], "--arm needs --config-key"),
+])
+def test_render_usage_errors(repo_root: Path, args: list[str], message: str) -> None:
+    r = subprocess.run([*IX, "launch", "render", "--repo", str(repo_root), *args],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_submit_rejects_other_schedulers(repo_root: Path) -> None:
+    r = subprocess.run([*IX, "launch", "submit", "--repo", str(repo_root), "--config-key",
+                        SEED_KEY, "--scheduler", "pbs"], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 2 and "only slurm" in r.stderr
+
+
+def test_status_rejects_a_bad_state_file(tmp_path: Path) -> None:
+    bad = tmp_path / "state.json"
+    bad.write_text(json.dumps({"version": 1, "scheduler": "slurm", "created": "x",
+                               "jobs": [{"index": 1, "job-id": "abc"}]}))
+    r = subprocess.run([*IX, "launch", "status", "--state", str(bad)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 2
+    assert "invalid launch state" in r.stderr
