@@ -18,10 +18,10 @@ from inferencex_tools.launch.rows import (
     Selection,
     eval_marked,
     filter_conc,
-    load_configs,
     rows_for,
     rows_from_json,
     rows_from_matrix,
+    runners_file,
 )
 from inferencex_tools.launch.sbatch import BatchJob
 from inferencex_tools.launch.trace import trace_launch
@@ -65,16 +65,11 @@ def select_rows(root: Path, src: RowSource) -> list[SelectedRow]:
 
 
 def _labels(root: Path) -> dict[str, list[str]]:
-    try:
-        _, runners = load_configs(root)
-    except Exception:  # rows given as JSON need no master config
-        from inferencex_tools.launch.rows import runners_file
-        from inferencex_tools.sweep.load import load_runners
+    """Runner label → node names from ``configs/runners.yaml`` (empty when absent)."""
+    from inferencex_tools.sweep.load import load_runners
 
-        rf = runners_file(root)
-        return load_runners(rf).labels if rf.exists() else {}
-    labels: dict[str, list[str]] = runners.labels
-    return labels
+    rf = runners_file(root)
+    return load_runners(rf).labels if rf.exists() else {}
 
 
 def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
