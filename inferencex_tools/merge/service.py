@@ -194,6 +194,11 @@ def preflight(ctx: Context) -> None:
                                 f"{len(dirty)} uncommitted change(s): {shown}"))
     if pr.state != "open":
         ctx.add(R.PR_NOT_OPEN.at(where, None, None, f"PR #{pr.number} is {pr.state}"))
+    elif pr.draft:
+        ctx.add(R.PR_NOT_OPEN.at(where, None, None,
+                                 f"PR #{pr.number} is a draft: run-sweep.yml runs no checks "
+                                 "on drafts, so the merge could never go green",
+                                 hint="mark the PR ready for review first"))
     if pr.is_fork:
         ctx.add(R.PR_FORK.at(where, None, None,
                              f"PR #{pr.number} comes from {pr.head_repo or 'a deleted fork'}"))

@@ -138,6 +138,20 @@ def test_fork_pr(world: World) -> None:
     _refused(world, "MR103")
 
 
+def test_draft_pr(world: World) -> None:
+    world.open_pr()
+    world.fake.prs[PRN].draft = True
+    world.clone_user()
+    _refused(world, "MR102")
+
+
+def test_closed_pr(world: World) -> None:
+    world.open_pr()
+    world.fake.prs[PRN].state = "closed"
+    world.clone_user()
+    _refused(world, "MR102")
+
+
 def test_two_sweep_labels(world: World) -> None:
     world.open_pr(labels=("full-sweep-enabled", "sweep-enabled"))
     world.clone_user()
