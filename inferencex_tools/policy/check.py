@@ -43,6 +43,7 @@ class RowOutcome:
     trace: TraceResult | None = None
     thinking: str | None = None
     expected: str | None = None
+    registry_row: str | None = None
 
 
 def _close(a: float | None, b: float | None) -> bool:
@@ -157,6 +158,7 @@ def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: 
             range_finding()
         emit(R.NO_CURVE, why or entry.label(), raw_needle)
         return
+    out.registry_row = entry.id
     th = decide_thinking(f, trace.records, store.registry.template_default(prefix), prefix)
     out.thinking = th.mode or "undetermined"
     modes = [th.mode] if th.mode else [m for m in MODES if m in curve.modes]

@@ -144,10 +144,12 @@ def run_check(req: CheckRequest) -> Result:
     with ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
         outcomes = list(pool.map(one, jobs))
 
-    outcomes.extend(_static(root, multi, store, sources, result))
+    static = _static(root, multi, store, sources, result)
+    result.info["traces"] = len(outcomes)
+    result.info["static"] = len(static)
+    outcomes.extend(static)
     result.extend(aggregate(outcomes))
     result.info["rows"] = [row_summary(o) for o in outcomes]
-    result.info["traces"] = len(outcomes)
     result.info["seconds"] = round(time.monotonic() - started, 2)
     result.info["isolation"] = "namespaces" if isolate else "basic"
     result.info["registry"] = {"file": store.registry.file, "version": store.registry.version}
@@ -164,7 +166,9 @@ def row_summary(o: RowOutcome) -> dict[str, Any]:
         "mode": "eval" if o.row.eval_only else "throughput",
         "script": o.script,
         "launch": f.summary() if f else "no server",
+        "source": (o.trace.isolation if o.trace else None),
         "thinking": o.thinking,
+        "registry-row": o.registry_row,
         "expected": o.expected,
         "trace-seconds": round(o.trace.seconds, 2) if o.trace else None,
         "verdict": "ok" if not any(v.rule.severity.value == "error" for v in o.verdicts)
@@ -197,8 +201,9 @@ def render_rows(rows: list[dict[str, Any]]) -> str:
     out = []
     for r in rows:
         out.append(f"{r['verdict']:<10} {r['config-key']} [{r['entry']} conc={r['conc']} "
-                   f"{r['mode']}] {r['script']}: {r['launch']}; thinking {r['thinking']}; "
-                   f"golden {r['expected']}")
+                   f"{r['mode']}] {r['script']} ({r['source']}): {r['launch']}"
+                   + (f"; {r['thinking']}; {r['registry-row']} golden {r['expected']}"
+                      if r['expected'] else ""))
     return "\n".join(out) + ("\n" if out else "")
 
 

@@ -65,6 +65,8 @@ def test_seed_recipe_passes(tmp_path: Path, corpus: Path) -> None:
     assert rows[0]["launch"] == ("vllm eagle3, draft Inferact/MiniMax-M3-EAGLE3, K=3, "
                                  "synthetic synthetic_acceptance_length=2.83")
     assert rows[0]["thinking"] == "thinking_on"
+    assert rows[0]["registry-row"] == "minimaxm3-eagle3"
+    assert rows[0]["source"] in ("namespaces", "basic")
     assert rows[1]["launch"].endswith("real verification")
 
 
@@ -219,3 +221,16 @@ def test_multinode_static(
     assert "PO304" in {f.rule for f in res.findings}
     for f in res.errors:
         assert f.file == f"benchmarks/multi_node/srt-slurm-recipes/{name}"
+
+
+def test_real_master_configs_resolve_without_crashing(corpus: Path) -> None:
+    """The reference repository's master configs (no scripts in the corpus): every
+    spec-decoding key is enumerated and resolved; missing launchers and multi-node
+    recipes are findings, never crashes."""
+    res = run_check(CheckRequest(
+        root=corpus, registry=ROOT / "golden_al_distribution/registry.yaml",
+        curves_dir=corpus / "golden_al_distribution"))
+    rules = {f.rule for f in res.findings}
+    assert rules <= {"PO201", "PO202", "PO204", "PO305"}, rules
+    assert res.info["traces"] == 0 and res.info["static"] > 100
+    assert sorted(res.checked) == ["configs/amd-master.yaml", "configs/nvidia-master.yaml"]
