@@ -38,13 +38,6 @@ def _without_new_blocks(head: Changelog, new: list[Entry]) -> bytes:
     return bytes(out)
 
 
-def _strip_trailing_blank_lines(b: bytes) -> bytes:
-    lines = b.split(b"\n")
-    while len(lines) > 1 and not lines[-1].strip(b" ") and not lines[-2].strip(b" "):
-        lines.pop()
-    return b"\n".join(lines)
-
-
 def replace_link(block: bytes, new_link: str) -> bytes:
     """Replace the ``  pr-link:`` line (and a folded continuation) inside one block."""
     m = _LINK_RX.search(block)
@@ -55,29 +48,41 @@ def replace_link(block: bytes, new_link: str) -> bytes:
 
 def _normalise_block(block: bytes) -> bytes:
     lines = block.rstrip(b"\n").split(b"\n")
-    return b"\n".join(ln.rstrip(b" \t") for ln in lines) + b"\n"
+    return b"\n".join(ln.rstrip(b" \t\r") for ln in lines) + b"\n"
+
+
+def _has_trailing_ws(block: bytes) -> bool:
+    return any(ln != ln.rstrip(b" \t\r") for ln in block.split(b"\n"))
 
 
 def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
+    """Safe fixes for the new entries; ``data`` is base bytes + the fixed new blocks."""
     head, base = a.head, a.base
     if not head.parsed or not head.spans_ok or not base.parsed:
         return FixOutcome(None, refused="the file does not parse; fix the YAML first")
     if a.structural:
         return FixOutcome(None, refused="historical entries were deleted or edited; "
                           "restore them by hand (git checkout BASE -- FILE) and re-run")
+    if a.corrections:
+        return FixOutcome(None, refused="the change also corrects historical pr-links; "
+                          "split the corrections and the new entries into separate PRs")
     if not a.new_entries:
         return FixOutcome(None)
     history = _without_new_blocks(head, a.new_entries)
-    if _strip_trailing_blank_lines(history) != _strip_trailing_blank_lines(base.raw):
+    # History may differ from the base only by whitespace at its end (the old
+    # separator); the output is rebuilt from the base bytes.
+    if history.rstrip(b" \n") != base.raw.rstrip(b" \n"):
         return FixOutcome(None, refused="historical bytes differ from the base; restore them "
                           "(git checkout BASE -- FILE) and append your entry at the end")
     applied: list[str] = []
     blocks: list[bytes] = []
+    kept: list[bytes] = []  # the blocks as written (for the layout comparison)
     for e in a.new_entries:
         block = head.raw[e.start:e.end]
+        kept.append(block if block.endswith(b"\n") else block + b"\n")
         norm = _normalise_block(block)
-        if norm != block:
-            applied.append(f"{e.describe()}: stripped trailing whitespace")
+        if _has_trailing_ws(block):
+            applied.append(f"{e.describe()}: stripped trailing whitespace / CR")
         _, folded = head.link_line(e)
         verdict = check_new_link(e.link, opts.repo, opts.pr)
         new_link: str | None = None
@@ -95,6 +100,6 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
         return FixOutcome(None)
     if not a.appended:
         applied.append(f"moved {len(a.new_entries)} new entr(y/ies) to the end of the file")
-    if head.raw != result and not applied:
+    elif head.raw != base.raw + sep + b"\n".join(kept):
         applied.append("normalised the separators and the final newline of the new entries")
     return FixOutcome(result, applied)

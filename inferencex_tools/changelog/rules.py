@@ -100,6 +100,9 @@ NO_CONFIGS = rule("CL603", W, "no master configs found; config keys not checked"
 # --- scaffolding ------------------------------------------------------------------------
 SCAFFOLD = rule("CL701", E, "scaffold marker (TEMP / DO NOT MERGE) in a new entry",
                 "remove the marker before asking for review", area=A)
+FIX_REFUSED = rule("CL702", Severity.NOTE, "--fix made no change: history itself changed",
+                   "restore the base bytes (git checkout BASE -- perf-changelog.yaml), append "
+                   "your entry at the end and re-run --fix", area=A)
 
 # --- merge operations (canonicalize / resolve-conflict / merge-driver) ------------------
 MERGE_TWIN = rule("CL801", W, "a PR entry has the same content as an entry already on main",

@@ -45,14 +45,32 @@ def github_event() -> dict[str, Any] | None:
 
 
 def _repo_slug(explicit: str | None, git_repo: Any) -> str:
+    """--repo, else $GITHUB_REPOSITORY (the base repository under Actions), else the
+    ``upstream`` or ``origin`` remote's GitHub slug, else the InferenceX default."""
     if explicit:
         return check_slug(explicit)
-    if git_repo is not None:
-        slug = git_repo.remote_slug()
-        if slug:
-            return str(slug)
     env = os.environ.get("GITHUB_REPOSITORY")
-    return check_slug(env) if env else DEFAULT_REPO
+    if env:
+        return check_slug(env)
+    if git_repo is not None:
+        for remote in ("upstream", "origin"):
+            slug = git_repo.remote_slug(remote)
+            if slug:
+                return str(slug)
+    return DEFAULT_REPO
+
+
+def _blob(git_repo: Any, ref: str, rel: str) -> bytes | None:
+    """The file at a ref, with the same size limit as files read from disk."""
+    from inferencex_tools.io.files import DEFAULT_MAX_BYTES
+
+    data: bytes | None = git_repo.show(ref, rel)
+    if data is not None and len(data) > DEFAULT_MAX_BYTES:
+        raise InputError(
+            f"{rel}@{ref}: file is {len(data) / 1e6:.1f} MB, over the "
+            f"{DEFAULT_MAX_BYTES // (1024 * 1024)} MiB limit",
+            hint="ixtool refuses files this large; check that the right file was given")
+    return data
 
 
 def _open_git(path: Path) -> Any:
@@ -101,6 +119,8 @@ def run_validate(req: ValidateRequest) -> Result:
         base = ev_base.get("sha") if isinstance(ev_base, dict) else None
     if req.head is not None and base is None:
         raise UsageError("--head needs --base", hint="diff mode compares BASE..HEAD")
+    if req.fix and req.head is not None:
+        raise UsageError("--fix edits the working tree; it cannot be combined with --head")
     label = str(req.path)
     result = Result(command="changelog validate")
     git_repo = _open_git(req.path) if (base is not None or req.repo is None) else None
@@ -115,12 +135,12 @@ def run_validate(req: ValidateRequest) -> Result:
     rel = git_repo.relpath(req.path if req.path.is_absolute() else Path.cwd() / req.path)
     head_ref = req.head or "HEAD"
     merge_base = git_repo.merge_base(base, head_ref)
-    base_raw = git_repo.show(merge_base, rel) or b""
+    base_raw = _blob(git_repo, merge_base, rel) or b""
     if req.head is None:
         head_raw = read_bytes(req.path)
         master = _master_keys_worktree(git_repo.root, req.configs)
     else:
-        shown = git_repo.show(req.head, rel)
+        shown = _blob(git_repo, req.head, rel)
         if shown is None:
             raise InputError(f"{rel} does not exist at {req.head}")
         head_raw = shown
@@ -128,7 +148,7 @@ def run_validate(req: ValidateRequest) -> Result:
                   else _master_keys_at(git_repo, req.head))
     opts = Options(repo=repo, pr=pr, master_keys=master)
     a = analyze_change(base_raw, head_raw, label, opts, base_label=f"{label}@{base}")
-    if req.fix and req.head is None:
+    if req.fix:
         from inferencex_tools.changelog.fix import fix_change
 
         outcome = fix_change(a, opts)
@@ -138,9 +158,10 @@ def run_validate(req: ValidateRequest) -> Result:
             a = analyze_change(base_raw, outcome.data, label, opts,
                                base_label=f"{label}@{base}")
         elif outcome.refused and not a.ok:
-            result.fixes.append(f"not fixed: {outcome.refused}")
-    elif req.fix:
-        raise UsageError("--fix edits the working tree; it cannot be combined with --head")
+            from inferencex_tools.changelog.rules import FIX_REFUSED
+
+            result.add(FIX_REFUSED.at(label, None, None, f"--fix changed nothing: "
+                                      f"{outcome.refused}"))
     result.extend(a.findings)
     result.checked.append(f"{label} ({base}..{req.head or 'working tree'})")
     result.info.update(

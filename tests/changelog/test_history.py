@@ -7,14 +7,12 @@ asserted so that a behaviour change shows up here.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.changelog.clihelp import ixtool
 from tests.changelog.history import replay, summarize
-from tests.conftest import GIT_ENV
 
 # Spot checks: bundle commit → the error rules the gate reports, each verified by hand
 # against the diff and the spec (the spec's own sha in the comment where it cites one).
@@ -93,11 +91,8 @@ def test_full_history(history_repo: Path) -> None:
 def test_cli_smoke_on_history(history_repo: Path) -> None:
     """Two commits through the real CLI (diff mode, --head, configs from the commit)."""
     def run(sha: str) -> tuple[int, dict[str, object]]:
-        p = subprocess.run(
-            [sys.executable, "-m", "inferencex_tools", "changelog", "validate",
-             "--base", f"{sha}^", "--head", sha, "--format", "json"],
-            cwd=history_repo, capture_output=True, text=True, env=GIT_ENV, check=False,
-        )
+        p = ixtool(history_repo, "changelog", "validate", "--base", f"{sha}^", "--head", sha,
+                   "--format", "json")
         assert "Traceback" not in p.stderr, p.stderr
         return p.returncode, json.loads(p.stdout)
 
