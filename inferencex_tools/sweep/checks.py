@@ -166,10 +166,15 @@ class Checker:
                 self.add(R.TYPE, (*path, "conc-list"), "must be a list of integers")
                 return
             for i, c in enumerate(clist):
+                if self._crashy(c, (*path, "conc-list", i)):
+                    continue
                 n = self.as_int(c, (*path, "conc-list", i))
                 if n is not None and n <= 0:
                     self.add(R.CONC_FORM, (*path, "conc-list", i), f"concurrency {c!r} ≤ 0")
         else:
+            if self._crashy(e["conc-start"], (*path, "conc-start")) or self._crashy(
+                    e["conc-end"], (*path, "conc-end")):
+                return
             s = self.as_int(e["conc-start"], (*path, "conc-start"))
             t = self.as_int(e["conc-end"], (*path, "conc-end"))
             if s is not None and s <= 0:
@@ -178,6 +183,14 @@ class Checker:
                 self.add(R.CONC_FORM, (*path, "conc-end"), f"conc-end {t} ≤ 0")
             if s is not None and t is not None and s > t:
                 self.add(R.CONC_FORM, path, f"conc-start {s} > conc-end {t}")
+
+    def _crashy(self, v: Any, path: Path) -> bool:
+        """A string concurrency: lax validation passes it, generation cannot use it."""
+        if isinstance(v, str):
+            self.add(R.TYPE, path, f"must be an integer, found {v!r} (str); the reference "
+                     "generator crashes on string concurrencies")
+            return True
+        return False
 
     # ----------------------------------------------------------------- pieces
     def parallel(self, e: dict[str, Any], path: Path, *, tp_key: bool = True) -> None:
@@ -326,10 +339,9 @@ class Checker:
 
     def _ss(self, item: dict[str, Any], path: Path) -> list[Any]:
         ss = item.get("search-space")
-        if ss is None:
-            return []
         if not isinstance(ss, list):
-            self.add(R.TYPE, (*path, "search-space"), "must be a list")
+            if "search-space" in item and self.structural:
+                self.add(R.TYPE, (*path, "search-space"), "must be a list")
             return []
         return ss
 

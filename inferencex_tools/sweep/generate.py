@@ -102,6 +102,11 @@ def seq_name(isl: Any, osl: Any) -> str:
     return f"{isl}_{osl}"
 
 
+def _num(v: Any) -> Any:
+    """A lax-validated integer ("8", 8.0, True) as a number, for comparisons only."""
+    return int(v) if isinstance(v, str) else v
+
+
 def _worker(w: dict[str, Any]) -> dict[str, Any]:
     out = dict(w)
     for k in ("pp", "dcp-size", "pcp-size"):
@@ -374,12 +379,13 @@ class RowGenerator:
             if not multinode:
                 tp = e["tp"]
                 ep = e.get("ep")
-                if self.full and req.max_tp is not None and (req.max_tp <= 0 or tp > req.max_tp):
+                if self.full and req.max_tp is not None and (
+                        req.max_tp <= 0 or _num(tp) > req.max_tp):
                     continue
                 if self.full and req.max_ep is not None:
                     if req.max_ep <= 0:
                         continue
-                    if ep is not None and ep > req.max_ep:
+                    if ep is not None and _num(ep) > req.max_ep:
                         ep = req.max_ep
                 concs = self.fixed_sn_concs(e)
                 if not concs:

@@ -206,6 +206,10 @@ def recipe_path(setting: str) -> str | None:
     return f"benchmarks/multi_node/srt-slurm-recipes/{p}"
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
                 labels: set[str] | None, hardware: dict[str, Any]) -> None:
     for key, cfg in data.items():
@@ -221,8 +225,8 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
         assert isinstance(scen, dict)
         uses_dram = any(
             isinstance(e, dict) and e.get("kv-offloading") == "dram"
-            for it in (scen.get("agentic-coding") or []) if isinstance(it, dict)
-            for e in (it.get("search-space") or []))
+            for it in _list(scen.get("agentic-coding")) if isinstance(it, dict)
+            for e in _list(it.get("search-space")))
         if uses_dram and labels is not None and isinstance(runner, str):
             hw = hardware.get(runner)
             missing = [k for k in ("available-cpu-dram-mib", "gpus-per-node")
