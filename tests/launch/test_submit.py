@@ -105,3 +105,20 @@ def test_status_rejects_a_bad_state_file(tmp_path: Path) -> None:
                        capture_output=True, text=True, check=False)
     assert r.returncode == 2
     assert "invalid launch state" in r.stderr
+
+
+def test_matrix_file_from_the_sweep(repo_root: Path, tmp_path: Path) -> None:
+    """A matrix printed by `ixtool sweep test-config --evals-only` is planned as eval jobs."""
+    gen = subprocess.run(
+        [*IX, "sweep", "test-config", "--config-keys", SEED_KEY, "--config-files",
+         str(repo_root / "configs" / "nvidia-master.yaml"), "--runner-config",
+         str(repo_root / "configs" / "runners.yaml"), "--evals-only"],
+        capture_output=True, text=True, check=False)
+    assert gen.returncode == 0, gen.stderr
+    matrix = tmp_path / "matrix.json"
+    matrix.write_text(gen.stdout)
+    req = SubmitRequest(src=RowSource(matrix=matrix), out_dir=tmp_path / "jobs", check=False)
+    result, jobs = plan_jobs(repo_root, req)
+    assert result.ok and len(jobs) == len(json.loads(gen.stdout)) >= 1
+    for j in jobs:
+        assert j.sel.eval_only and "\nexport EVAL_ONLY=true\n" in j.text
