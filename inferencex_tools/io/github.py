@@ -379,6 +379,23 @@ class Forge:
 
         return self._call(f"GET {self._path(f'/commits/{sha}/check-runs')} (paged)", go)
 
+    def statuses(self, sha: str) -> list[CheckRun]:
+        """Commit statuses of ``sha`` (e.g. codeowner-signoff-verify), as check-run records:
+        pending → in_progress; success → success; failure/error → failure."""
+
+        def go() -> list[CheckRun]:
+            combined = self._repo.get_commit(sha).get_combined_status()
+            out: list[CheckRun] = []
+            for st in combined.statuses:
+                done = st.state in ("success", "failure", "error")
+                out.append(CheckRun(
+                    id=st.id, name=st.context, status="completed" if done else "in_progress",
+                    conclusion=("success" if st.state == "success" else "failure")
+                    if done else None, started_at=_iso(st.updated_at or st.created_at)))
+            return out
+
+        return self._call(f"GET {self._path(f'/commits/{sha}/status')}", go)
+
     # -- merging ------------------------------------------------------------------
     def squash_merge(self, number: int, *, title: str, body: str, sha: str) -> str:
         """Squash-merge PR ``number`` if its head is still ``sha``; the merge SHA."""

@@ -319,9 +319,10 @@ def make_plan(ctx: Context) -> None:
                  f"(only if the branch is still {ctx.head_sha[:12]})")
         c.append(f"git push --force-with-lease=refs/heads/{pr.head_ref}:{ctx.head_sha} "
                  f"{ctx.req.remote} <prepared>:refs/heads/{pr.head_ref}")
-    p.append(f"4. wait for {CHECK_CHANGELOG}, then for every check run "
+    p.append(f"4. wait for {CHECK_CHANGELOG}, then for every check run and commit status "
              f"(timeout {ctx.req.timeout:.0f}s, poll every {ctx.hooks.poll_interval:g}s)")
     c.append(f"GET {api}/commits/<head>/check-runs (paged, polled)")
+    c.append(f"GET {api}/commits/<head>/status (polled)")
     c.append(f"GET {api}/pulls/{pr.number} (head re-check, polled)")
     title, _ = reuse.squash_message(pr, run, slug)
     p.append(f"5. re-check the head, then squash-merge as {title!r} with ixtool's message")
@@ -459,7 +460,7 @@ def wait_for_checks(ctx: Context, head: str) -> bool:
                                     f"PR head moved to {now.head_sha[:12]} while waiting for "
                                     f"checks of {head[:12]}"))
             return False
-        latest = _latest(ctx.forge.check_runs(head))
+        latest = _latest(ctx.forge.check_runs(head) + ctx.forge.statuses(head))
         failed = [r for r in latest.values()
                   if r.status == "completed" and (r.conclusion or "") not in OK_CONCLUSIONS]
         gate = latest.get(CHECK_CHANGELOG)

@@ -124,6 +124,7 @@ class FakeGitHub:
         self.faults: list[Fault] = []
         self.check_policy: Callable[[str, int], list[dict[str, Any]]] = default_checks
         self.check_polls: dict[str, int] = {}
+        self.status_policy: Callable[[str, int], list[dict[str, Any]]] = lambda sha, n: []
         self.on_request: list[Callable[[str, str], None]] = []
         self.log: list[tuple[str, str, int]] = []  # (method, path, status)
         self.merges: list[dict[str, Any]] = []
@@ -315,6 +316,7 @@ ROUTES: list[tuple[str, str, str]] = [
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)/artifacts", "artifacts"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[0-9a-f]{40})/check-runs",
      "check_runs"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[0-9a-f]{40})/status", "status"),
 ]
 
 
@@ -491,6 +493,24 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
         def h_artifacts(self, id: str) -> None:
             if (r := self._run(id)) is not None:
                 self._page(fake.artifact_payloads(r), "artifacts")
+
+        def h_status(self, sha: str) -> None:
+            polls = max(0, fake.check_polls.get(sha, 1) - 1)
+            sts = [{"id": 800 + i, "node_id": f"S{i}", "context": st["context"],
+                    "state": st["state"], "description": st.get("description", ""),
+                    "target_url": None, "avatar_url": None,
+                    "url": f"{fake.api}/repos/{fake.slug}/statuses/{sha}",
+                    "created_at": ts(10 + i), "updated_at": ts(10 + i),
+                    "creator": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}}
+                   for i, st in enumerate(fake.status_policy(sha, polls))]
+            states = {st["state"] for st in sts}
+            combined = ("failure" if states & {"failure", "error"} else
+                        "pending" if "pending" in states or not sts else "success")
+            self._send(200, {"state": combined, "sha": sha, "total_count": len(sts),
+                             "statuses": sts,
+                             "repository": fake._repo_payload(fake.slug),
+                             "commit_url": f"{fake.api}/repos/{fake.slug}/commits/{sha}",
+                             "url": f"{fake.api}/repos/{fake.slug}/commits/{sha}/status"})
 
         def h_check_runs(self, sha: str) -> None:
             q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))

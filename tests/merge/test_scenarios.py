@@ -295,6 +295,29 @@ def test_later_check_failure_after_changelog_gate(world: World) -> None:
     assert world.fake.merges == []
 
 
+def test_failed_commit_status_blocks_the_merge(world: World) -> None:
+    """Commit statuses (codeowner-signoff-verify is one, spec §9) count like check runs."""
+    world.open_pr()
+    world.clone_user()
+    world.fake.status_policy = lambda sha, polls: [
+        {"context": "codeowner-signoff-verify", "state": "pending" if polls < 2 else "failure"}]
+    res = world.run()
+    assert "MR502" in rules_of(res)
+    assert "codeowner-signoff-verify concluded failure" in res.findings[0].message
+    assert world.fake.merges == []
+
+
+def test_pending_commit_status_is_waited_for(world: World) -> None:
+    world.open_pr()
+    world.clone_user()
+    world.fake.status_policy = lambda sha, polls: [
+        {"context": "codeowner-signoff-verify", "state": "pending" if polls < 4 else "success"}]
+    res = world.run()
+    assert res.ok, res.findings
+    assert any("pending: codeowner-signoff-verify" in p for p in world.progress)
+    assert res.info["checks"]["codeowner-signoff-verify"] == "success"
+
+
 def test_rerun_check_uses_latest_attempt(world: World) -> None:
     world.open_pr()
     world.clone_user()
