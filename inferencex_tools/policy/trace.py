@@ -11,6 +11,8 @@ This is an I/O adapter.  The sandbox, strongest first:
 * when unprivileged namespaces are available (``unshare -rmnp``): no network (empty
   network namespace), every mount read-only except the sandbox directory, a private
   ``/tmp`` and ``/dev/shm``, its own pid namespace (everything dies with the trace);
+* without namespaces but as root: the script runs as user nobody, owning only the
+  sandbox directory;
 * a wall-clock timeout that kills the whole process group, and a file-size limit.
 """
 
@@ -35,6 +37,7 @@ from typing import Any
 from inferencex_tools.policy import _stubs
 
 INNER_ROOT = "/tmp/ixtrace"
+NOBODY = 65534
 MAX_COPY_FILE = 2 * 1024 * 1024
 MAX_COPY_TOTAL = 64 * 1024 * 1024
 MAX_FILE_SIZE = 64 * 1024 * 1024
@@ -105,9 +108,28 @@ def namespaces_available() -> bool:
     return r.returncode == 0
 
 
-def _stub_python() -> str:
-    """An interpreter for the recorder that stays visible inside the sandbox."""
-    return os.path.realpath(sys.executable)
+def _world_usable(path: str) -> bool:
+    """Can any user run ``path`` (every directory o+x, the file o+rx)?"""
+    p = Path(path)
+    try:
+        if p.stat().st_mode & 0o005 != 0o005:
+            return False
+        return all(d.stat().st_mode & 0o001 for d in p.parents)
+    except OSError:
+        return False
+
+
+@cache
+def _stub_python(*, for_nobody: bool = False) -> str:
+    """An interpreter for the recorder (stdlib only) that the traced script can run."""
+    own = os.path.realpath(sys.executable)
+    if not for_nobody or _world_usable(own):
+        return own
+    for cand in ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
+        real = os.path.realpath(cand)
+        if os.path.isfile(real) and _world_usable(real):
+            return real
+    return ""
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
@@ -129,11 +151,10 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
 
 def _install(work: Path, inner: str, repo: Path, script_rel: str, isolate: bool,
-             tmpfs_tmp: bool) -> None:
+             tmpfs_tmp: bool, py: str) -> None:
     bin_dir = work / ".ixtrace" / "bin"
     (work / ".ixtrace" / "records").mkdir(parents=True)
     bin_dir.mkdir()
-    py = _stub_python()
     recorder = (_stubs.RECORDER.replace("@ROOT@", inner)
                 .replace("@STUB_MODULES@", repr(_stubs.STUB_MODULES))
                 .replace("@DAEMONS@", repr(_stubs.DAEMON_TOOLS)))
@@ -167,6 +188,14 @@ def _install(work: Path, inner: str, repo: Path, script_rel: str, isolate: bool,
              .replace("@ISOLATE@", "1" if isolate else "0")
              .replace("@TMPFS_TMP@", "1" if tmpfs_tmp else "0"))
     (work / ".ixtrace" / "enter.sh").write_text(enter)
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    os.chown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in (*dirnames, *filenames):
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(dirpath, n), uid, uid)
 
 
 def _q(s: str) -> str:
@@ -220,10 +249,13 @@ def trace_script(
     """Run ``repo/script_rel`` in a fresh sandbox with exactly ``env`` (+ PATH/HOME)."""
     isolate = namespaces_available() if isolate is None else isolate
     work = Path(tempfile.mkdtemp(prefix="ixtrace-")).resolve()
-    tmpfs_tmp = isolate and not _stub_python().startswith("/tmp/")
+    drop = not isolate and os.geteuid() == 0 and shutil.which("setpriv") is not None \
+        and bool(_stub_python(for_nobody=True))
+    py = _stub_python(for_nobody=drop)
+    tmpfs_tmp = isolate and not py.startswith("/tmp/")
     inner = INNER_ROOT if tmpfs_tmp else str(work)
     try:
-        _install(work, inner, repo, script_rel, isolate, tmpfs_tmp)
+        _install(work, inner, repo, script_rel, isolate, tmpfs_tmp, py)
         full_env = {k: v for k, v in env.items() if k not in ("PATH", "HOME", "PWD")}
         full_env.update({
             "PATH": f"{inner}/.ixtrace/bin:{BASE_PATH}", "HOME": inner, "PWD": inner,
@@ -232,6 +264,11 @@ def trace_script(
         cmd = ["bash", "--noprofile", "--norc", str(work / ".ixtrace" / "enter.sh"), script_rel]
         if isolate:
             cmd = [*UNSHARE, *cmd]
+        elif drop:
+            # no namespaces but root: run as nobody, owning only the sandbox directory
+            _chown_tree(work, NOBODY)
+            cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                   "--", *cmd]
         if shutil.which("prlimit"):
             cmd = ["prlimit", f"--fsize={MAX_FILE_SIZE}", "--core=0", "--", *cmd]
         out_p, err_p = work / ".ixtrace" / "stdout", work / ".ixtrace" / "stderr"

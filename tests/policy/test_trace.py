@@ -3,7 +3,9 @@ captured argv/env and verdicts; the hostile recipe is contained."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -164,9 +166,13 @@ def test_framework_mismatch(tmp_path: Path, store: CurveStore) -> None:
 # --- the hostile recipe -------------------------------------------------------------
 
 
-@pytest.mark.skipif(not namespaces_available(), reason="user namespaces unavailable")
-def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore,
-                                     temp_repo: Any) -> None:
+@pytest.mark.parametrize("isolate", [True, False], ids=["namespaces", "basic-as-root"])
+def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore, temp_repo: Any,
+                                     isolate: bool) -> None:
+    if isolate and not namespaces_available():
+        pytest.skip("user namespaces unavailable")
+    if not isolate and os.geteuid() != 0:
+        pytest.skip("the basic sandbox protects the repository only when run as root")
     repo: Path = temp_repo.path
     temp_repo.write("README", "precious\n")
     text = (RECIPES / "hostile.sh").read_text().replace("@REPO@", str(repo))
@@ -175,15 +181,24 @@ def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore,
     temp_repo.commit("repo")
     before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*"))
     row = row_for("minimaxm3", "vllm", 4, False, "MiniMaxAI/MiniMax-M3")
-    tr = trace_script(repo, f"{SUB}/hostile.sh", row.env("x_0"), timeout=4)
+    try:
+        tr = trace_script(repo, f"{SUB}/hostile.sh", row.env("x_0"), timeout=4,
+                          isolate=isolate)
+    finally:
+        escaped = Path(tempfile.gettempdir()) / "ixtool-escaped"
+        escaped_exists = escaped.exists()
+        escaped.unlink(missing_ok=True)
     assert tr.timed_out and 4 <= tr.seconds < 15
-    assert "write outside the sandbox directory blocked" in tr.events
-    assert "network access blocked" in tr.events
     assert "network tool 'curl' called (stubbed)" in tr.events
     assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")) == before
     assert temp_repo.git("status", "--porcelain") == ""
     assert not Path("/etc/ixtool-pwned").exists()
-    assert not (Path(tr.root).parent / "ixtool-escaped").exists()
+    if isolate:
+        assert "write outside the sandbox directory blocked" in tr.events
+        assert "network access blocked" in tr.events
+        assert not escaped_exists
+    else:
+        assert "permission denied" in tr.events
     rules = verdicts_hostile(repo, text, row, tr, store)
     assert {"PO301", "PO303"} <= set(rules)
 
