@@ -1,0 +1,157 @@
+"""``validate --fix`` round trips: after the fix the change is clean and the base bytes are
+untouched; changes to history are refused, never "repaired"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inferencex_tools.changelog.fix import fix_change
+from inferencex_tools.changelog.validate import Options, analyze_change
+from tests.changelog.casedata import CASES_DIR, LABEL, Case, load_case
+from tests.changelog.clihelp import ixtool
+from tests.changelog.test_cases import make_case_repo
+from tests.conftest import TempRepo
+
+URL12 = "https://github.com/SemiAnalysisAI/InferenceX/pull/12"
+
+# PR-mode cases whose every finding has a safe fix
+FIXABLE = [
+    "pr-link-tbd", "pr-link-tbd-url", "pr-link-xxxx", "pr-link-empty", "pr-link-files-suffix",
+    "pr-link-changes-suffix", "pr-link-continuation-line", "entry-in-the-middle",
+    "entry-at-the-top", "separator-none", "separator-two-blank", "separator-whitespace-only",
+    "two-appended-two-blank", "two-appended-no-blank", "blank-line-at-eof",
+    "missing-final-newline", "trailing-whitespace-new-entry", "crlf-new-entry",
+    "separator-base-ends-blank-ok",
+]
+# history changed: --fix must refuse and change nothing
+REFUSED = ["history-edited", "history-deleted", "history-deleted-all", "history-reformatted",
+           "separator-comment", "history-correction-and-append",
+           "quirky-history-whitespace-emptied"]
+
+
+def case(name: str) -> Case:
+    return load_case(CASES_DIR / name)
+
+
+def opts(c: Case, pr: int | None = 12) -> Options:
+    return Options(repo=c.repo, pr=pr, master_keys=c.master_keys)
+
+
+@pytest.mark.parametrize("name", FIXABLE)
+def test_fix_round_trip(name: str) -> None:
+    c = case(name)
+    assert c.base is not None
+    a = analyze_change(c.base, c.head, LABEL, opts(c))
+    out = fix_change(a, opts(c))
+    if not c.findings:  # already clean: nothing to do
+        assert out.data is None and out.refused is None
+        return
+    assert out.data is not None and out.applied, out.refused
+    assert out.data.startswith(c.base), "base bytes must be untouched"
+    again = analyze_change(c.base, out.data, LABEL, opts(c))
+    assert again.findings == [], [(f.rule, f.line, f.message) for f in again.findings]
+    assert len(again.new_entries) == len(a.new_entries)
+    # idempotent
+    assert fix_change(again, opts(c)).data is None
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_fix_refuses_history_changes(name: str) -> None:
+    c = case(name)
+    assert c.base is not None
+    a = analyze_change(c.base, c.head, LABEL, opts(c))
+    out = fix_change(a, opts(c))
+    assert out.data is None and out.refused
+
+
+def test_tbd_becomes_own_pr_url_with_pr_and_xxx_without() -> None:
+    c = case("pr-link-tbd")
+    assert c.base is not None
+    with_pr = fix_change(analyze_change(c.base, c.head, LABEL, opts(c)), opts(c))
+    assert with_pr.data is not None and with_pr.data.endswith(f"  pr-link: {URL12}\n".encode())
+    main = opts(c, pr=None)
+    without = fix_change(analyze_change(c.base, c.head, LABEL, main), main)
+    assert without.data is not None and without.data.endswith(b"  pr-link: XXX\n")
+    # XXX is what a PR carries until merge: clean in PR mode
+    assert analyze_change(c.base, without.data, LABEL, opts(c)).findings == []
+
+
+@pytest.mark.parametrize("name", ["pr-link-other-pr", "pr-link-wrong-repo"])
+def test_fix_never_guesses_a_real_link(name: str) -> None:
+    """Another PR's number or another repo may be deliberate: reported, not rewritten."""
+    c = case(name)
+    assert c.base is not None
+    out = fix_change(analyze_change(c.base, c.head, LABEL, opts(c)), opts(c))
+    assert out.data is None
+
+
+def test_fix_moves_mid_file_block_and_keeps_its_bytes() -> None:
+    c = case("entry-in-the-middle")
+    assert c.base is not None
+    out = fix_change(analyze_change(c.base, c.head, LABEL, opts(c)), opts(c))
+    assert out.data is not None
+    assert out.applied == ["moved 1 new entr(y/ies) to the end of the file"]
+    new_block = c.head[c.head.index(b"- config-keys:\n    - dsr1-fp4"):]
+    new_block = new_block[: new_block.index(b"\n\n") + 1]
+    assert out.data == c.base + b"\n" + new_block
+
+
+def test_fix_messages_name_what_changed() -> None:
+    c = case("missing-final-newline")
+    assert c.base is not None
+    out = fix_change(analyze_change(c.base, c.head, LABEL, opts(c)), opts(c))
+    assert out.applied == ["normalised the separators and the final newline of the new entries"]
+    c = case("trailing-whitespace-new-entry")
+    assert c.base is not None
+    out = fix_change(analyze_change(c.base, c.head, LABEL, opts(c)), opts(c))
+    assert len(out.applied) == 1 and "stripped trailing whitespace" in out.applied[0]
+
+
+# ------------------------------------------------------------------------------ CLI
+
+
+def test_cli_fix_writes_and_revalidates(temp_repo: TempRepo) -> None:
+    c = case("entry-in-the-middle")
+    assert c.base is not None
+    c.head = c.head.replace(b"pr-link: XXX", b"pr-link: TBD")
+    make_case_repo(temp_repo, c)
+    p = ixtool(temp_repo.path, "changelog", "validate", "--base", "main", "--pr", "12", "--fix")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "fixed: moved 1 new entr(y/ies) to the end of the file" in p.stdout
+    assert f"pr-link → {URL12}" in p.stdout
+    data = (temp_repo.path / LABEL).read_bytes()
+    assert data.startswith(c.base) and data.endswith(f"  pr-link: {URL12}\n".encode())
+    p = ixtool(temp_repo.path, "changelog", "validate", "--base", "main", "--pr", "12",
+               "--format", "json")
+    assert p.returncode == 0 and json.loads(p.stdout)["findings"] == []
+    # no temp files left behind by the atomic write
+    assert sorted(x.name for x in temp_repo.path.iterdir()) == [".git", "README", "configs",
+                                                                 LABEL]
+
+
+def test_cli_fix_refusal_is_a_note_and_leaves_the_file(temp_repo: TempRepo) -> None:
+    c = case("history-edited")
+    make_case_repo(temp_repo, c)
+    p = ixtool(temp_repo.path, "changelog", "validate", "--base", "main", "--pr", "12", "--fix",
+               "--format", "json")
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert [(f["rule"], f["severity"]) for f in doc["findings"]] == [("CL702", "note"),
+                                                                     ("CL402", "error")]
+    assert doc["fixes"] == []
+    assert (temp_repo.path / LABEL).read_bytes() == c.head
+
+
+@pytest.mark.parametrize("extra", [["--head", "HEAD"], []])
+def test_cli_fix_usage_errors(temp_repo: TempRepo, extra: list[str]) -> None:
+    c = case("pr-link-tbd")
+    make_case_repo(temp_repo, c)
+    args = ["changelog", "validate", "--fix", *extra]
+    if extra:
+        args += ["--base", "main"]
+    p = ixtool(temp_repo.path, *args)
+    assert p.returncode == 2
+    assert p.stderr.startswith("ixtool: error: --fix") and "Traceback" not in p.stderr
+    assert (temp_repo.path / LABEL).read_bytes() == c.head
