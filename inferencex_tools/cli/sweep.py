@@ -58,21 +58,22 @@ class NargsCommand(TyperCommand):
 # ----------------------------------------------------------------------- shared options
 
 CONFIG_FILES = typer.Option(
-    None, "--config-files", "--configs",
+    None, "--config-files", "--configs", metavar="FILE...",
     help="Master config files, in order (default: configs/*-master.yaml of this repo).")
 RUNNER_CONFIG = typer.Option(
-    None, "--runner-config", "--runners",
+    None, "--runner-config", "--runners", metavar="FILE",
     help="runners.yaml (default: configs/runners.yaml).")
 NO_EVALS = typer.Option(False, "--no-evals", help="Do not mark eval rows.")
 EVALS_ONLY = typer.Option(False, "--evals-only", help="Only the eval rows (eval-only: true).")
 ALL_EVALS = typer.Option(False, "--all-evals",
                          help="Expand evals to every concurrency (implies eval-only output).")
 NODE_FILTER = typer.Option(
-    None, "--runner-node-filter",
+    None, "--runner-node-filter", metavar="SUBSTRING",
     help="Expand rows to the runner nodes whose name contains this substring.")
-SCENARIO = typer.Option(None, "--scenario-type",
+SCENARIO = typer.Option(None, "--scenario-type", metavar="TYPE...",
                         help="fixed-seq-len and/or agentic-coding (default: both).")
-SEQ_LENS = typer.Option(None, "--seq-lens", help="1k1k and/or 8k1k (fixed-seq-len only).")
+SEQ_LENS = typer.Option(None, "--seq-lens", metavar="SEQ...",
+                        help="1k1k and/or 8k1k (fixed-seq-len only).")
 OUTPUT = typer.Option(None, "--output", "-o",
                       help="Write the JSON to this file (atomically) instead of stdout.")
 GH_OUTPUT = typer.Option(
@@ -148,11 +149,14 @@ def full(
     config_files: list[str] | None = CONFIG_FILES,
     runner_config: str | None = RUNNER_CONFIG,
     model_prefix: list[str] | None = typer.Option(
-        None, "--model-prefix", help="Keep configs whose KEY starts with one of these."),
-    precision: list[str] | None = typer.Option(None, "--precision", help="Exact precision."),
-    framework: list[str] | None = typer.Option(None, "--framework", help="Exact framework."),
+        None, "--model-prefix", metavar="X...",
+        help="Keep configs whose KEY starts with one of these."),
+    precision: list[str] | None = typer.Option(None, "--precision", metavar="X...",
+                                               help="Exact precision."),
+    framework: list[str] | None = typer.Option(None, "--framework", metavar="X...",
+                                               help="Exact framework."),
     runner_type: list[str] | None = typer.Option(
-        None, "--runner-type", help="Runner labels (must exist in runners.yaml)."),
+        None, "--runner-type", metavar="X...", help="Runner labels (must exist in runners.yaml)."),
     seq_lens: list[str] | None = SEQ_LENS,
     step_size: int = typer.Option(2, "--step-size", help="Range multiplier (> 1)."),
     min_conc: int | None = typer.Option(None, "--min-conc", help="Lower concurrency bound."),
@@ -197,12 +201,12 @@ app.command("full-sweep", cls=NargsCommand, hidden=True)(full)
 @app.command("test-config", cls=NargsCommand)
 def test_config(
     config_keys: list[str] = typer.Option(
-        ..., "--config-keys",
+        ..., "--config-keys", metavar="KEY...",
         help="Config keys; '*' and '?' are globs (quote them in the shell)."),
     config_files: list[str] | None = CONFIG_FILES,
     runner_config: str | None = RUNNER_CONFIG,
     conc: list[int] | None = typer.Option(
-        None, "--conc", help="Keep only these concurrencies."),
+        None, "--conc", metavar="N...", help="Keep only these concurrencies."),
     seq_lens: list[str] | None = SEQ_LENS,
     scenario_type: list[str] | None = SCENARIO,
     runner_node_filter: str | None = NODE_FILTER,
