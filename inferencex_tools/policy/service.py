@@ -130,8 +130,9 @@ def run_check(req: CheckRequest) -> Result:
 
     isolate = namespaces_available() if req.isolate is None else req.isolate
     if jobs and not isolate:
-        result.add(R.SANDBOX_WEAK.at("<sandbox>", None, None,
-                                     "tracing without network/filesystem isolation"))
+        result.add(R.SANDBOX_WEAK.at(jobs[0][1], None, None,
+                                     f"{len(jobs)} trace(s) ran without network/filesystem "
+                                     "isolation (user namespaces unavailable)"))
 
     def one(job: tuple[Row, str, str]) -> RowOutcome:
         row, script, fam = job
