@@ -355,48 +355,69 @@ def format_command(cmd: list[str], indent: str = "  ") -> str:
     return (" \\\n" + indent + "    ").join(parts)
 
 
+def _wrap(items: list[str], width: int = 96, indent: str = "  ") -> list[str]:
+    """Space-separated items packed into lines of at most ``width`` characters."""
+    lines: list[str] = []
+    cur = ""
+    for it in items:
+        if cur and len(indent) + len(cur) + 1 + len(it) > width:
+            lines.append(indent + cur)
+            cur = it
+        else:
+            cur = f"{cur} {it}" if cur else it
+    if cur:
+        lines.append(indent + cur)
+    return lines
+
+
+def _env_items(env: dict[str, str]) -> list[str]:
+    return [f"{k}={shlex.quote(v)}" for k, v in env.items()]
+
+
 def format_job_text(job: RenderedJob) -> str:
     """The human view of one rendered job."""
+    def stated(v: object) -> str:
+        return "(not stated)" if v in (None, "") else str(v)
+
     lines: list[str] = []
     mode = "eval" if job.eval_only else "throughput"
     origin = ", ".join(x for x in (
         job.config_key, f"arm {job.arm}" if job.arm else None,
         f"conc {job.row.get('conc')}", mode) if x)
     lines.append(f"== {job.name}  ({origin})")
-    lines.append(f"runner:    {job.row.get('runner')} → node {job.node or '?'}")
-    lines.append(f"launcher:  {job.launcher or '(unresolved)'}")
-    lines.append(f"script:    {job.script or '(unresolved)'}")
+    lines.append(f"runner    {job.row.get('runner')} → node {job.node or '(unresolved)'}")
+    lines.append(f"launcher  {job.launcher or '(unresolved)'}")
+    lines.append(f"script    {job.script or '(unresolved)'}")
     a = job.allocation
     if a is not None:
-        lines.append(f"slurm allocation ({a.tool}):")
-        for label, val in (
-            ("partition", a.partition), ("account", a.account), ("nodes", a.nodes),
-            ("gpus", f"{a.gpus} ({a.gres})" if a.gres else a.gpus), ("time", a.time),
-            ("exclusive", "yes" if a.exclusive else "no"), ("job name", a.job_name),
-            ("image", a.container_image), ("mounts", ", ".join(a.container_mounts) or None),
-            ("workdir", a.container_workdir),
-        ):
-            lines.append(f"  {label:<10} {val if val not in (None, '') else '(not stated)'}")
-        lines.append(f"  {'command':<10} {shlex.join([a.tool, *a.argv])}")
+        gpus = f"{a.gpus} (--gres={a.gres})" if a.gres else stated(a.gpus)
+        lines.append(f"slurm allocation ({a.tool}): partition {stated(a.partition)} · "
+                     f"account {stated(a.account)} · nodes {stated(a.nodes)} · gpus {gpus}")
+        lines.append(f"  time {stated(a.time)} · exclusive {'yes' if a.exclusive else 'no'} · "
+                     f"job name {stated(a.job_name)}")
+        lines.append(f"  image {stated(a.container_image)} · mounts "
+                     f"{stated(', '.join(a.container_mounts))} · workdir "
+                     f"{stated(a.container_workdir)}")
+        lines.append("  $ " + shlex.join([a.tool, *a.argv]))
     if job.step and (a is None or job.step[1:] != a.argv):
         lines.append("job step:")
-        lines.append("  " + shlex.join(job.step))
-    lines.append("environment exported by the workflow:")
-    lines.extend(f"  {k}={shlex.quote(v)}" for k, v in job.workflow_env.items())
+        lines.append("  $ " + shlex.join(job.step))
+    lines.append(f"environment exported by the workflow ({len(job.workflow_env)}):")
+    lines.extend(_wrap(_env_items(job.workflow_env)))
     if job.launcher_env:
-        lines.append("environment added by the launcher (job step):")
-        lines.extend(f"  {k}={shlex.quote(v)}" for k, v in job.launcher_env.items())
+        lines.append("added or changed by the launcher for the job step:")
+        lines.extend(_wrap(_env_items(job.launcher_env)))
     if job.server is not None:
         lines.append("server command:")
         lines.append("  " + format_command(job.server.command))
         if job.server.env:
             lines.append("server environment set by the script:")
-            lines.extend(f"  {k}={shlex.quote(v)}" for k, v in job.server.env.items())
+            lines.extend(_wrap(_env_items(job.server.env)))
     if job.sidecars:
         lines.append("other processes started by the script:")
         lines.extend("  " + shlex.join(c) for c in job.sidecars)
     for f in job.findings:
-        lines.append(f"  {f.severity.value} [{f.rule}] {f.message}")
+        lines.append(f"{f.severity.value} [{f.rule}] {f.message}")
     return "\n".join(lines) + "\n"
 
 
