@@ -80,6 +80,19 @@ class Workspace:
         status, _, _ = _run(self.repo.repo, "merge-base", "--is-ancestor", a, b, check=False)
         return status == 0
 
+    def commits_between(self, base: str, head: str) -> list[tuple[str, str]]:
+        """(sha, message) of commits in ``head`` but not ``base``, oldest first —
+        what GitHub lists as a PR's commits, without its 250-commit cap."""
+        _, out, _ = _run(self.repo.repo, "log", "--reverse", "--format=%H%x00%B%x01",
+                         f"{base}..{head}")
+        items = []
+        for rec in out.split("\x01"):
+            rec = rec.strip("\n")
+            if rec:
+                sha, _, msg = rec.partition("\x00")
+                items.append((sha, msg))
+        return items
+
     def commit_message(self, sha: str) -> str:
         _, out, _ = _run(self.repo.repo, "log", "-1", "--format=%B", sha)
         return out

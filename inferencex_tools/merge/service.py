@@ -33,6 +33,7 @@ STEPS = ("preflight", "comment", "merge", "canonicalize", "commit", "push", "che
          "recheck", "squash-merge")
 OK_CONCLUSIONS = frozenset({"success", "neutral", "skipped"})
 CHECK_CHANGELOG = "check-changelog"
+PR_COMMITS_CAP = 250  # GET /pulls/N/commits lists at most this many (G13)
 
 
 class Aborted(IxtoolError):
@@ -220,6 +221,10 @@ def preflight(ctx: Context) -> None:
             where, None, None, f"{in_force.comment.author}'s comment pins run "
             f"{in_force.run_id}; --run-id {ctx.req.run_id} replaces it"))
     if not pr.is_fork:
+        if len(ctx.commits) >= PR_COMMITS_CAP:  # the API list is truncated: ask git
+            head_sha, base_sha = ctx.ws.fetch(pr.number, pr.base_ref)
+            ctx.commits = [PullCommit(sha, msg)
+                           for sha, msg in ctx.ws.commits_between(base_sha, head_sha)]
         pinned = forge.run(run_id) if run_id is not None else None
         runs = None if pinned is not None else forge.sweep_runs(pr.head_ref)
         events = forge.label_events(pr.number)

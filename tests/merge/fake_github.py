@@ -118,6 +118,7 @@ class FakeGitHub:
         self.association = association
         self.max_page = max_page
         self.prefix = ""  # "/api/v3" to act as GitHub Enterprise Server
+        self.commits_cap = 250  # GitHub lists at most 250 commits of a PR
         self.prs: dict[int, PR] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.runs: list[Run] = []
@@ -427,7 +428,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def h_pull_commits(self, n: str) -> None:
             if (pr := self._pr(n)) is not None:
-                self._page(fake.pr_commits(pr))
+                self._page(fake.pr_commits(pr)[:fake.commits_cap])
 
         def h_merge(self, n: str) -> None:
             if (pr := self._pr(n)) is not None:

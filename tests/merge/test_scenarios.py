@@ -220,6 +220,23 @@ def test_conflict_outside_changelog_refused(world: World) -> None:
     assert not world.fake.prs[PRN].merged
 
 
+def test_pr_commit_list_cap_falls_back_to_git(world: World,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """G13: GitHub lists only the first 250 PR commits; a run on a later commit is
+    still found because ixtool then takes the commit set from git."""
+    from inferencex_tools.merge import service
+
+    world.open_pr(run=False)
+    late = world.push_to_pr()
+    world.fake.runs.append(Run(1001, late, "feat", created=100))
+    world.fake.commits_cap = 1
+    monkeypatch.setattr(service, "PR_COMMITS_CAP", 1)
+    world.clone_user()
+    res = world.run()
+    assert res.ok, res.findings
+    assert res.info["run_head"] == late
+
+
 # ----------------------------------------------------------------------------- run pinning
 
 def test_pinned_run_id_honoured(world: World) -> None:
