@@ -234,3 +234,47 @@ def test_real_master_configs_resolve_without_crashing(corpus: Path) -> None:
     assert rules <= {"PO201", "PO202", "PO204", "PO305"}, rules
     assert res.info["traces"] == 0 and res.info["static"] > 100
     assert sorted(res.checked) == ["configs/amd-master.yaml", "configs/nvidia-master.yaml"]
+
+
+FIXED = f"""\
+{KEY.replace("agentic", "fixed")}:
+  image: vllm/vllm-openai:v0.27.1
+  model: MiniMaxAI/MiniMax-M3-MXFP8
+  model-prefix: minimaxm3
+  runner: cluster:h200-dgxc
+  precision: fp8
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - {{ tp: 8, spec-decoding: mtp, conc-start: 4, conc-end: 64 }}
+"""
+
+
+@pytest.mark.parametrize("exception", [False, True])
+def test_fixed_seq_len_synthetic_needs_an_exception(
+    tmp_path: Path, corpus: Path, exception: bool
+) -> None:
+    repo = seed_repo(tmp_path, config=FIXED)
+    dest = repo / "benchmarks/single_node/fixed_seq_len/minimaxm3_fp8_h200_mtp.sh"
+    dest.parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / "tests/cases/policy/recipes/fixed_vllm_synthetic.sh", dest)
+    registry = (ROOT / "golden_al_distribution/registry.yaml").read_text()
+    if exception:
+        registry = registry.replace(
+            "synthetic-exceptions: []",
+            "synthetic-exceptions:\n  - config-key: minimaxm3-*-fixed-mtp\n"
+            "    reason: sanctioned in the sign-off of PR 1234\n")
+    (repo / "registry.yaml").write_text(registry)
+    res = run_check(CheckRequest(root=repo, registry=repo / "registry.yaml",
+                                 curves_dir=corpus / "golden_al_distribution", timeout=30))
+    errors = [f for f in res.errors]
+    assert [r["conc"] for r in res.info["rows"]] == [64]
+    if exception:
+        assert errors == []
+    else:
+        assert [f.rule for f in errors] == ["PO413"]
+        assert errors[0].line == 5 and "conc 64" in errors[0].message

@@ -243,3 +243,38 @@ def test_launcher_exports_the_traced_variables(
     assert "--gres=gpu:8" in srun.argv
     for k, v in env.items():
         assert srun.env.get(k) == v, k
+
+
+_HEAD = '#!/usr/bin/env bash\nset -euo pipefail\nsource "$(dirname "$0")/../../benchmark_lib.sh"\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "spec", "expected"),
+    [
+        # no server at all
+        ('echo "nothing to launch"\n', "mtp", ["PO302"]),
+        # a draft head without a curve (the kimik2.5 row has no draft id)
+        ("vllm serve m --speculative-config "
+         "'{\"method\":\"eagle3\",\"model\":\"x/Unknown-EAGLE3\",\"num_speculative_tokens\":3,"
+         "\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.83}'\n",
+         "mtp", ["PO405"]),
+        # K outside 1..8
+        ("vllm serve m --speculative-config "
+         "'{\"method\":\"eagle3\",\"model\":\"Inferact/MiniMax-M3-EAGLE3\","
+         "\"num_speculative_tokens\":12,\"rejection_sample_method\":\"synthetic\","
+         "\"synthetic_acceptance_length\":2.83}'\n", "mtp", ["PO414"]),
+        # drafting although the config says spec-decoding none (still checked: AL wrong)
+        ("vllm serve m --default-chat-template-kwargs '{\"thinking_mode\":\"enabled\"}' "
+         "--speculative-config '{\"method\":\"eagle3\",\"model\":\"Inferact/MiniMax-M3-EAGLE3\","
+         "\"num_speculative_tokens\":3,\"rejection_sample_method\":\"synthetic\","
+         "\"synthetic_acceptance_length\":2.90}'\n", "none", ["PO403", "PO415"]),
+    ],
+    ids=["no-server", "no-curve", "bad-k", "unlabelled"],
+)
+def test_more_rules(tmp_path: Path, store: CurveStore, body: str, spec: str,
+                    expected: list[str]) -> None:
+    row = row_for("minimaxm3", "vllm", 4, False, "MiniMaxAI/MiniMax-M3")
+    if spec == "none":
+        row = Row(**{**row.__dict__, "entry": {**row.entry, "spec-decoding": "none"}})
+    tr = run(tmp_path, "inline.sh", row, _HEAD + body)
+    assert verdicts(tmp_path, "inline.sh", row, tr, store) == expected
