@@ -83,6 +83,8 @@ SCRIPT = rule("SW403", E, "benchmark script the rows will launch does not exist"
               "framework", area=A)
 RECIPE = rule("SW404", E, "multinode CONFIG_FILE recipe does not exist",
               "add the recipe under benchmarks/multi_node/srt-slurm-recipes/", area=A)
+LAUNCHER = rule("SW406", W, "runner node family has no runners/launch_<family>.sh",
+                "add the launcher or remove the nodes from runners.yaml", area=A)
 NO_SCRIPTS_DIR = rule("SW405", W, "benchmark scripts directory not present; scripts not checked",
                       "run from a full checkout or pass --scripts-dir", area=A)
 

@@ -116,6 +116,22 @@ def _base_keys(base: str, masters: list[Path]) -> set[str]:
     return keys
 
 
+def _looks_like_runners(path: Path) -> bool:
+    """runners.yaml by name, or a small mapping with only labels/hardware keys."""
+    if "runners" in path.name:
+        return True
+    try:
+        if path.stat().st_size > 65536:
+            return False
+        from inferencex_tools.io.yamlio import load_safe
+
+        data = load_safe(path.read_bytes(), source=str(path))
+    except (OSError, InputError):
+        return False
+    return (isinstance(data, dict) and isinstance(data.get("labels"), dict)
+            and set(data) <= {"labels", "hardware"})
+
+
 def run_config_validate(files: list[Path] | None, runner_config: Path | None,
                         scripts_dir: Path | None, base: str | None) -> Any:
     from inferencex_tools.io.files import read_bytes
@@ -124,7 +140,7 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
     masters: list[Path] = []
     runners: Path | None = runner_config
     for f in files or []:
-        if "runners" in f.name and runners is None:
+        if runners is None and _looks_like_runners(f):
             runners = f
         else:
             masters.append(f)

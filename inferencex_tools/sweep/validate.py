@@ -212,6 +212,7 @@ def _list(v: Any) -> list[Any]:
 
 def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
                 labels: set[str] | None, hardware: dict[str, Any]) -> None:
+    warned_hw: set[str] = set()
     for key, cfg in data.items():
         if not isinstance(cfg, dict):
             continue
@@ -227,6 +228,13 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
             isinstance(e, dict) and e.get("kv-offloading") == "dram"
             for it in _list(scen.get("agentic-coding")) if isinstance(it, dict)
             for e in _list(it.get("search-space")))
+        if (labels is not None and isinstance(runner, str) and runner in labels
+                and _list(scen.get("agentic-coding")) and runner not in hardware
+                and runner not in warned_hw and not uses_dram):
+            warned_hw.add(runner)
+            f.add(R.RUNNER_HARDWARE, (key, "runner"),
+                  f"{key}: agentic config on {runner!r}, which has no hardware entry in "
+                  "runners.yaml (DRAM KV offload cannot be sized)")
         if uses_dram and labels is not None and isinstance(runner, str):
             hw = hardware.get(runner)
             missing = [k for k in ("available-cpu-dram-mib", "gpus-per-node")
@@ -277,11 +285,27 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
                           + ", ".join(cands))
 
 
+def _launchers(rf: _File, labels: dict[str, Any], exists: Callable[[str], bool]) -> None:
+    """Every node family (node name up to its first '_') needs runners/launch_<family>.sh."""
+    reported: set[str] = set()
+    for label, nodes in labels.items():
+        for node in _list(nodes):
+            fam = str(node).split("_", 1)[0]
+            if fam in reported:
+                continue
+            reported.add(fam)
+            path = f"runners/launch_{fam}.sh"
+            if not exists(path):
+                rf.add(R.LAUNCHER, ("labels", label),
+                       f"labels.{label}: node {node!r} would run {path}, which does not exist")
+
+
 def validate(inp: ValidateInput) -> Result:
     result = Result(command="config validate")
     files: list[_File] = []
     merged: dict[str, tuple[_File, Any]] = {}
     runners_data: Any = None
+    rf: _File | None = None
     if inp.runners is not None:
         rf = _File(inp.runners.label, inp.runners.raw)
         files.append(rf)
@@ -290,6 +314,8 @@ def validate(inp: ValidateInput) -> Result:
             runners_data = rf.data
             _schema(rf, "runners", R.RUNNERS)
     labels, hardware = _label_sets(runners_data)
+    if labels is not None and inp.exists is not None and rf is not None:
+        _launchers(rf, runners_data["labels"], inp.exists)
     for mf in inp.masters:
         f = _File(mf.label, mf.raw)
         files.append(f)

@@ -8,6 +8,7 @@ Each file in tests/cases/sweep/config/ starts with two header lines:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,38 @@ def test_yaml_errors_are_findings() -> None:
     rules = {(f.rule, f.file, f.line) for f in res.errors}
     assert ("SW101", "bad.yaml", 2) in rules
     assert ("SW102", "list.yaml", 1) in rules
+
+
+def test_launcher_and_hardware_warnings(tmp_path: Path) -> None:
+    runners = (b"labels:\n  cluster:h200-dgxc:\n    - h200-dgxc-slurm_0\n    - b300-cw_1\n"
+               b"  cluster:other:\n    - other_0\n")
+    cfg = (CASES / "config" / "ok-agentic-dram.yaml").read_text()
+    no_dram = cfg.replace("runner: cluster:h200-dgxc", "runner: cluster:other").replace(
+        '{ tp: 8, kv-offloading: dram, kv-offload-backend: { name: mooncake, version: "0.3" }'
+        ', conc-list: [12] }', "{ tp: 8, kv-offloading: none, conc-list: [12] }")
+    existing = {"runners/launch_h200-dgxc-slurm.sh", "runners/launch_other.sh"}
+    res = validate(ValidateInput(
+        masters=[MasterFile("a.yaml", cfg.encode()), MasterFile("b.yaml",
+                                                                no_dram.encode())],
+        runners=MasterFile("runners.yaml", runners),
+        exists=lambda p: p in existing or p.endswith("_mtp.sh") or p.endswith("h200.sh")))
+    got = {(f.rule, f.file, f.line) for f in res.findings}
+    assert ("SW406", "runners.yaml", 2) in got  # b300-cw_1 has no launcher
+    assert ("SW314", "a.yaml", 7) in got  # dram offload, no hardware entry
+    assert ("SW402", "b.yaml", 7) in got  # agentic label without hardware
+    assert ("SW104", "b.yaml", 3) in got  # same key in both files
+
+
+def test_cli_detects_runners_file_by_content(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from inferencex_tools.cli.main import run
+
+    inv = tmp_path / "inventory.yaml"
+    inv.write_bytes(RUNNERS)
+    with pytest.raises(SystemExit) as exc:
+        run(["config", "validate", str(CASES / "config" / "ok-single-node.yaml"), str(inv),
+             "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert exc.value.code == 0
+    assert str(inv) in out["checked"]
+    assert not [f for f in out["findings"] if f["rule"] == "SW401"]

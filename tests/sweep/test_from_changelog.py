@@ -195,3 +195,29 @@ def test_cli_worktree_head(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
     assert exc.value.code == 0, cap.err
     m = json.loads(cap.out)
     assert len(m["single_node"]["agentic"]) == 14 and len(m["agentic_evals"]) == 1
+
+
+def test_cli_github_output_buckets(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from inferencex_tools.cli.main import run
+    from inferencex_tools.sweep.github import join_shards, parse_github_output
+
+    _seed(temp_repo)
+    cl = temp_repo.path / "perf-changelog.yaml"
+    cl.write_text(cl.read_text() + "\n" + ENTRY.format(
+        key="minimaxm3-fp8-h200-vllm-agentic-mtp", desc="gh", n=2))
+    temp_repo.commit("entry")
+    gh = tmp_path / "gh_out"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(gh))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.chdir(temp_repo.path)
+    with pytest.raises(SystemExit) as exc:
+        run(["sweep", "from-changelog", "--base-ref", "HEAD~1", "--head-ref", "HEAD",
+             "--github-output", "--summary"])
+    cap = capsys.readouterr()
+    assert exc.value.code == 0, cap.err
+    outputs = parse_github_output(gh.read_text())
+    assert len(join_shards(outputs, "single_node_agentic")) == 14
+    assert len(json.loads(outputs["agentic_evals"])) == 1
+    assert json.loads(outputs["changelog_metadata"])["base_ref"] == "HEAD~1"
+    assert "est. GPU-hours" in cap.err
