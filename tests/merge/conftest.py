@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +55,7 @@ class World:
     said: list[str] = field(default_factory=list)
     retry_delays: list[float] = field(default_factory=list)
     crash_after: str | None = None
+    on_step: dict[str, Callable[[], object]] = field(default_factory=dict)
 
     # -- building ------------------------------------------------------------------------
     def commit_seed(self, rel: str, text: str, message: str) -> str:
@@ -114,6 +115,8 @@ class World:
             self.now[0] += s
 
         def after(step: str) -> None:
+            if step in self.on_step:
+                self.on_step[step]()
             if step == self.crash_after:
                 raise Crash(step)
 

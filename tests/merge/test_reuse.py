@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from inferencex_tools.io.github import (
@@ -157,3 +160,25 @@ def test_prep_message_carries_skip_sweep_and_trailer() -> None:
     msg = reuse.prep_message(pr(), 42, "refresh")
     assert "[skip-sweep]" in msg and reuse.prep_run_id(msg) == 42
     assert reuse.prep_run_id("chore: x\n\nIxtool-Reuse-Run: 42x\n") is None
+
+
+# ----------------------------------------------------------------------------- data-driven
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "merge" / "authorization.json"
+_AUTH = json.loads(CASES.read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", _AUTH, ids=[c["name"] for c in _AUTH])
+def test_authorization_cases(case: dict[str, object]) -> None:
+    raw = case["comments"]
+    assert isinstance(raw, list)
+    cs = [comment(i + 1, c["body"], c.get("assoc", "MEMBER"), c.get("at", i + 1))
+          for i, c in enumerate(raw)]
+
+    def reading(strict: bool) -> object:
+        a = reuse.authorization(cs, strict=strict)
+        return "none" if a is None else a.run_id
+
+    assert reading(False) == case["ref"]
+    assert reading(True) == case["strict"]
+    assert (reuse.pinned_to(cs, int(str(case["run"]))) is not None) == case["done"]

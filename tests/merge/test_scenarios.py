@@ -287,6 +287,19 @@ def test_comment_posted_without_authority_stops(world: World) -> None:
     assert git(world.bare, "rev-parse", "refs/heads/feat") == head
 
 
+def test_push_between_fetch_and_push_is_not_overwritten(world: World) -> None:
+    """The push is lease-protected: a commit pushed to the PR after ixtool fetched it
+    is neither overwritten nor merged."""
+    world.open_pr()
+    world.clone_user()
+    pushed: list[str] = []
+    world.on_step["commit"] = lambda: pushed.append(world.push_to_pr())
+    res = world.run()
+    assert "MR505" in rules_of(res) and res.exit_code() == 1
+    assert git(world.bare, "rev-parse", "refs/heads/feat") == pushed[0]
+    assert world.fake.merges == []
+
+
 # ----------------------------------------------------------------------------- waiting
 
 def test_check_failure(world: World) -> None:
