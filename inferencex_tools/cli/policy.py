@@ -109,3 +109,24 @@ def check_cmd(
     if rows and fmt is Format.text:
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
     raise typer.Exit(emit(result, fmt, strict=strict))
+
+
+@app.command("trace")
+def trace_cmd(
+    script: str = typer.Argument(..., help="Benchmark script, relative to --root."),
+    assignments: list[str] | None = typer.Option(
+        None, "--set", help="VAR=VALUE for the script's environment; repeatable."),
+    root: Path = ROOT_OPTION,
+    timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds."),
+) -> None:
+    """Trace one script in the sandbox and print what it launched (JSON).
+
+    Every stubbed call is listed with its argv, the variables the script itself set, and
+    for server launches the parsed speculative config.  Exit 0 when the script exited 0,
+    1 when it failed or timed out, 2 for usage errors.
+    """
+    from inferencex_tools.policy.service import trace_report
+
+    rep = trace_report(root, script, list(assignments or []), timeout=timeout)
+    typer.echo(json.dumps(rep, indent=2))
+    raise typer.Exit(0 if rep["returncode"] == 0 and not rep["timed_out"] else 1)

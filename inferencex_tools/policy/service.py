@@ -239,3 +239,38 @@ def _static(root: Path, points: list[MultiPoint], store: CurveStore,
                          timed_out=False, seconds=0.0, records=[launch.record])
         out.append(evaluate(row, p.recipe, text, tr, store))
     return out
+
+
+def trace_report(root: Path, script: str, assignments: list[str], *,
+                 timeout: float) -> dict[str, Any]:
+    """``ixtool policy trace``: one script, the given variables, what it launched."""
+    from inferencex_tools.policy.engines import engine_of, facts_of
+
+    if not (root / script).is_file():
+        raise InputError(f"{root / script}: no such script", hint="SCRIPT is relative to --root")
+    env: dict[str, str] = {}
+    for a in assignments:
+        name, eq, value = a.partition("=")
+        if not eq or not name.isidentifier():
+            raise UsageError(f"--set expects VAR=VALUE, got {a!r}")
+        env[name] = value
+    tr = trace_script(root, script, env, timeout=timeout)
+    launches = []
+    for rec in tr.records:
+        eng = engine_of(rec)
+        item: dict[str, Any] = {"tool": rec.tool, "argv": list(rec.argv)}
+        extra = {k: v for k, v in rec.env.items()
+                 if k not in env and k not in ("PATH", "HOME", "PWD", "LANG", "TMPDIR")}
+        if extra:
+            item["env-set-by-script"] = extra
+        if eng:
+            f = facts_of(rec, eng)
+            item["engine"] = eng
+            item["facts"] = {"summary": f.summary(), "method": f.method, "draft": f.draft,
+                             "k": f.k, "synthetic": f.synthetic, "al": f.al, "raw": f.raw,
+                             "issues": f.issues}
+        launches.append(item)
+    return {"script": script, "isolation": tr.isolation, "returncode": tr.returncode,
+            "timed_out": tr.timed_out, "seconds": round(tr.seconds, 2),
+            "last_line": tr.last_line, "events": tr.events, "records": launches,
+            "stderr_tail": tr.stderr_tail[-2000:]}

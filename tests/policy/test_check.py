@@ -278,3 +278,23 @@ def test_fixed_seq_len_synthetic_needs_an_exception(
     else:
         assert [f.rule for f in errors] == ["PO413"]
         assert errors[0].line == 5 and "conc 64" in errors[0].message
+
+
+def test_trace_command_prints_the_launch() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "inferencex_tools", "policy", "trace", SEED, "--set",
+         "MODEL=m", "--set", "TP=8", "--set", "EP=8", "--set", "CONC=2", "--set",
+         "KV_OFFLOADING=none", "--set", "EVAL_ONLY=false"],
+        cwd=ROOT, capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    (server,) = [x for x in doc["records"] if x.get("engine") == "vllm"]
+    assert server["facts"]["al"] == 2.83 and server["facts"]["k"] == 3
+    argv = server["argv"]
+    assert argv[argv.index("--max-num-seqs") + 1] == "4"
+    assert argv[argv.index("--max-cudagraph-capture-size") + 1] == "16"
+    assert "--enable-expert-parallel" in argv
+    r = subprocess.run([sys.executable, "-m", "inferencex_tools", "policy", "trace", SEED,
+                        "--set", "bad"], cwd=ROOT, capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 2 and "VAR=VALUE" in r.stderr
