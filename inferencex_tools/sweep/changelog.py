@@ -177,6 +177,38 @@ def append_only_delta(head_rows: list[Row], base_rows: list[Row]) -> list[Row]:
     return out
 
 
+def append_only_scope(entries: list[dict[str, Any]], keys_of: list[list[str]],
+                      head: Configs, base: Configs) -> None:
+    """CHANGELOG.md §4.4: an append-only change may only touch its selected scope."""
+    scope: dict[str, set[str]] = {}
+    for e, keys in zip(entries, keys_of, strict=True):
+        scen = set(e.get("scenario-type") or SCENARIOS)
+        for k in keys:
+            scope.setdefault(k, set()).update(scen)
+    missing = [k for k in scope if k not in base.data]
+    if missing:
+        raise InputError("append-only entries require every selected config to exist in the "
+                         f"base revision: {', '.join(missing)}")
+    changed = sorted(k for k in set(head.data) | set(base.data)
+                     if k not in scope and head.data.get(k) != base.data.get(k))
+    if changed:
+        raise InputError("append-only change modifies changed configs not selected by its "
+                         f"entries: {', '.join(changed)}")
+    for k, sel in scope.items():
+        h, b = head.data.get(k) or {}, base.data[k]
+        hs, bs = h.get("scenarios") or {}, b.get("scenarios") or {}
+        if set(hs) != set(bs):
+            raise InputError(f"append-only change added or removed a scenario of {k}")
+        if set(hs) - sel and ({x: v for x, v in h.items() if x != "scenarios"}
+                              != {x: v for x, v in b.items() if x != "scenarios"}):
+            raise InputError(f"append-only change modifies config-wide fields of {k} although "
+                             "some of its scenarios are outside the entry's scenario-type")
+        for sc in set(hs) - sel:
+            if hs.get(sc) != bs.get(sc):
+                raise InputError(f"append-only change changed a scenario outside its "
+                                 f"changelog scope: {k} {sc}")
+
+
 def _claim(keys: list[str], scenarios: list[str], seen: dict[str, set[str]]
            ) -> list[tuple[list[str], list[str]]]:
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -208,6 +240,12 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
         raise InputError("append-only entries cannot use all-evals or evals-only")
     master_keys = head.configs.keys
     plan = plan if plan is not None else Plan()
+    if any(append):
+        if base is None:
+            raise InputError("append-only entries need the base revision's configs")
+        append_only_scope(entries, [resolve_entry_keys(list(e.get("config-keys") or []),
+                                                       master_keys) for e in entries],
+                          head.configs, base.configs)
     ordered = sorted(entries, key=lambda e: not e.get("all-evals"))
     seen_tp: dict[str, set[str]] = {}
     seen_ev: dict[str, set[str]] = {}
@@ -226,14 +264,7 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
             for ks, sc in _claim(keys, scen, seen_tp):
                 plan.throughput_calls.append((ks, sc))
                 rows = generate(head.configs, head.runners, _req(ks, sc, no_evals=True))
-                if is_append:
-                    if base is None:
-                        raise InputError("append-only entries need the base revision's "
-                                         "configs")
-                    missing = [k for k in ks if k not in base.configs.data]
-                    if missing:
-                        raise InputError("append-only entries require every selected config "
-                                         f"to exist in the base revision: {missing}")
+                if is_append and base is not None:
                     base_rows = generate(base.configs, base.runners,
                                          _req(ks, sc, no_evals=True))
                     rows = append_only_delta(rows, base_rows)

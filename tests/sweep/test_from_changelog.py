@@ -221,3 +221,62 @@ def test_cli_github_output_buckets(temp_repo: TempRepo, monkeypatch: pytest.Monk
     assert len(json.loads(outputs["agentic_evals"])) == 1
     assert json.loads(outputs["changelog_metadata"])["base_ref"] == "HEAD~1"
     assert "est. GPU-hours" in cap.err
+
+
+APPEND = ENTRY.rstrip("\n") + "\n  append-only: true\n  scenario-type:\n    - agentic-coding\n"
+
+
+def test_append_only_delta_and_scope(temp_repo: TempRepo) -> None:
+    _seed(temp_repo)
+    cfg = temp_repo.path / "configs" / "nvidia-master.yaml"
+    cl = temp_repo.path / "perf-changelog.yaml"
+    seed_cfg, seed_cl = cfg.read_text(), cl.read_text()
+    key = "minimaxm3-fp8-h200-vllm-agentic-mtp"
+    # add concurrency 24 to the EP1 arm only
+    cfg.write_text(seed_cfg.replace(
+        "{ tp: 8, ep: 1, spec-decoding: mtp, kv-offloading: none, conc-list: [1, 4, 8, 12, 16] }",
+        "{ tp: 8, ep: 1, spec-decoding: mtp, kv-offloading: none, "
+        "conc-list: [1, 4, 8, 12, 16, 24] }"))
+    cl.write_text(seed_cl + "\n" + APPEND.format(key=key, desc="add 24", n=2))
+    temp_repo.commit("append")
+    res = run_from_changelog("HEAD~1", "HEAD", Path("perf-changelog.yaml"),
+                             FromChangelogOptions(), repo_path=temp_repo.path)
+    rows = res.matrix["single_node"]["agentic"]
+    assert [(r["ep"], r["conc"]) for r in rows] == [(1, 24)]
+    assert bucket_counts(res.matrix) == {"single_node.agentic": 1}  # no evals for append-only
+    # removing a point is refused
+    cfg.write_text(cfg.read_text().replace("conc-list: [4, 8, 12, 16] }",
+                                           "conc-list: [4, 8, 12] }"))
+    cl.write_text(cl.read_text() + "\n" + APPEND.format(key=key, desc="drop 16", n=3))
+    temp_repo.commit("drop")
+    with pytest.raises(IxtoolError, match="may not remove"):
+        run_from_changelog("HEAD~1", "HEAD", Path("perf-changelog.yaml"),
+                           FromChangelogOptions(), repo_path=temp_repo.path)
+    with pytest.raises(IxtoolError, match="cannot use all-evals"):
+        run_from_changelog("HEAD~1", "HEAD", Path("perf-changelog.yaml"),
+                           FromChangelogOptions(all_evals=True), repo_path=temp_repo.path)
+
+
+def test_append_only_scope_rules() -> None:
+    from inferencex_tools.sweep.changelog import append_only_scope
+    from inferencex_tools.sweep.load import Configs
+
+    def cfg(img: str, fixed: object, agentic: object) -> dict[str, object]:
+        return {"image": img, "scenarios": {"fixed-seq-len": fixed, "agentic-coding": agentic}}
+
+    base = Configs(data={"a": cfg("i1", [1], [1]), "b": cfg("i1", [1], [1])})
+    entry = [{"scenario-type": ["agentic-coding"]}]
+    append_only_scope(entry, [["a"]], Configs(data={"a": cfg("i1", [1], [1, 2]),
+                                                    "b": cfg("i1", [1], [1])}), base)
+    cases = [
+        ({"a": cfg("i1", [1], [1]), "b": cfg("i2", [1], [1])}, "not selected"),
+        ({"a": cfg("i2", [1], [1, 2]), "b": cfg("i1", [1], [1])}, "config-wide"),
+        ({"a": cfg("i1", [2], [1]), "b": cfg("i1", [1], [1])}, "outside its changelog scope"),
+        ({"a": {"image": "i1", "scenarios": {"agentic-coding": [1]}},
+          "b": cfg("i1", [1], [1])}, "added or removed a scenario"),
+    ]
+    for head, msg in cases:
+        with pytest.raises(IxtoolError, match=msg):
+            append_only_scope(entry, [["a"]], Configs(data=head), base)
+    with pytest.raises(IxtoolError, match="exist in the base"):
+        append_only_scope(entry, [["c"]], Configs(data={"c": cfg("i", [], [])}), base)
