@@ -27,6 +27,7 @@ class BatchOptions:
     partition: str | None = None
     time: str | None = None
     account: str | None = None
+    exclusive: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -83,6 +84,8 @@ def build(index: int, total: int, sel: SelectedRow, *, node: str, launcher: str,
         directives.append(f"--account={opts.account}")
     if opts.time:
         directives.append(f"--time={opts.time}")
+    if opts.exclusive:
+        directives.append("--exclusive")
     env = row_env(row, node=node, workspace=opts.workspace, eval_only=sel.eval_only)
     if opts.partition:
         env["SLURM_PARTITION"] = opts.partition

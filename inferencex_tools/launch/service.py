@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inferencex_tools.errors import UsageError
@@ -200,7 +200,15 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
         if any(p.severity.value == "error" for p in problems) or res.node is None \
                 or res.launcher is None:
             continue
-        jobs.append(build(i, len(rows), sel, node=res.node, launcher=res.launcher, opts=opts))
+        row_opts = opts
+        alloc = rendered[i - 1].allocation if rendered else None
+        if alloc is not None:  # what the launcher itself requests fills the gaps
+            row_opts = replace(opts, partition=opts.partition or alloc.partition,
+                               time=opts.time or alloc.time,
+                               account=opts.account or alloc.account,
+                               exclusive=opts.exclusive or alloc.exclusive)
+        jobs.append(build(i, len(rows), sel, node=res.node, launcher=res.launcher,
+                          opts=row_opts))
         result.checked.append(name)
     seen: dict[str, list[int]] = {}
     for j in jobs:

@@ -122,3 +122,18 @@ def test_matrix_file_from_the_sweep(repo_root: Path, tmp_path: Path) -> None:
     assert result.ok and len(jobs) == len(json.loads(gen.stdout)) >= 1
     for j in jobs:
         assert j.sel.eval_only and "\nexport EVAL_ONLY=true\n" in j.text
+
+
+def test_checked_plan_takes_what_the_launcher_requests(repo_root: Path, tmp_path: Path) -> None:
+    """With --check the rows are rendered first; the launcher's own partition and
+    --exclusive become directives, options given on the command line win."""
+    src = RowSource(config_key=SEED_KEY, arm=1, conc=[1])
+    result, (job,) = plan_jobs(repo_root, SubmitRequest(src=src, out_dir=tmp_path / "j"))
+    directives = re.findall(r"^#SBATCH (\S+)$", job.text, re.M)
+    assert "--partition=h200" in directives and "--exclusive" in directives
+    assert not any(d.startswith("--time=") for d in directives)  # not stated: not invented
+    assert [f.rule for f in result.findings] == ["LA204"]
+    _, (job,) = plan_jobs(repo_root, SubmitRequest(src=src, out_dir=tmp_path / "j",
+                                                   partition="batch"))
+    assert "#SBATCH --partition=batch\n" in job.text
+    assert "\nexport SLURM_PARTITION=batch\n" in job.text
