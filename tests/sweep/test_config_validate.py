@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +164,22 @@ def test_cli_detects_runners_file_by_content(tmp_path: Path,
     assert exc.value.code == 0
     assert str(inv) in out["checked"]
     assert not [f for f in out["findings"] if f["rule"] == "SW401"]
+
+
+def test_cli_base_mode_new_key_unknown_label(temp_repo: Any, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from inferencex_tools.cli.main import run
+
+    temp_repo.write("configs/runners.yaml", RUNNERS)
+    old = (CASES / "config" / "unknown-runner.yaml").read_text()
+    temp_repo.write("configs/nvidia-master.yaml", old)
+    temp_repo.commit("base: existing key on an unknown label")
+    monkeypatch.chdir(temp_repo.path)
+    new_key = old.split("\n", 2)[2].replace("m3-fp8-h200-vllm-agentic:", "m3-new:")
+    temp_repo.write("configs/nvidia-master.yaml", old + "\n" + new_key)
+    with pytest.raises(SystemExit) as exc:
+        run(["config", "validate", "--base", "HEAD", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert exc.value.code == 1
+    sw401 = {(f["severity"], f["line"]) for f in out["findings"] if f["rule"] == "SW401"}
+    assert sw401 == {("warning", 7), ("error", 22)}
