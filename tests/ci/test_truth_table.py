@@ -131,23 +131,38 @@ def model(f: Facts) -> dict[str, Any]:
     if f.event == "push":
         main = f.ref == "refs/heads/main"
         return {"gate": True, "policy": True, "sweep": main, "conflict": False,
-                "reuse": "push" if main else "none", "trim": False, "canary": False}
+                "reuse": "push" if main else "none", "trim": False, "canary": False,
+                "rules": []}
     if f.event == "merge_group":
         return {"gate": True, "policy": True, "sweep": False, "conflict": False,
-                "reuse": "none", "trim": False, "canary": False}
+                "reuse": "none", "trim": False, "canary": False, "rules": []}
     noop = f.action in ("labeled", "unlabeled") and f.changed_label not in RELEVANT
     if noop:
         return {"gate": False, "policy": False, "sweep": False, "conflict": False,
-                "reuse": "none", "trim": False, "canary": False}
+                "reuse": "none", "trim": False, "canary": False, "rules": []}
     one = len(prim) == 1
     sweep = one and f.action != "opened" and not f.draft and not f.fork and not skip
     reuse = (f.action == "synchronize" and not f.draft and one and prim[0] in FULL_SWEEP
              and "evals-only" not in f.labels and "agentx-fast" not in f.labels)
+    blockers = {"evals-only", "agentx-fast"} & f.labels
+    rules = {
+        "CI101": len(prim) > 1,
+        "CI102": not prim and bool(set(MODIFIERS) & f.labels),
+        "CI104": one and prim[0] in FULL_SWEEP and bool(blockers),
+        "CI108": blockers == {"evals-only", "agentx-fast"},
+        "CI109": "ci-patchwork-waived" in f.labels
+        and not ({"ci-patchwork", "engine-patch"} & f.labels),
+        # the first reason that stops a labeled sweep is reported (draft, fork, tag)
+        "CI106": one and f.action != "opened" and f.draft,
+        "CI105": one and f.action != "opened" and not f.draft and f.fork,
+        "CI107": one and f.action != "opened" and not f.draft and not f.fork and skip,
+    }
     return {
         "gate": True, "policy": True, "sweep": sweep, "conflict": len(prim) > 1,
         "reuse": "pr" if reuse else "none",
         "trim": sweep and prim[0] == "sweep-enabled",
         "canary": sweep and prim[0] in ("full-sweep-enabled", "full-sweep-fail-fast"),
+        "rules": sorted(r for r, on in rules.items() if on),
     }
 
 
@@ -158,6 +173,8 @@ def observed(d: Decision) -> dict[str, Any]:
         "gate": d.changelog_gate, "policy": d.policy_check, "sweep": runs,
         "conflict": any(f.rule == "CI101" for f in d.findings), "reuse": d.reuse_check,
         "trim": runs and d.sweep.trim_conc, "canary": runs and d.sweep.canary,
+        # near misses (CI103) cannot occur: the product holds exact label names only
+        "rules": sorted(x.rule for x in d.findings),
     }
 
 
