@@ -130,3 +130,23 @@ def trace_cmd(
     rep = trace_report(root, script, list(assignments or []), timeout=timeout)
     typer.echo(json.dumps(rep, indent=2))
     raise typer.Exit(0 if rep["returncode"] == 0 and not rep["timed_out"] else 1)
+
+
+@app.command("curves")
+def curves_cmd(
+    registry: Path | None = REGISTRY_OPTION,
+    curves_dir: Path | None = CURVES_OPTION,
+    root: Path = ROOT_OPTION,
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Validate the curve files and the registry against each other.
+
+    Every *.yaml in the curves directory must pass schemas/golden-al.schema.json, carry
+    its source run URL and be covered by a registry row; every registry row whose curve
+    file is present must name its model key.  Exit codes: 0 clean, 1 findings, 2 input
+    error (no or invalid registry).
+    """
+    from inferencex_tools.policy.service import run_curves
+
+    raise typer.Exit(emit(run_curves(root, registry, curves_dir), fmt, strict=strict))

@@ -274,3 +274,27 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
             "timed_out": tr.timed_out, "seconds": round(tr.seconds, 2),
             "last_line": tr.last_line, "events": tr.events, "records": launches,
             "stderr_tail": tr.stderr_tail[-2000:]}
+
+
+def run_curves(root: Path, registry: Path | None, curves_dir: Path | None) -> Result:
+    """``ixtool policy curves``: every curve file validates; registry and files agree."""
+    store = open_store(registry, curves_dir, root=root)
+    result = Result("policy curves")
+    result.extend(store.findings)
+    files = sorted(p for p in store.curves_dir.glob("*.yaml") if p.name != "registry.yaml")
+    for p in files:
+        store.curve(p.name)  # loads and validates; findings collect in the store
+    result.extend(f for f in store.findings if f not in result.findings)
+    result.extend(store.check_rows(require_files=False))
+    named = {e.curve for e in store.registry.entries}
+    for p in files:
+        if p.name not in named:
+            shown = f"{store.display_dir}/{p.name}" if store.display_dir else p.name
+            result.add(R.REGISTRY_INVALID.at(
+                store.registry.file, None, None,
+                f"the registry does not cover {shown}: add a row naming it "
+                "(model-prefix, method, draft, curve, model-key)"))
+    result.checked = [store.registry.file, *(p.name for p in files)]
+    result.info["registry"] = {"file": store.registry.file, "version": store.registry.version,
+                               "rows": len(store.registry.entries)}
+    return result

@@ -112,3 +112,17 @@ def test_golden_cli_text_json_and_ambiguity() -> None:
     r = _ixtool("policy", "golden", "kimik3", "--sample", "default", "--k", "3",
                 "--thinking", "on")
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_curves_command(tmp_path: Path, corpus: Path) -> None:
+    for f in _curves(corpus).glob("*.yaml"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    r = _ixtool("policy", "curves", "--curves-dir", str(tmp_path))
+    assert r.returncode == 0, r.stdout
+    (tmp_path / "new_mtp.yaml").write_bytes((CASES / "bad_range.yaml").read_bytes())
+    r = _ixtool("policy", "curves", "--curves-dir", str(tmp_path), "--format", "json")
+    assert r.returncode == 1
+    findings = json.loads(r.stdout)["findings"]
+    assert sorted(f["rule"] for f in findings) == ["PO104", "PO104", "PO105"]
+    (po105,) = [f for f in findings if f["rule"] == "PO105"]
+    assert "does not cover" in po105["message"] and "new_mtp.yaml" in po105["message"]
