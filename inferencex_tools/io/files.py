@@ -18,8 +18,44 @@ DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 _FAULT_HOOK: Callable[[Path], None] | None = None
 
 
+def _work_tree_of(path: Path) -> Path | None:
+    """The nearest enclosing directory holding ``.git`` (not resolving symlinks)."""
+    for d in path.parents:
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def _check_symlinks(p: Path) -> Path:
+    """``p`` resolved; InputError when a symlink leads out of its git work tree.
+
+    ixtool runs on untrusted pull-request content: a committed symlink such as
+    ``perf-changelog.yaml -> /proc/self/environ`` or ``-> /dev/tty`` must not make it
+    read (and echo) a file outside the repository, or block on a device.
+    """
+    absolute = Path(os.path.abspath(p))
+    try:
+        real = absolute.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loop
+        raise InputError(f"{p}: cannot resolve the path: {exc}") from None
+    if real == absolute:
+        return real
+    tree = _work_tree_of(absolute)
+    if tree is None:
+        return real
+    root = tree.resolve()
+    if real != root and root not in real.parents:
+        raise InputError(
+            f"{p}: is a symbolic link to {real}, outside the repository at {root}",
+            hint="ixtool does not follow symlinks out of the repository; "
+            "replace the link by the file itself",
+        )
+    return real
+
+
 def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     p = Path(path)
+    _check_symlinks(p)
     try:
         st = p.stat()
     except FileNotFoundError:
@@ -28,6 +64,8 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYT
         raise InputError(f"{p}: cannot read: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{p}: is a directory, expected a file")
+    if stat.S_ISSOCK(st.st_mode):
+        raise InputError(f"{p}: is a socket, expected a file")
     if st.st_size > max_bytes:
         raise InputError(
             f"{p}: file is {st.st_size / 1e6:.1f} MB, over the "
@@ -44,21 +82,45 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYT
     return data
 
 
+class WriteError(InputError, OSError):
+    """A file could not be written (read-only filesystem, permissions, disk full).
+
+    Also an :class:`OSError`, so callers that already catch ``OSError`` keep working;
+    unhandled, the CLI reports it as a clean ``ixtool: error:`` (exit 2).
+    """
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new file, never a mix.
 
-    The temp file lives in the same directory (same filesystem), is fsynced, takes
-    the permissions of the file it replaces, and is renamed over it.
+    The temp file (``.<name>.<random>.ixtool-tmp``) lives in the same directory (same
+    filesystem), is fsynced, takes the permissions of the file it replaces, and is
+    renamed over it; the directory is fsynced after the rename.  A symlink inside the
+    repository is kept and its target is replaced.  Failures raise
+    :class:`WriteError` and leave the old file untouched.
     """
     p = Path(path)
+    if p.is_symlink():  # write the link's target (inside the repository), keep the link
+        p = _check_symlinks(p)
     directory = p.parent if str(p.parent) else Path(".")
     try:
-        mode = stat.S_IMODE(p.stat().st_mode)
+        st = p.stat()
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".ixtool-tmp", dir=directory)
+    except OSError as exc:
+        raise WriteError(f"{p}: cannot write: {exc.strerror}") from None
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            raise WriteError(f"{p}: is a directory, cannot write it as a file")
+        mode = stat.S_IMODE(st.st_mode)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".ixtool-tmp",
+                                        dir=directory)
+    except OSError as exc:
+        raise WriteError(f"{p}: cannot write: {exc.strerror}",
+                         hint="check that the directory exists and is writable") from None
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -72,9 +134,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise WriteError(f"{p}: cannot write: {exc.strerror or exc}") from None
         raise
     with contextlib.suppress(OSError):
         dfd = os.open(directory, os.O_RDONLY)
