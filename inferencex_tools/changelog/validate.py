@@ -516,6 +516,18 @@ def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> N
                                    "were not checked"))
 
 
+def _item_line(lines: list[bytes], item: str, first: int | None) -> int | None:
+    """Line of a ``config-keys`` item inside an entry block (exact item first)."""
+    needle = item.encode()
+    for n, text in enumerate(lines):
+        if n and text.strip().removeprefix(b"-").strip().strip(b"'\"") == needle:
+            return (first or 1) + n
+    for n, text in enumerate(lines):
+        if n and needle in text:
+            return (first or 1) + n
+    return first
+
+
 def _key_rules(a: ChangeAnalysis, e: Entry, opts: Options) -> None:
     if opts.master_keys is None:
         return
@@ -526,12 +538,7 @@ def _key_rules(a: ChangeAnalysis, e: Entry, opts: Options) -> None:
     for r in resolve_items([str(i) for i in items if isinstance(i, str)], opts.master_keys):
         if r.matches:
             continue
-        line = e.line
-        needle = r.item.encode()
-        for n, text in enumerate(lines):
-            if needle in text and n > 0:
-                line = (e.line or 1) + n
-                break
+        line = _item_line(lines, r.item, e.line)
         if r.is_glob:
             out = R.GLOB_EMPTY.at(a.head.label, line, None,
                                   f"{e.describe()}: pattern {r.item!r} matches no key of the "
