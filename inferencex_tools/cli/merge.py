@@ -123,7 +123,7 @@ def _print_text(data: dict[str, Any]) -> None:
     if state == "dry-run":
         for title, key in (("plan (dry run, nothing was changed):", "plan"),
                            ("read-only API calls made:", "preflight_calls"),
-                           ("writes it would make:", "would_call")):
+                           ("calls it would make (writes, then polls):", "would_call")):
             print(title)
             for line in data.get(key, []):
                 print(f"  {line}")
