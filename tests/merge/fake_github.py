@@ -119,6 +119,7 @@ class FakeGitHub:
         self.max_page = max_page
         self.prefix = ""  # "/api/v3" to act as GitHub Enterprise Server
         self.commits_cap = 250  # GitHub lists at most 250 commits of a PR
+        self.lose_merge_response = False
         self.prs: dict[int, PR] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.runs: list[Run] = []
@@ -436,6 +437,10 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     self._send(405, {"message": "Pull Request is not mergeable"})
                     return
                 status, payload = fake.squash(pr, self._body())
+                if status == 200 and fake.lose_merge_response:
+                    fake.lose_merge_response = False  # merged, but the answer is lost
+                    self._send(502, {"message": "Bad Gateway"})
+                    return
                 self._send(status, payload)
 
         def h_get_issue(self, n: str) -> None:

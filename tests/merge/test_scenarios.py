@@ -444,6 +444,20 @@ def test_post_is_not_retried_on_5xx(world: World) -> None:
     assert_merged(world)
 
 
+def test_lost_merge_response_then_rerun(world: World) -> None:
+    """The merge happened but its answer was a 502: not retried (no double merge);
+    the run stops with MR506 and a re-run reports the existing merge."""
+    world.open_pr()
+    world.clone_user()
+    world.fake.lose_merge_response = True
+    res = world.run()
+    assert "MR506" in rules_of(res) and res.exit_code() == 1
+    assert len(world.fake.merges) == 1
+    again = world.run()
+    assert again.exit_code() == 0 and again.info["state"] == "already-merged"
+    assert_merged(world)
+
+
 # ----------------------------------------------------------------------------- resumability
 
 @pytest.mark.parametrize("main_moved", [False, True], ids=["main-still", "main-moved"])
