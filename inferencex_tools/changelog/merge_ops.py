@@ -187,12 +187,14 @@ def canonicalize(base_raw: bytes, head_raw: bytes, *, pr: int, repo: str,
 # --------------------------------------------------------------------- resolve-conflict
 
 def resolve_conflict(merge_base_raw: bytes, ours_raw: bytes, theirs_raw: bytes, *, pr: int,
-                     repo: str, label: str = "perf-changelog.yaml") -> MergeOutcome:
+                     repo: str, label: str = "perf-changelog.yaml",
+                     merge_base_parsed: Changelog | None = None) -> MergeOutcome:
     """Main's bytes + the PR's contribution (spec §6.3; G10, G11, G12 fixed).
 
     ``ours`` is the PR side, ``theirs`` the main side, ``merge_base`` their common
-    ancestor.  Raises :class:`ConflictError` with the reason when the two sides
-    cannot be combined safely.
+    ancestor (``merge_base_parsed``: its parse, when the caller has it).  Raises
+    :class:`ConflictError` with the reason when the two sides cannot be combined
+    safely.
     """
     _check_args(pr, repo)
     refusal = f"{label}: cannot resolve the conflict for PR #{pr}"
@@ -201,7 +203,7 @@ def resolve_conflict(merge_base_raw: bytes, ours_raw: bytes, theirs_raw: bytes, 
                             "the file); resolve by hand")
     a = _gate(merge_base_raw, ours_raw, label=f"{label}@ours", base_label=f"{label}@merge-base",
               repo=repo, pr=pr, refusal=f"{refusal}: the PR side fails the gate",
-              tolerate=_REPAIRED)
+              tolerate=_REPAIRED, base_parsed=merge_base_parsed)
     _check_links(a, repo, pr, refusal)
     # main usually extends the merge-base: only its new entries are loaded then
     main = parse_extending(a.base, theirs_raw, f"{label}@theirs")
