@@ -343,3 +343,23 @@ def test_conflict_replay_full(history: list[Commit], tmp_path: Path) -> None:
     for i, (a, b) in enumerate(pairs):
         _replay_pair(tmp_path / str(i), a, b, pure=True, index=i % 12 == 0, driver=i % 48 == 0,
                      parsed=parsed)
+
+
+def test_g11_real_folded_link(history: list[Commit]) -> None:
+    """PR #1701's entry, whose link sits on a continuation line (spec §1.1), appended
+    properly to its parent: canonicalize writes the link onto one line (G11); the
+    reference left the old URL behind and then failed its own re-validation."""
+    c = next(c for c in history if c.pr == 1701)
+    assert c.raw is not None and c.parent_raw is not None
+    start = c.raw.index(b"- config-keys:\n    - dsv4-fp4-mi355x-sglang\n  description:\n"
+                        b"    - \"Switch back")
+    end = c.raw.index(b"/pull/1701\n", start) + len(b"/pull/1701\n")
+    block = c.raw[start:end]
+    assert b"  pr-link: \n    https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n" in block
+    for link in (b"https://github.com/SemiAnalysisAI/InferenceX/pull/1701", b"XXX"):
+        folded = block.replace(b"https://github.com/SemiAnalysisAI/InferenceX/pull/1701", link)
+        head = c.parent_raw + b"\n" + folded
+        out = canonicalize(c.parent_raw, head, pr=1701, repo="SemiAnalysisAI/InferenceX")
+        one_line = block.replace(b"  pr-link: \n    ", b"  pr-link: ")
+        assert out.data == c.parent_raw + b"\n" + one_line
+        assert out.changed
