@@ -283,15 +283,14 @@ def from_changelog(
 
 def _rows_with_keys(matrix: dict[str, Any], keys: list[str], plan: Any
                     ) -> tuple[list[dict[str, Any]], list[str]]:
-    """All rows of a changelog matrix with a best-effort config key (by model-prefix)."""
+    """All rows of a changelog matrix with the config key each came from."""
     from inferencex_tools.sweep.changelog import flat_buckets
 
     rows: list[dict[str, Any]] = []
     for name, value in flat_buckets(matrix).items():
         if isinstance(value, list) and name != "changelog_metadata":
             rows.extend(value)
-    label = ", ".join(keys) if len(keys) <= 3 else f"{len(keys)} config keys"
-    return rows, [label] * len(rows)
+    return rows, [plan.key_of(r) for r in rows]
 
 
 @app.command("explain", cls=NargsCommand)

@@ -16,11 +16,18 @@ from typing import Any
 
 from inferencex_tools.changelog.configkeys import resolve_items
 from inferencex_tools.errors import InputError
-from inferencex_tools.sweep.generate import AGENTIC, FIXED, SCENARIOS, SweepRequest, seq_name
+from inferencex_tools.sweep.generate import (
+    AGENTIC,
+    FIXED,
+    SCENARIOS,
+    Matrix,
+    SweepRequest,
+    seq_name,
+)
 from inferencex_tools.sweep.load import Configs, Runners
 
 Row = dict[str, Any]
-Generate = Callable[[Configs, Runners, SweepRequest], list[Row]]
+Generate = Callable[[Configs, Runners, SweepRequest], Matrix]
 
 BUCKET_KEYS = ("single_node", "multi_node", "evals", "agentic_evals", "multinode_evals",
                "multinode_agentic_evals", "changelog_metadata")
@@ -49,6 +56,10 @@ class Plan:
     eval_calls: list[tuple[list[str], list[str], bool, int | None]] = field(
         default_factory=list)
     keys: list[str] = field(default_factory=list)
+    origin: dict[int, str] = field(default_factory=dict)  # id(row) → config key
+
+    def key_of(self, row: Row) -> str:
+        return self.origin.get(id(row), "?")
 
 
 def entry_fields(e: dict[str, Any]) -> dict[str, Any]:
@@ -88,14 +99,16 @@ def fingerprint(row: Row) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def trim_conc(rows: list[Row]) -> list[Row]:
+def trim_conc(rows: list[Row], origin: dict[int, str] | None = None) -> list[Row]:
     """Lowest concurrency per recipe (multi-node: ``[min(conc)]``), order preserved."""
     out: list[Row] = []
     best: dict[str, int] = {}
     for r in rows:
         if "prefill" in r:
-            r = {**r, "conc": [min(r["conc"])]}
-            out.append(r)
+            t = {**r, "conc": [min(r["conc"])]}
+            if origin is not None and id(r) in origin:
+                origin[id(t)] = origin[id(r)]
+            out.append(t)
             continue
         k = json.dumps({k: v for k, v in r.items() if k not in ("conc", "exp-name")},
                        sort_keys=True)
@@ -136,7 +149,8 @@ def _series(row: Row) -> str:
     return json.dumps(key, sort_keys=True)
 
 
-def append_only_delta(head_rows: list[Row], base_rows: list[Row]) -> list[Row]:
+def append_only_delta(head_rows: list[Row], base_rows: list[Row],
+                      origin: dict[int, str] | None = None) -> list[Row]:
     """Only the concurrency points the head adds to existing curves (§4.5 step 16)."""
     if not base_rows:
         raise InputError("append-only entries require an existing curve in the base revision")
@@ -171,7 +185,10 @@ def append_only_delta(head_rows: list[Row], base_rows: list[Row]) -> list[Row]:
         if imgs is None or imgs != {r.get("image")} or r.get("image") is None:
             raise InputError("append-only rows must belong to an existing visual curve with "
                              "the same image")
-        out.append({**r, "conc": new} if isinstance(r["conc"], list) else r)
+        n = {**r, "conc": new} if isinstance(r["conc"], list) else r
+        if origin is not None and id(r) in origin:
+            origin[id(n)] = origin[id(r)]
+        out.append(n)
     if not out:
         raise InputError("append-only entries did not add any generated points")
     return out
@@ -263,28 +280,35 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
         if not suppress:
             for ks, sc in _claim(keys, scen, seen_tp):
                 plan.throughput_calls.append((ks, sc))
-                rows = generate(head.configs, head.runners, _req(ks, sc, no_evals=True))
+                m = generate(head.configs, head.runners, _req(ks, sc, no_evals=True))
+                rows = _track(m, plan)
                 if is_append and base is not None:
                     base_rows = generate(base.configs, base.runners,
-                                         _req(ks, sc, no_evals=True))
-                    rows = append_only_delta(rows, base_rows)
+                                         _req(ks, sc, no_evals=True)).rows
+                    rows = append_only_delta(rows, base_rows, plan.origin)
                 throughput.extend(rows)
         if is_append:
             continue
         min_ep = e.get("eval-min-prefill-ep")
         for ks, sc in _claim(keys, scen, seen_ev):
             plan.eval_calls.append((ks, sc, expand, min_ep))
-            rows = generate(head.configs, head.runners,
-                            _req(ks, sc, evals_only=True, all_evals=expand))
+            rows = _track(generate(head.configs, head.runners,
+                                   _req(ks, sc, evals_only=True, all_evals=expand)), plan)
             if min_ep is not None:
                 rows = [r for r in rows if not _prefill_below(r, min_ep)]
             evals.extend(rows)
     if opts.trim_conc:
-        throughput = trim_conc(throughput)
+        throughput = trim_conc(throughput, plan.origin)
     for r in throughput:
         r["recipe-fingerprint"] = fingerprint(r)
     return bucketize(throughput, evals, [entry_fields(e) for e in entries],
                      base_ref=base_ref, head_ref=head_ref)
+
+
+def _track(m: Matrix, plan: Plan) -> list[Row]:
+    for r, k in zip(m.rows, m.keys, strict=True):
+        plan.origin[id(r)] = k
+    return m.rows
 
 
 def _prefill_below(row: Row, min_ep: int) -> bool:

@@ -166,6 +166,8 @@ def summarize(rows: Iterable[Row], keys: Iterable[str]) -> list[SummaryLine]:
             scen = f"fixed {seq_name(row['isl'], row['osl'])}"
         if "prefill" in row:
             scen += " (multinode)"
+        if row.get("eval-only"):
+            scen += " eval"
         line = table.setdefault((key, scen), SummaryLine(key, scen))
         line.jobs += 1
         g = row_gpus(row)

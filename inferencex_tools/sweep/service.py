@@ -211,7 +211,7 @@ def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
     from inferencex_tools.io.files import read_bytes
     from inferencex_tools.io.git import GitRepo
     from inferencex_tools.sweep.changelog import Plan, build_matrix
-    from inferencex_tools.sweep.generate import generate
+    from inferencex_tools.sweep.generate import generate_matrix
 
     repo = GitRepo.open(repo_path or Path.cwd())
     cl_path = changelog if changelog.is_absolute() else (repo_path or Path.cwd()) / changelog
@@ -245,6 +245,6 @@ def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
     base_snap = (snapshot_at(repo, mb) if any(e.get("append-only") for e in entries)
                  else None)
     plan = Plan()
-    matrix = build_matrix(entries, head_snap, base_snap, opts, generate,
+    matrix = build_matrix(entries, head_snap, base_snap, opts, generate_matrix,
                           base_ref=base, head_ref=head or "HEAD", plan=plan)
     return FromChangelogResult(matrix, plan, mb, head_label, plan.keys)

@@ -221,6 +221,7 @@ def test_cli_github_output_buckets(temp_repo: TempRepo, monkeypatch: pytest.Monk
     assert len(json.loads(outputs["agentic_evals"])) == 1
     assert json.loads(outputs["changelog_metadata"])["base_ref"] == "HEAD~1"
     assert "est. GPU-hours" in cap.err
+    assert "| `minimaxm3-fp8-h200-vllm-agentic-mtp` | agentic-coding | 14 |" in cap.err
 
 
 APPEND = ENTRY.rstrip("\n") + "\n  append-only: true\n  scenario-type:\n    - agentic-coding\n"
