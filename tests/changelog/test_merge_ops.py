@@ -129,3 +129,22 @@ def test_resolve_many_reasons_are_elided() -> None:
                          repo=DEFAULT_REPO)
     assert exc.value.message.count(" [CL") == 5
     assert re.search(r"; and [1-9][0-9]* more$", exc.value.message)
+
+
+def test_merge_rules_fire_and_are_documented() -> None:
+    """CL8xx: each fires in a case, and docs/changelog-merge.md lists it with its severity."""
+    from inferencex_tools.report.findings import RULES
+
+    ours = {rid: r for rid, r in RULES.items() if rid.startswith("CL8")}
+    assert set(ours) == {"CL801", "CL802"}
+    fired = {w for n in NAMES
+             for w in json.loads((CASES / n / "case.json").read_text()).get("warnings", [])}
+    assert set(ours) <= fired
+    doc = (CASES.parents[2] / "docs" / "changelog-merge.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (CL8\d\d) \| (\w+) \|", doc, re.M))
+    assert rows == {rid: r.severity.value for rid, r in ours.items()}
+    for cmd in ("canonicalize", "resolve-conflict", "merge-driver", "add"):
+        assert f"ixtool changelog {cmd}" in doc
+    for opt in ("--pr", "--base", "--repo", "--ours", "--theirs", "--output", "--pr-side",
+                "--scenario-type", "--configs", "IXTOOL_PR"):
+        assert opt in doc, opt
