@@ -136,3 +136,35 @@ def test_resolve_properties(case: tuple[bytes, bytes, bytes, int, str]) -> None:
     # main did not move: the resolution is exactly the canonicalized PR head
     if main == base:
         assert out.data == canonicalize(base, head, pr=pr, repo=repo).data
+
+
+MUTATIONS = st.sampled_from([b"", b"\n", b"  ", b"\t", b"\r", b"- config-keys:\n", b"#", b":",
+                             b"  pr-link: XXX\n", b"\xff", b"&a ", b"*a", b"\"", b"    - x\n"])
+
+
+@SETTINGS
+@given(scenarios(), st.data())
+def test_mutated_inputs_refuse_or_stay_sound(case: tuple[bytes, bytes, bytes, int, str],
+                                             data: st.DataObject) -> None:
+    """Arbitrary edits anywhere in the PR head: a clean ConflictError, or a result that
+    keeps the base/main bytes and passes the gate — never a crash, never a bad file."""
+    from inferencex_tools.errors import ConflictError
+
+    base, head, main, pr, repo = case
+    pos = data.draw(st.integers(min_value=0, max_value=len(head)))
+    cut = data.draw(st.integers(min_value=0, max_value=min(8, len(head) - pos)))
+    bad = head[:pos] + data.draw(MUTATIONS) + head[pos + cut:]
+    try:
+        out = canonicalize(base, bad, pr=pr, repo=repo)
+    except ConflictError as exc:
+        assert exc.message.startswith("perf-changelog.yaml: refusing to canonicalize")
+    else:
+        assert out.data.startswith(base) or out.data == bad
+        assert _errors(base, out.data, pr, repo) == []
+    try:
+        res = resolve_conflict(base, bad, main, pr=pr, repo=repo)
+    except ConflictError as exc:
+        assert exc.message.startswith("perf-changelog.yaml: cannot resolve the conflict")
+    else:
+        assert res.data.startswith(main) or res.data.count(b"\n") == main.count(b"\n")
+        assert _errors(main, res.data, pr, repo) == []
