@@ -42,7 +42,8 @@ def find_authorization(
     for i, c in enumerate(comments):
         if not isinstance(c, dict):
             raise InputError(f"comments file: item {i} is not an object")
-        if c.get("author_association") not in associations:
+        assoc = c.get("author_association")
+        if not isinstance(assoc, str) or assoc not in associations:
             continue
         body, created = c.get("body"), c.get("created_at")
         if not isinstance(body, str) or not isinstance(created, str):
@@ -51,6 +52,8 @@ def find_authorization(
         if not matches:
             continue
         last = matches[-1]
+        if last.group(1) and len(last.group(1)) > 19:  # not a run id (int() would refuse it)
+            continue
         user = c.get("user")
         login = user.get("login") if isinstance(user, dict) else None
         cid = c.get("id")
