@@ -247,9 +247,10 @@ class Forge:
         self.api_url = api_url
         self.retry = retry or RetryPolicy()
         self.calls: list[str] = []  # "GET /repos/…" lines, for --dry-run and tests
-        kwargs: dict[str, Any] = {}
-        if not throttle:
-            kwargs.update(seconds_between_requests=None, seconds_between_writes=None)
+        # Reads are serial and unthrottled; writes keep >= 1 s apart (GitHub's guidance
+        # against secondary rate limits).  Tests turn the write pause off.
+        kwargs: dict[str, Any] = {"seconds_between_requests": None,
+                                  "seconds_between_writes": 1.0 if throttle else None}
         self._gh = Github(base_url=api_url, auth=Auth.Token(token), per_page=per_page,
                           retry=None, timeout=timeout, lazy=True, **kwargs)
         self._repo = self._gh.get_repo(repo)

@@ -105,14 +105,31 @@ def ixtool(world: World, *args: str, token: str | None = None) -> subprocess.Com
                           env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_cli_dry_run_changes_nothing_and_lists_calls(world: World) -> None:
+def run_cli(world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+            *args: str, token: bool = True) -> tuple[int, str, str]:
+    """ixtool in-process (the console-script entry, exit-code mapping included)."""
+    from inferencex_tools.cli.main import run
+
+    monkeypatch.chdir(world.user)
+    if token:
+        monkeypatch.setenv("GITHUB_TOKEN", world.fake.token)
+    monkeypatch.setenv("GITHUB_API_URL", world.fake.url)
+    with pytest.raises(SystemExit) as ei:
+        run(list(args))
+    out, err = capsys.readouterr()
+    return int(ei.value.code or 0), out, err
+
+
+def test_cli_dry_run_changes_nothing_and_lists_calls(
+        world: World, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     world.open_pr()
     world.clone_user()
     head = git(world.bare, "rev-parse", "feat")
     refs = git(world.user, "for-each-ref", "refs/heads", "refs/remotes", "refs/tags")
-    p = ixtool(world, "merge-with-reuse", str(PRN), "--repo", SLUG, "--dry-run")
-    assert p.returncode == 0, p.stderr
-    out = p.stdout
+    code, out, err = run_cli(world, monkeypatch, capsys,
+                             "merge-with-reuse", str(PRN), "--repo", SLUG, "--dry-run")
+    assert code == 0, err
     assert "plan (dry run, nothing was changed):" in out
     assert "POST /repos/acme/bench/issues/7/comments body='/reuse-sweep-run 1001'" in out
     assert "PUT /repos/acme/bench/pulls/7/merge" in out and "git push" in out
@@ -140,30 +157,51 @@ def test_cli_full_run_with_debug_never_prints_the_token(world: World) -> None:
     assert json.loads(again.stdout)["info"]["merge_sha"] == sha
 
 
-def test_cli_refusal_exit_1_and_usage_exit_2(world: World) -> None:
+def test_cli_refusal_exit_1_and_usage_exit_2(
+        world: World, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     world.open_pr(link="TBD")
     world.clone_user()
-    p = ixtool(world, "merge-with-reuse", str(PRN), "--repo", SLUG, "--yes")
-    assert p.returncode == 1 and "[MR401]" in p.stdout and "[CL502]" in p.stdout
-    p = ixtool(world, "merge-with-reuse", str(PRN), "--yes")  # origin is a path: no slug
-    assert p.returncode == 2 and "--repo" in p.stderr
+    code, out, _ = run_cli(world, monkeypatch, capsys,
+                           "merge-with-reuse", str(PRN), "--repo", SLUG, "--yes")
+    assert code == 1 and "[MR401]" in out and "[CL502]" in out
+    # origin is a local path, so the repository cannot be derived: usage error
+    code, _, err = run_cli(world, monkeypatch, capsys, "merge-with-reuse", str(PRN), "--yes")
+    assert code == 2 and "--repo" in err and "Traceback" not in err
 
 
-def test_cli_needs_yes_without_a_terminal(world: World) -> None:
+def test_cli_needs_yes_without_a_terminal(
+        world: World, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     world.open_pr()
     world.clone_user()
-    p = ixtool(world, "merge-with-reuse", str(PRN), "--repo", SLUG)
-    assert p.returncode == 2 and "--yes" in p.stderr
+    code, _, err = run_cli(world, monkeypatch, capsys, "merge-with-reuse", str(PRN),
+                           "--repo", SLUG)
+    assert code == 2 and "--yes" in err
     assert world.fake.reuse_comments(PRN) == []
 
 
-def test_help_documents_preconditions_side_effects_exit_codes() -> None:
-    p = subprocess.run([sys.executable, "-m", "inferencex_tools", "merge-with-reuse", "--help"],
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0
+def test_cli_without_token_is_a_usage_error(
+        world: World, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    world.open_pr()
+    world.clone_user()
+    code, _, err = run_cli(world, monkeypatch, capsys, "merge-with-reuse", str(PRN),
+                           "--repo", SLUG, "--yes", token=False)
+    assert code == 2 and "GITHUB_TOKEN" in err
+
+
+def test_help_documents_preconditions_side_effects_exit_codes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from inferencex_tools.cli.main import run
+
+    with pytest.raises(SystemExit) as ei:
+        run(["merge-with-reuse", "--help"])
+    out = capsys.readouterr().out
+    assert ei.value.code == 0
     for word in ("Preconditions", "Side effects", "Exit codes", "--dry-run", "--run-id",
                  "GH_TOKEN"):
-        assert word in p.stdout
+        assert word in out
 
 
 def test_compat_wrapper(world: World) -> None:
