@@ -13,11 +13,14 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from inferencex_tools.sweep.load import Configs, Runners
 
 Row = dict[str, Any]
 
@@ -43,7 +46,6 @@ class SelectedRow:
     config_key: str | None = None
     arm: int | None = None
     eval: bool = False
-    notes: list[str] = field(default_factory=list)
 
     @property
     def eval_only(self) -> bool:
@@ -86,15 +88,15 @@ def runners_file(root: Path) -> Path:
     return root / "configs" / "runners.yaml"
 
 
-def load_configs(root: Path) -> tuple[Any, Any]:
+def load_configs(root: Path) -> tuple[Configs, Runners]:
     """(Configs, Runners) of the repository at ``root`` via the sweep loaders."""
-    from inferencex_tools.sweep.load import Configs, Runners, load_masters, load_runners
+    from inferencex_tools.sweep.load import Runners, load_masters, load_runners
 
     files = master_files(root)
     if not files:
         raise InputError(f"no configs/*-master.yaml under {root}",
                          hint="run from the repository root or pass --repo")
-    configs: Configs = load_masters(list(files))
+    configs = load_masters(list(files))
     rf = runners_file(root)
     runners = load_runners(rf) if rf.exists() else Runners()
     return configs, runners
@@ -123,9 +125,6 @@ def rows_for(root: Path, sel: Selection) -> list[SelectedRow]:
         req = SweepRequest(mode="test", config_keys=[sel.config_key],
                            conc=list(sel.conc) if sel.conc else None, no_evals=True)
         for row in generate(one, runners, req):
-            if sel.eval:
-                row["run-eval"] = True
-                row["eval-only"] = True
             out.append(SelectedRow(row, sel.config_key, arm.index, sel.eval))
     return out
 
