@@ -139,7 +139,7 @@ def eval_marked(root: Path, config_key: str) -> list[Row]:
 
 
 def _as_rows(data: Any, source: str) -> list[Row]:
-    if isinstance(data, dict) and "image" not in data:
+    if isinstance(data, dict) and not {"exp-name", "runner", "model", "image"} & set(data):
         # a bucket object (``sweep from-changelog``): flatten its row lists in order
         rows: list[Row] = []
         for v in data.values():

@@ -137,3 +137,22 @@ def test_checked_plan_takes_what_the_launcher_requests(repo_root: Path, tmp_path
                                                    partition="batch"))
     assert "#SBATCH --partition=batch\n" in job.text
     assert "\nexport SLURM_PARTITION=batch\n" in job.text
+
+
+@pytest.mark.parametrize("row, rule", [
+    ({"exp-name": "x_8k1k", "model": "m", "image": "i", "precision": "fp8",
+      "framework": "dynamo-vllm", "runner": "cluster:h200-dgxc", "conc": [8],
+      "prefill": {"num-worker": 1, "tp": 8}, "decode": {"num-worker": 1, "tp": 8}}, "LA106"),
+    ({"exp-name": "x_tp8_conc1_kvnone", "model": "m", "image": "i", "precision": "fp8",
+      "framework": "vllm", "runner": "cluster:nowhere", "tp": 8, "conc": 1}, "LA103"),
+    ({"exp-name": "x_tp8_conc1_kvnone", "runner": "cluster:h200-dgxc", "conc": 1,
+      "scenario-type": "agentic-coding", "precision": "fp8", "framework": "vllm",
+      "spec-decoding": "mtp"}, "LA102"),
+])
+def test_rows_that_cannot_be_rendered(repo_root: Path, row: dict[str, object],
+                                      rule: str) -> None:
+    from inferencex_tools.launch.service import render
+
+    result, jobs = render(repo_root, RowSource(row_json=json.dumps(row)), None)
+    assert [f.rule for f in result.findings] == [rule], [f.message for f in result.findings]
+    assert jobs[0].server is None and jobs[0].allocation is None
