@@ -75,6 +75,16 @@ def _labels(root: Path) -> dict[str, list[str]]:
 def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
                runner: str | None, *, timeout: float = 60.0) -> RenderedJob:
     row = sel.row
+    missing = [k for k in ("exp-name", "model", "image", "precision", "framework", "runner")
+               if k not in row]
+    if row.get("prefill") is None and "tp" not in row:
+        missing.append("tp")
+    if missing:
+        job = RenderedJob(row=row, config_key=sel.config_key, arm=sel.arm,
+                          eval_only=sel.eval_only, node=None, launcher=None, script=None)
+        job.findings.append(R.BAD_ROW.at("<row>", None, None,
+                                         f"{job.name}: row lacks {', '.join(missing)}"))
+        return job
     res = resolve(row, labels, runner, root)
     job = RenderedJob(row=row, config_key=sel.config_key, arm=sel.arm,
                       eval_only=sel.eval_only, node=res.node, launcher=res.launcher,
@@ -83,14 +93,6 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
     rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
     for rid, msg in res.problems:
         job.findings.append(rule_by_id[rid].at(where, None, None, f"{job.name}: {msg}"))
-    missing = [k for k in ("exp-name", "model", "image", "precision", "framework", "runner")
-               if k not in row]
-    if row.get("prefill") is None and "tp" not in row:
-        missing.append("tp")
-    if missing:
-        job.findings.append(R.BAD_ROW.at("<row>", None, None,
-                                         f"row lacks {', '.join(missing)}"))
-        return job
     if res.node is None or res.launcher is None or row.get("prefill") is not None:
         return job
     job.workflow_env = row_env(row, node=res.node, workspace="$GITHUB_WORKSPACE",
