@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,7 @@ def cluster() -> Iterator[slurm_cluster.Cluster]:
         yield cl
     finally:
         cl.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _shims(d: Path) -> None:
