@@ -362,6 +362,7 @@ def _align(a: ChangeAnalysis) -> None:
                 new.append(hj)
                 hj += 1
     kept.sort()
+    _moved(a, deleted, new)
     for bi in deleted:
         b_e = base.entries[bi]
         a.structural = True
@@ -380,6 +381,27 @@ def _align(a: ChangeAnalysis) -> None:
                 head.label, h_e.line, 1,
                 f"new {h_e.describe()} is inserted before existing "
                 f"{base.entries[nxt_b].describe()}; new entries go at the end of the file"))
+
+
+def _moved(a: ChangeAnalysis, deleted: list[int], new: list[int]) -> None:
+    """A base entry that reappears unchanged elsewhere was moved, not deleted and re-added:
+    one CL402 finding, and it is not a new entry.  Removes the pairs from both lists."""
+    by_sig: dict[str, list[int]] = {}
+    for hj in new:
+        by_sig.setdefault(a.head.entries[hj].signature, []).append(hj)
+    for bi in list(deleted):
+        b_e = a.base.entries[bi]
+        spots = by_sig.get(b_e.signature)
+        if not spots:
+            continue
+        hj = spots.pop(0)
+        deleted.remove(bi)
+        new.remove(hj)
+        h_e = a.head.entries[hj]
+        a.structural = True
+        a.findings.append(R.CHANGED.at(
+            a.head.label, h_e.line, 1,
+            f"{b_e.describe()} was moved to position {h_e.number}; history keeps its order"))
 
 
 def _pair(a: ChangeAnalysis, b_e: Entry, h_e: Entry) -> None:
