@@ -19,6 +19,7 @@ Exit status: 0 when nothing escaped, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import random
 import resource
@@ -54,6 +55,14 @@ def _raw_args(name: str, rng: random.Random, pool: list[bytes]) -> tuple[Any, ..
         if rng.randrange(3) == 0:
             head = one()
         return ((base, head), opts)
+    if name in ("sweep_generate", "config_validate"):
+        from tests.fuzz.harness import master_templates
+
+        tpl = rng.choice(master_templates())
+        data = mutate(json.dumps(tpl).encode(), [
+            (rng.randrange(10), rng.randrange(1 << 20), rng.randrange(1 << 16),
+             rng.randrange(256)) for _ in range(rng.randrange(1, 5))], pool)
+        return (data, {}) if name == "sweep_generate" else (data,)
     return None
 
 

@@ -475,6 +475,261 @@ def t_cli_validate(data: bytes, args: list[str]) -> object:
     return code
 
 
+# ------------------------------------------------------------- sweep / master configs
+
+_FALLBACK_MASTER: dict[str, Any] = {
+    "dsr1-fp8-b200-sglang": {
+        "image": "lmsysorg/sglang:v0.5", "model": "deepseek-ai/DeepSeek-R1",
+        "model-prefix": "dsr1", "runner": "b200", "precision": "fp8", "framework": "sglang",
+        "multinode": False,
+        "scenarios": {"fixed-seq-len": [{"isl": 1024, "osl": 1024, "search-space": [
+            {"tp": 8, "conc-start": 4, "conc-end": 64}]}]},
+    },
+}
+_FALLBACK_RUNNERS = b"labels:\n  b200:\n  - b200-nv_0\n  mi355x:\n  - mi355x-amd_0\n"
+
+_MASTER_TEMPLATES: list[dict[str, Any]] | None = None
+_RUNNERS: Any = None
+
+
+def master_templates() -> list[dict[str, Any]]:
+    """Single-key master configs of every distinct shape found in the real corpus."""
+    global _MASTER_TEMPLATES
+    if _MASTER_TEMPLATES is None:
+        from inferencex_tools.io.yamlio import load_safe
+
+        out: list[dict[str, Any]] = []
+        shapes: set[str] = set()
+        for name in ("nvidia-master.yaml", "amd-master.yaml"):
+            p = SHARED_CORPUS / "configs" / name
+            if not p.is_file():
+                continue
+            data = load_safe(p.read_bytes(), source=name)
+            for key, cfg in data.items():
+                if not isinstance(cfg, dict):
+                    continue
+                scen = cfg.get("scenarios") or {}
+                shape = json.dumps([cfg.get("multinode"), sorted(scen),
+                                    sorted({k for v in scen.values() if isinstance(v, list)
+                                            for x in v if isinstance(x, dict) for k in x})])
+                if shape not in shapes and len(out) < 24:
+                    shapes.add(shape)
+                    out.append({key: cfg})
+        _MASTER_TEMPLATES = out or [_FALLBACK_MASTER]
+    return _MASTER_TEMPLATES
+
+
+def runners() -> Any:
+    global _RUNNERS
+    if _RUNNERS is None:
+        from inferencex_tools.sweep.load import parse_runners
+
+        p = SHARED_CORPUS / "configs" / "runners.yaml"
+        raw = p.read_bytes() if p.is_file() else _FALLBACK_RUNNERS
+        _RUNNERS = parse_runners(raw, "runners.yaml")
+    return _RUNNERS
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+_NASTY = st.one_of(
+    _value, st.sampled_from(["1024", "8k", "", "-1", "0", "1e3", "NaN", "true", "null"]),
+    st.sampled_from([0, -1, -3, 1, 2**31, 2**63, 10**30, 1.5, True, False, None, [], {}]),
+)
+
+
+@st.composite
+def perturbed_master(draw: st.DrawFn) -> bytes:
+    """A real (or fallback) master config with a few values/keys perturbed."""
+    import copy
+
+    pool = master_templates()
+    picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=1, max_size=3))
+    doc: dict[str, Any] = {}
+    for i in picks:
+        doc.update(copy.deepcopy(pool[i]))
+    for _ in range(draw(st.integers(0, 4))):
+        paths = _paths(doc)
+        path = paths[draw(st.integers(0, len(paths) - 1))]
+        if not path:
+            continue
+        parent: Any = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        op = draw(st.integers(0, 4))
+        if op <= 2:
+            parent[path[-1]] = draw(_NASTY)
+        elif op == 3 and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif op == 3 and isinstance(parent, list):
+            parent.pop(path[-1])
+        elif isinstance(parent, dict):
+            parent[draw(st.sampled_from(["extra", "isl", "tp", "ep", "conc-list", "dp-attn",
+                                         "spec-decoding", "prefill", "decode"]))] = draw(_NASTY)
+    text = json.dumps(doc, allow_nan=True).replace("NaN", ".nan").replace("Infinity", ".inf")
+    data = text.encode()
+    if draw(st.integers(0, 4)) == 0:
+        data = mutate(data, draw(_ops), seeds())
+    return data
+
+
+def _opt(s: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), s)
+
+
+_sweep_request = st.fixed_dictionaries({
+    "mode": st.sampled_from(["full", "full", "test", "bogus"]),
+    "config_keys": _opt(st.lists(st.sampled_from(["*", "dsr1-*", "nope", "?", "[a-z]*"]),
+                                 max_size=2)),
+    "seq_lens": _opt(st.lists(st.sampled_from(["1k1k", "8k1k", "2k2k"]), max_size=2)),
+    "step_size": st.sampled_from([2, 2, 3, 1, 0, -2]),
+    "min_conc": _opt(st.integers(-4, 512)),
+    "max_conc": _opt(st.integers(-4, 512)),
+    "max_tp": _opt(st.integers(-1, 16)),
+    "max_ep": _opt(st.integers(-1, 16)),
+    "single_node": st.booleans(),
+    "multi_node": st.booleans(),
+    "scenario_types": st.lists(st.sampled_from(["fixed-seq-len", "agentic-coding", "bogus"]),
+                               min_size=1, max_size=2),
+    "conc": _opt(st.lists(st.integers(-2, 1024), max_size=3)),
+    "no_evals": st.booleans(),
+    "evals_only": st.booleans(),
+    "all_evals": st.booleans(),
+    "runner_node_filter": _opt(st.sampled_from(["b200", "nv_0", "", "*"])),
+})
+
+
+def t_sweep_generate(raw: bytes, req: dict[str, Any]) -> object:
+    """load → validate (as the CLI does before generating) → generate → serialise."""
+    from inferencex_tools.sweep.generate import SweepRequest, dumps, generate_matrix
+    from inferencex_tools.sweep.load import clear_cache, merge_masters
+    from inferencex_tools.sweep.service import validate_for_generation
+
+    clear_cache()
+    configs = merge_masters([("fuzz-master.yaml", raw)])
+    validate_for_generation(configs)
+    m = generate_matrix(configs, runners(), SweepRequest(**req))
+    dumps(m.rows)
+    return m
+
+
+def t_config_validate(raw: bytes) -> object:
+    from inferencex_tools.sweep.load import clear_cache
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+
+    clear_cache()
+    r = runners()
+    res = validate(ValidateInput(masters=[MasterFile("fuzz-master.yaml", raw)],
+                                 runners=MasterFile("runners.yaml", r.raw),
+                                 exists=lambda path: "missing" not in path))
+    _render(res.findings)
+    return res
+
+
+# ----------------------------------------------------------------- CI event payloads
+
+_sha_s = st.one_of(st.sampled_from(["a" * 40, "0" * 40, "b" * 40, "abc", "", "--upload-pack=x",
+                                    "HEAD", "a" * 64]), _value)
+_label = st.one_of(st.fixed_dictionaries({"name": st.one_of(
+    st.sampled_from(["sweep-enabled", "full-sweep", "evals-only", "agentx-fast", "skip",
+                     "run-sweep", "x"]), _value)}), _value)
+
+
+@st.composite
+def event_payload(draw: st.DrawFn) -> tuple[str, Any]:
+    name = draw(st.sampled_from(["pull_request", "push", "merge_group", "workflow_dispatch",
+                                 "pull_request_target", ""]))
+    pr = {
+        "number": draw(st.one_of(st.integers(-1, 10**6), _value)),
+        "draft": draw(st.one_of(st.booleans(), _value)),
+        "labels": draw(st.one_of(st.lists(_label, max_size=4), _value)),
+        "head": {"sha": draw(_sha_s), "ref": draw(_text),
+                 "repo": {"full_name": draw(st.sampled_from(["o/r", "fork/r", ""])),
+                          "fork": draw(st.one_of(st.booleans(), _value))}},
+        "base": {"sha": draw(_sha_s), "ref": draw(st.sampled_from(["main", "", "dev"]))},
+        "title": draw(_text),
+    }
+    payload: dict[str, Any] = {
+        "action": draw(st.one_of(st.sampled_from(["opened", "synchronize", "labeled",
+                                                   "unlabeled", "reopened",
+                                                   "ready_for_review", "closed", "checks"]),
+                                 _value)),
+        "pull_request": pr,
+        "label": draw(_label),
+        "repository": {"default_branch": draw(st.one_of(st.just("main"), _value))},
+        "ref": draw(st.one_of(st.just("refs/heads/main"), _text)),
+        "before": draw(_sha_s), "after": draw(_sha_s),
+        "head_commit": {"message": draw(st.one_of(_text, st.just("[skip-sweep] x"), _value))},
+        "merge_group": {"head_ref": draw(st.one_of(
+            st.just("refs/heads/gh-readonly-queue/main/pr-12-abc"), _text, _value)),
+            "base_sha": draw(_sha_s), "head_sha": draw(_sha_s)},
+    }
+    # knock out or replace a few fields wholesale
+    for k in draw(st.lists(st.sampled_from(sorted(payload)), max_size=3, unique=True)):
+        if draw(st.booleans()):
+            del payload[k]
+        else:
+            payload[k] = draw(_value)
+    if draw(st.integers(0, 9)) == 0:
+        return name, draw(_value)
+    return name, payload
+
+
+_comments = st.lists(st.fixed_dictionaries({
+    "body": st.one_of(st.sampled_from(["/reuse-sweep-run", "/reuse-sweep-run 123",
+                                       "/reuse-sweep-run\n123", "/reuse-sweep-run abc", ""]),
+                      _text, _value),
+    "created_at": st.one_of(st.sampled_from(["2026-01-01T00:00:00Z", "yesterday", ""]), _value),
+    "author_association": st.one_of(st.sampled_from(["MEMBER", "OWNER", "NONE"]), _value),
+    "user": st.one_of(st.fixed_dictionaries({"login": _text}), _value),
+}), max_size=4)
+
+
+def t_ci_plan(event: tuple[str, Any], comments: Any) -> object:
+    """payload → facts → decision (pure part of ``ixtool ci plan``) → outputs."""
+    from inferencex_tools.ci.event import facts_from_payload
+    from inferencex_tools.ci.labels import decide
+    from inferencex_tools.ci.outputs import format_github_output, output_pairs
+    from inferencex_tools.ci.reuse import find_authorization
+
+    find_authorization(comments)
+    facts = facts_from_payload(event[0], event[1])
+    d = decide(facts)
+    format_github_output(output_pairs(d), "ghadelimiter_fuzz")
+    json.dumps(d.to_dict())
+    return d
+
+
+def t_cli_ci_plan(event: tuple[str, Any]) -> object:
+    """``ixtool ci plan --event FILE --event-name NAME`` in-process, no git."""
+    from inferencex_tools.cli.main import run
+
+    with tempfile.TemporaryDirectory(prefix="ixfuzz-") as d:
+        p = Path(d) / "event.json"
+        p.write_text(json.dumps(event[1], allow_nan=True), encoding="utf-8")
+        err = io.StringIO()
+        code: object = 0
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                run(["ci", "plan", "--event", str(p), "--event-name", event[0] or "push",
+                     "--no-git"])
+        except SystemExit as exc:
+            code = exc.code
+    text = err.getvalue()
+    if code not in (0, 1, 2, None) or "internal error" in text or "Traceback" in text:
+        raise AssertionError(f"CLI exit {code!r}: {text[-800:]}")
+    return code
+
+
 # ------------------------------------------------------------------------- registry
 
 @dataclass(frozen=True)
@@ -511,6 +766,14 @@ HARNESSES: tuple[Harness, ...] = (
     Harness("changelog_resolve", t_resolve, st.tuples(_triple(), _opts),
             needs="inferencex_tools.changelog.merge_ops"),
     Harness("cli_changelog_validate", t_cli_validate, st.tuples(changelog_bytes(), _cli_args)),
+    Harness("sweep_generate", t_sweep_generate, st.tuples(perturbed_master(), _sweep_request),
+            needs="inferencex_tools.sweep.generate"),
+    Harness("config_validate", t_config_validate, st.tuples(perturbed_master()),
+            needs="inferencex_tools.sweep.validate"),
+    Harness("ci_plan", t_ci_plan, st.tuples(event_payload(), _comments),
+            needs="inferencex_tools.ci.event"),
+    Harness("cli_ci_plan", t_cli_ci_plan, st.tuples(event_payload()),
+            needs="inferencex_tools.ci.service"),
 )
 
 

@@ -20,15 +20,19 @@ SCALE = float(os.environ.get("IXTOOL_FUZZ_SCALE", "1"))
 
 # examples per harness, sized so the whole module takes about 60 s on 2 cores
 BUDGET = {
-    "yaml_safe": 400,
+    "yaml_safe": 300,
     "yaml_rt": 250,
-    "changelog_parse": 400,
+    "changelog_parse": 300,
     "changelog_standalone": 250,
-    "changelog_change": 250,
-    "changelog_fix": 200,
-    "changelog_canonicalize": 150,
-    "changelog_resolve": 150,
+    "changelog_change": 200,
+    "changelog_fix": 150,
+    "changelog_canonicalize": 100,
+    "changelog_resolve": 100,
     "cli_changelog_validate": 80,
+    "sweep_generate": 100,
+    "config_validate": 60,
+    "ci_plan": 150,
+    "cli_ci_plan": 30,
 }
 
 
