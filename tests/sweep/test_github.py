@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inferencex_tools.sweep.github import (
     MAX_JOBS,
@@ -125,3 +127,34 @@ def test_explain_unknown_key(monkeypatch: pytest.MonkeyPatch,
         run(["sweep", "explain", "nope"])
     assert exc.value.code == 2
     assert "not found" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=0, max_value=400), max_size=120),
+       max_rows=st.integers(min_value=1, max_value=40),
+       max_bytes=st.integers(min_value=2000, max_value=20000))
+def test_split_join_property(sizes: list[int], max_rows: int, max_bytes: int) -> None:
+    rows = [{"i": i, "pad": "y" * n} for i, n in enumerate(sizes)]
+    out = shard_buckets({"b": rows}, max_rows=max_rows, max_bytes=max_bytes)
+    assert join_shards(out.outputs, "b") == rows
+    for name in out.shards["b"]:
+        chunk = json.loads(out.outputs[name])
+        assert len(chunk) <= max_rows
+        if len(chunk) > 1:  # a single oversized row cannot be split further
+            assert utf16_size(out.outputs[name]) <= max_bytes
+
+
+def test_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                     capsys: pytest.CaptureFixture[str]) -> None:
+    from inferencex_tools.cli.main import run
+
+    monkeypatch.chdir(ROOT)
+    target = tmp_path / "m.json"
+    with pytest.raises(SystemExit) as exc:
+        run(["sweep", "full", "-o", str(target)])
+    assert exc.value.code == 0 and capsys.readouterr().out == ""
+    assert len(json.loads(target.read_text())) == 14
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        run(["sweep", "full", "--github-output"])
+    assert exc.value.code == 2 and "GITHUB_OUTPUT" in capsys.readouterr().err
