@@ -24,6 +24,14 @@ def _repo_root(start: Path) -> Path | None:
     return None
 
 
+def _rel(path: Path, here: Path) -> Path:
+    """``path`` relative to ``here`` when it lies below it (readable findings/annotations)."""
+    try:
+        return path.relative_to(here)
+    except ValueError:
+        return Path(os.path.relpath(path, here)) if path.is_absolute() else path
+
+
 def default_master_files(cwd: Path | None = None) -> list[Path]:
     """``configs/*-master.yaml`` of the current directory, else of the repository root."""
     here = Path.cwd() if cwd is None else cwd
@@ -32,7 +40,7 @@ def default_master_files(cwd: Path | None = None) -> list[Path]:
             continue
         found = sorted(base.glob(DEFAULT_MASTER_GLOB))
         if found:
-            return found
+            return [_rel(p, here) for p in found]
     raise UsageError("no master configs found (configs/*-master.yaml)",
                      hint="pass --config-files or run from the repository root")
 
@@ -40,10 +48,10 @@ def default_master_files(cwd: Path | None = None) -> list[Path]:
 def default_runners_file(cwd: Path | None = None) -> Path:
     here = Path.cwd() if cwd is None else cwd
     if (here / DEFAULT_RUNNERS).exists():
-        return here / DEFAULT_RUNNERS
+        return Path(DEFAULT_RUNNERS)
     root = _repo_root(here)
     if root is not None and (root / DEFAULT_RUNNERS).exists():
-        return root / DEFAULT_RUNNERS
+        return _rel(root / DEFAULT_RUNNERS, here)
     return Path(DEFAULT_RUNNERS)
 
 
