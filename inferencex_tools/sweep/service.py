@@ -223,6 +223,8 @@ def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
 
     repo = GitRepo.open(repo_path or Path.cwd())
     cl_path = changelog if changelog.is_absolute() else (repo_path or Path.cwd()) / changelog
+    if not cl_path.exists() and not changelog.is_absolute():
+        cl_path = repo.root / changelog  # run from a subdirectory: the repository's file
     rel = repo.relpath(cl_path)
     mb = repo.merge_base(base, head or "HEAD")
     base_raw = repo.show(mb, rel) or b""
