@@ -132,6 +132,31 @@ def _content_end(raw: bytes, start: int, stop: int) -> int:
     return start
 
 
+_CONTROL_RX = re.compile(rb"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_LINE_SEP_RX = re.compile(rb"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+_SEP_NAMES = {b"\xc2\x85": "U+0085 (NEL)", b"\xe2\x80\xa8": "U+2028 (LINE SEPARATOR)",
+              b"\xe2\x80\xa9": "U+2029 (PARAGRAPH SEPARATOR)"}
+
+
+def _line_sep_findings(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> None:
+    """CL108: control characters (YAML cannot hold them) and the Unicode line breaks that
+    ``str.splitlines`` (the reference's entry count) and YAML 1.1 split lines at; all
+    invisible in most editors.  One finding per line."""
+    last_line = 0
+    reported = 0
+    for m in _LINE_SEP_RX.finditer(raw):
+        line = cl.line_of(m.start())
+        if line == last_line:
+            continue
+        last_line = line
+        ch = m.group(0)
+        name = _SEP_NAMES.get(ch) or f"control character 0x{ch[0]:02x}"
+        out.append(R.LINE_SEP.at(label, line, cl.col_of(m.start()), f"{name}"))
+        reported += 1
+        if reported >= MAX_PER_RULE:
+            break
+
+
 def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> bool:
     """Spec §1 rules 1–5 plus BOM/conflict markers.  Returns False if YAML can't be tried."""
     if not raw:
@@ -154,9 +179,12 @@ def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> b
             if nl < 0:
                 break
             i = raw.find(needle, nl + 1)
+    if _LINE_SEP_RX.search(raw):
+        _line_sep_findings(raw, label, out, cl)
     if raw.startswith(_BOM):
         out.append(R.BOM.at(label, 1, 1, "file starts with a UTF-8 byte-order mark"))
-    ok = b"\0" not in raw  # YAML cannot hold NUL: the CL104 finding says it all
+    # YAML cannot hold NUL or other C0 controls: CL104 / CL108 say it all
+    ok = b"\0" not in raw and not _CONTROL_RX.search(raw)
     for m in _CONFLICT_RX.finditer(raw):
         ok = False
         marker = m.group(1).decode()

@@ -18,6 +18,10 @@ NUL = rule("CL104", E, "NUL byte", "remove the NUL bytes; the file must be text"
 UTF8 = rule("CL105", E, "not valid UTF-8", "save the file as UTF-8", area=A)
 BOM = rule("CL106", E, "UTF-8 byte-order mark at the start of the file",
            "remove the BOM (the file must start with '- config-keys:')", area=A)
+LINE_SEP = rule("CL108", E, "control character or Unicode line break (U+0085, U+2028, U+2029)",
+                "remove it or use a space; YAML cannot hold control characters, and other "
+                "tools (str.splitlines, YAML 1.1 loaders) split lines at Unicode line breaks",
+                area=A)
 CONFLICT = rule("CL107", E, "git conflict marker",
                 "resolve the conflict (ixtool changelog resolve-conflict) and remove the markers",
                 area=A)

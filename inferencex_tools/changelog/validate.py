@@ -242,7 +242,7 @@ def _new_line_numbers(base: bytes, head: bytes) -> set[int]:
 
 _DIFF_CELLS = 4_000_000  # above this many line pairs the middle is compared as a multiset
 
-_LINE_RULES = {R.CR.id, R.TAB.id, R.NUL.id, R.TRAILING_WS.id}
+_LINE_RULES = {R.CR.id, R.TAB.id, R.NUL.id, R.LINE_SEP.id, R.TRAILING_WS.id}
 
 
 def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
