@@ -290,3 +290,17 @@ def test_help_is_informative() -> None:
     for word in ("standalone", "--base", "--head", "--pr", "--repo", "--configs", "--fix",
                  "--strict", "--format", "Exit codes"):
         assert word in p.stdout, word
+
+
+def test_configs_option_overrides_the_master_configs(temp_repo: TempRepo, tmp_path: Path) -> None:
+    setup_repo(temp_repo, BASE + b"\n" + entry("custom-key", "XXX"))
+    code, doc, _ = run_json(temp_repo.path, "--base", "main", "--pr", "12")
+    assert code == 1 and rules_of(doc) == ["CL601"]
+    extra = tmp_path / "extra-master.yaml"
+    extra.write_text("custom-key:\n  image: x\n", encoding="utf-8")
+    code, doc, _ = run_json(temp_repo.path, "--base", "main", "--pr", "12", "--configs",
+                            str(extra))
+    assert code == 0, doc
+    p = ixtool(temp_repo.path, "changelog", "validate", "--base", "main", "--configs",
+               str(tmp_path / "missing.yaml"))
+    assert p.returncode == 2 and "no such file" in p.stderr and "Traceback" not in p.stderr
