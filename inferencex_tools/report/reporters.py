@@ -17,14 +17,34 @@ FORMATS = ("text", "json", "github", "sarif")
 JSON_SCHEMA_VERSION = 1
 
 
-def _source_line(result: Result, f: Finding) -> str | None:
+_SNIPPET_WIDTH = 160  # characters of a source line shown around the column
+
+
+def _source_line(result: Result, f: Finding,
+                 cache: dict[str, list[str]] | None = None) -> str | None:
     text: str | None = result.info.get("sources", {}).get(f.file)
     if text is None or not f.line:
         return None
-    lines = text.splitlines()
+    if cache is None:
+        cache = {}
+    if f.file not in cache:  # split once per file: findings × file size can be huge
+        cache[f.file] = text.split("\n")
+    lines = cache[f.file]
     if 1 <= f.line <= len(lines):
         return lines[f.line - 1]
     return None
+
+
+def _window(line: str, column: int | None) -> tuple[str, int | None]:
+    """At most _SNIPPET_WIDTH characters of ``line`` around ``column`` (1-based)."""
+    if len(line) <= _SNIPPET_WIDTH:
+        return line, column
+    col = max(1, min(column or 1, len(line)))
+    start = max(0, min(col - 1 - _SNIPPET_WIDTH // 2, len(line) - _SNIPPET_WIDTH))
+    head = "…" if start else ""
+    tail = "…" if start + _SNIPPET_WIDTH < len(line) else ""
+    shown = head + line[start:start + _SNIPPET_WIDTH] + tail
+    return shown, (col - start + len(head)) if column else None
 
 
 def _where(f: Finding) -> str:
@@ -38,15 +58,16 @@ def render_text(result: Result, *, color: bool = False) -> str:
         return f"\x1b[{code}m{s}\x1b[0m" if color else s
 
     out: list[str] = []
+    cache: dict[str, list[str]] = {}
     for f in result.sorted():
         sev = paint(f.severity.value, "31;1" if f.severity is Severity.ERROR else "33;1")
         out.append(f"{_where(f)}: {sev} [{f.rule}] {f.message}")
-        src = _source_line(result, f)
+        src = _source_line(result, f, cache)
         if src is not None:
-            shown = src.replace("\t", "→").rstrip("\r")
+            shown, column = _window(src.replace("\t", "→").rstrip("\r"), f.column)
             out.append(f"    {f.line:>5} | {shown}")
-            if f.column:
-                out.append(f"          | {' ' * (f.column - 1)}^")
+            if column:
+                out.append(f"          | {' ' * (column - 1)}^")
         if f.hint:
             out.append(f"    hint: {f.hint}")
     for fix in result.fixes:
