@@ -292,3 +292,13 @@ def test_yaml_errors_carry_position() -> None:
     with pytest.raises(YamlError) as ei:
         load_safe(b"a: 1\nb: [\n", source="x.yaml")
     assert ei.value.line is not None and ei.value.message.startswith("x.yaml:")
+
+
+def test_output_stays_small_for_a_huge_line(tmp_path: Path) -> None:
+    """A 1,000,000-deep one-line document: the text snippet is a window, not 2 MB."""
+    p = tmp_path / "perf-changelog.yaml"
+    p.write_bytes(b"- " * 1_000_000 + b"x\n")
+    r = ixtool("changelog", "validate", str(p), cwd=tmp_path)
+    r.assert_clean_exit()
+    assert r.code == 1 and "nesting" in r.out
+    assert len(r.out) < 2_000, len(r.out)
