@@ -12,6 +12,7 @@ carrying the 1-based line and column of the problem.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,7 +278,9 @@ def _load(typ: str, data: bytes | str, source: str, limits: Limits) -> Any:
     bound = _depth_bound(text)
     y = _make(typ, limits, pure=bound > _C_SAFE_DEPTH)
     try:
-        data = y.load(text)
+        with warnings.catch_warnings():  # e.g. ReusedAnchorWarning: not for users' eyes
+            warnings.simplefilter("ignore")
+            data = y.load(text)
     except (YAMLError, LimitExceeded, RecursionError, ValueError, TypeError,
             LookupError, AttributeError, ArithmeticError) as exc:
         # the constructors raise plain KeyError/IndexError/AttributeError on some
