@@ -19,7 +19,8 @@ URL12 = "https://github.com/SemiAnalysisAI/InferenceX/pull/12"
 # PR-mode cases whose every finding has a safe fix
 FIXABLE = [
     "pr-link-tbd", "pr-link-tbd-url", "pr-link-xxxx", "pr-link-empty", "pr-link-files-suffix",
-    "pr-link-changes-suffix", "pr-link-continuation-line", "entry-in-the-middle",
+    "pr-link-changes-suffix", "pr-link-continuation-line", "pr-link-own-url-http",
+    "pr-link-own-url-trailing-slash", "entry-in-the-middle",
     "entry-at-the-top", "separator-none", "separator-two-blank", "separator-whitespace-only",
     "two-appended-two-blank", "two-appended-no-blank", "blank-line-at-eof",
     "missing-final-newline", "trailing-whitespace-new-entry", "crlf-new-entry",
