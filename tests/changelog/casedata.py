@@ -88,6 +88,12 @@ def load_case(path: Path) -> Case:
         raise ValueError(f"{path.name}: unknown head_generate {gen!r}")
     else:
         head = (path / "head.yaml").read_bytes()
+    crlf_from = expected.get("head_crlf_from_line")
+    if crlf_from is not None:  # CRLF line endings from that line on (kept out of git)
+        lines = head.split(b"\n")
+        k = int(crlf_from) - 1
+        head = b"\n".join([*lines[:k], *(ln + b"\r" if i < len(lines) - k - 1 else ln
+                                         for i, ln in enumerate(lines[k:]))])
     for old, new in expected.get("head_patch", []):
         o, n = _unescape(old), _unescape(new)
         if o not in head:
