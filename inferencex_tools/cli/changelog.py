@@ -35,8 +35,8 @@ def validate(
     ),
     repo: str | None = typer.Option(
         None, "--repo",
-        help="Canonical OWNER/NAME for pr-links (default: the origin remote, else "
-        "SemiAnalysisAI/InferenceX).",
+        help="Canonical OWNER/NAME for pr-links (default: $GITHUB_REPOSITORY, else the "
+        "upstream/origin GitHub remote, else SemiAnalysisAI/InferenceX).",
     ),
     configs: list[Path] | None = typer.Option(
         None, "--configs",
@@ -62,6 +62,7 @@ def validate(
       PR           diff + --pr N: new links must be XXX or this PR's URL.
 
     Exit codes: 0 clean, 1 findings, 2 usage or input error.
+    Rules and examples: docs/changelog.md.
     """
     from inferencex_tools.changelog.service import ValidateRequest, run_validate
 
