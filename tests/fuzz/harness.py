@@ -347,6 +347,39 @@ def change_pair(draw: st.DrawFn) -> tuple[bytes, bytes]:
     return base, head
 
 
+_plain = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FF,
+                                        exclude_characters='"\\'), min_size=1, max_size=40)
+
+
+@st.composite
+def valid_entry(draw: st.DrawFn, link: str | None = None) -> bytes:
+    """A well-formed entry block (so the merge surgery gets past its gate)."""
+    keys = draw(st.lists(st.sampled_from(["dsr1-fp8-b200-sglang", "gptoss-fp4-mi355x-vllm",
+                                          "dsr1-*"]), min_size=1, max_size=2, unique=True))
+    descs = draw(st.lists(_plain, min_size=1, max_size=2))
+    if link is None:
+        link = f"https://github.com/{REPO}/pull/{draw(st.integers(1, 9999))}"
+    out = "- config-keys:\n" + "".join(f"  - {k}\n" for k in keys) + "  description:\n"
+    out += "".join(f'  - "{d}"\n' for d in descs)
+    extra = draw(st.sampled_from(["", "  evals-only: true\n", "  append-only: true\n"]))
+    return (out + f"  pr-link: {link}\n" + extra).encode()
+
+
+@st.composite
+def merge_pair(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """(base, head) shaped like a real PR: history + appended placeholder entries."""
+    base = b"\n".join(draw(st.lists(valid_entry(), min_size=1, max_size=4)))
+    link = draw(st.sampled_from(["XXX", f"https://github.com/{REPO}/pull/XXX",
+                                 f"https://github.com/{REPO}/pull/17"]))
+    new = b"\n".join(draw(st.lists(valid_entry(link=link), min_size=1, max_size=2)))
+    head = base + b"\n" + new
+    if draw(st.integers(0, 3)) == 0:  # a pr-link correction instead of an append
+        head = base.replace(b"/pull/", b"/pull/1", 1)
+    if draw(st.integers(0, 2)) == 0:
+        head = mutate(head, draw(_ops), seeds())
+    return base, head
+
+
 _opts = st.builds(
     dict,
     pr=st.one_of(st.none(), st.integers(1, 5000)),
@@ -637,8 +670,8 @@ def t_config_validate(raw: bytes) -> object:
 
 # ----------------------------------------------------------------- CI event payloads
 
-_sha_s = st.one_of(st.sampled_from(["a" * 40, "0" * 40, "b" * 40, "abc", "", "--upload-pack=x",
-                                    "HEAD", "a" * 64]), _value)
+_sha_s = st.one_of(st.sampled_from(["a" * 40, "0" * 40, "b" * 40, "c" * 40]),
+                   st.sampled_from(["abc", "", "--upload-pack=x", "HEAD", "a" * 64]), _value)
 _label = st.one_of(st.fixed_dictionaries({"name": st.one_of(
     st.sampled_from(["sweep-enabled", "full-sweep", "evals-only", "agentx-fast", "skip",
                      "run-sweep", "x"]), _value)}), _value)
@@ -646,10 +679,10 @@ _label = st.one_of(st.fixed_dictionaries({"name": st.one_of(
 
 @st.composite
 def event_payload(draw: st.DrawFn) -> tuple[str, Any]:
-    name = draw(st.sampled_from(["pull_request", "push", "merge_group", "workflow_dispatch",
-                                 "pull_request_target", ""]))
+    name = draw(st.sampled_from(["pull_request"] * 4 + ["push"] * 2 + ["merge_group"] * 2
+                                + ["workflow_dispatch", "pull_request_target", ""]))
     pr = {
-        "number": draw(st.one_of(st.integers(-1, 10**6), _value)),
+        "number": draw(st.one_of(st.integers(1, 10**6), st.integers(-1, 10**6), _value)),
         "draft": draw(st.one_of(st.booleans(), _value)),
         "labels": draw(st.one_of(st.lists(_label, max_size=4), _value)),
         "head": {"sha": draw(_sha_s), "ref": draw(_text),
@@ -674,12 +707,13 @@ def event_payload(draw: st.DrawFn) -> tuple[str, Any]:
             "base_sha": draw(_sha_s), "head_sha": draw(_sha_s)},
     }
     # knock out or replace a few fields wholesale
-    for k in draw(st.lists(st.sampled_from(sorted(payload)), max_size=3, unique=True)):
+    knock = draw(st.lists(st.sampled_from(sorted(payload)), max_size=3, unique=True))
+    for k in knock if draw(st.integers(0, 2)) == 0 else []:
         if draw(st.booleans()):
             del payload[k]
         else:
             payload[k] = draw(_value)
-    if draw(st.integers(0, 9)) == 0:
+    if draw(st.integers(0, 19)) == 0:
         return name, draw(_value)
     return name, payload
 
@@ -701,7 +735,8 @@ def t_ci_plan(event: tuple[str, Any], comments: Any) -> object:
     from inferencex_tools.ci.outputs import format_github_output, output_pairs
     from inferencex_tools.ci.reuse import find_authorization
 
-    find_authorization(comments)
+    with contextlib.suppress(IxtoolError):  # a bad comments file is its own input
+        find_authorization(comments)
     facts = facts_from_payload(event[0], event[1])
     d = decide(facts)
     format_github_output(output_pairs(d), "ghadelimiter_fuzz")
@@ -742,8 +777,9 @@ class Harness:
 
 @st.composite
 def _triple(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
-    mb, ours = draw(change_pair())
-    theirs_extra = draw(changelog_text(min_entries=1))
+    mb, ours = draw(merge_pair() if draw(st.integers(0, 2)) else change_pair())
+    theirs_extra = (draw(valid_entry()) if draw(st.booleans())
+                    else draw(changelog_text(min_entries=1)))
     theirs = mb + b"\n" + theirs_extra if draw(st.integers(0, 3)) else mb
     if draw(st.integers(0, 4)) == 0:
         theirs = mutate(theirs, draw(_ops), seeds())
@@ -760,8 +796,10 @@ HARNESSES: tuple[Harness, ...] = (
     Harness("changelog_standalone", t_changelog_standalone,
             st.tuples(changelog_bytes(), _opts)),
     Harness("changelog_change", t_changelog_change, st.tuples(change_pair(), _opts)),
-    Harness("changelog_fix", t_changelog_fix, st.tuples(change_pair(), _opts)),
-    Harness("changelog_canonicalize", t_canonicalize, st.tuples(change_pair(), _opts),
+    Harness("changelog_fix", t_changelog_fix,
+            st.tuples(st.one_of(change_pair(), merge_pair()), _opts)),
+    Harness("changelog_canonicalize", t_canonicalize,
+            st.tuples(st.one_of(merge_pair(), change_pair()), _opts),
             needs="inferencex_tools.changelog.merge_ops"),
     Harness("changelog_resolve", t_resolve, st.tuples(_triple(), _opts),
             needs="inferencex_tools.changelog.merge_ops"),
