@@ -21,6 +21,8 @@
 #   EVAL_ONLY RUN_EVAL   true for eval rows (default false)
 #   GITHUB_WORKSPACE     checkout to mount (default: the current directory)
 #   SLURM_PARTITION      partition (default: h200), SLURM_ACCOUNT (optional)
+#   SLURM_TIME           time limit in minutes (default: the run's DURATION + 60 min for
+#                        model load, warm-up and evals)
 #   LAUNCH_DETACHED      true: submit with sbatch instead of running with srun
 #
 # Exported into the job: all of the above plus GPU_COUNT, PORT, RESULT_DIR, HF_HOME.
@@ -62,6 +64,7 @@ ALLOC_ARGS=(
     --nodes=1 --ntasks=1 --exclusive
     --gres="gpu:$GPU_COUNT"
     --partition="${SLURM_PARTITION:-h200}"
+    --time="${SLURM_TIME:-$(( (DURATION + 3600 + 59) / 60 ))}"
     --job-name="ix-$EXP_NAME"
     --export=ALL
 )
