@@ -12,13 +12,14 @@ carrying the 1-based line and column of the problem.
 
 from __future__ import annotations
 
+import reprlib
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
-from ruamel.yaml.constructor import SafeConstructor
+from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
@@ -62,6 +63,25 @@ class _LimitedComposer(Composer):
         return a
 
 
+def _short(key: Any) -> str:
+    """A bounded rendering of a mapping key for messages."""
+    if isinstance(key, str) and len(key) <= 200:
+        return key
+    return reprlib.repr(key)
+
+
+def _check_mapping_key(self: Any, node: Any, key_node: Any, mapping: Any, key: Any,
+                       value: Any) -> bool:
+    """ruamel's duplicate-key check without its ``with value "…"`` part: formatting an
+    aliased value expands the whole alias graph (a billion-laughs value never ends)."""
+    if key in mapping:
+        if not self.allow_duplicate_keys:
+            raise DuplicateKeyError("while constructing a mapping", node.start_mark,
+                                    f'found duplicate key "{_short(key)}"', key_node.start_mark)
+        return False
+    return True
+
+
 class _LimitedSafeConstructor(SafeConstructor):
     """Safe constructor that counts alias uses.
 
@@ -87,6 +107,12 @@ class _LimitedSafeConstructor(SafeConstructor):
                     kind="limit",
                 )
         return super().construct_object(node, deep)
+
+    check_mapping_key = _check_mapping_key
+
+
+class _RoundTripConstructor(RoundTripConstructor):
+    check_mapping_key = _check_mapping_key
 
 
 class _FastResolver(VersionedResolver):
@@ -150,6 +176,8 @@ def _make(typ: str, limits: Limits, *, pure: bool = False) -> YAML:
             {"max_aliases": limits.max_aliases, "alias_hits": [0]},
         )
         y.Constructor = constructor
+    else:
+        y.Constructor = _RoundTripConstructor
     y.max_depth = limits.max_depth
     y.allow_duplicate_keys = False
     return y

@@ -302,3 +302,14 @@ def test_output_stays_small_for_a_huge_line(tmp_path: Path) -> None:
     r.assert_clean_exit()
     assert r.code == 1 and "nesting" in r.out
     assert len(r.out) < 2_000, len(r.out)
+
+
+@pytest.mark.parametrize("load", LOADERS)
+def test_duplicate_key_with_an_alias_bomb_value_is_fast(load: object) -> None:
+    """ruamel formats the duplicate's *value* into its message: with an aliased
+    8-level bomb as the value that repr never ended (found by fuzz_long)."""
+    doc = billion_laughs(levels=8) + b"j: *l8\nj: *l8\n"
+    t = time.monotonic()
+    with pytest.raises(YamlError, match='duplicate key "j"'):
+        load(doc, source="dup.yaml")  # type: ignore[operator]
+    assert time.monotonic() - t < 5
