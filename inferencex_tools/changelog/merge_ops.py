@@ -19,14 +19,13 @@ producing anything doubtful.  Improvements on the reference (spec §12):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.fix import replace_link
 from inferencex_tools.changelog.links import check_new_link, check_slug, pr_url
-from inferencex_tools.changelog.model import Changelog, Entry, parse_extending
+from inferencex_tools.changelog.model import Changelog, Entry, canonical_json, parse_extending
 from inferencex_tools.changelog.validate import ChangeAnalysis, Options, analyze_change
 from inferencex_tools.errors import ConflictError, UsageError
 from inferencex_tools.report.findings import Finding, Severity
@@ -115,7 +114,7 @@ def _link_line_or_refuse(cl: Changelog, e: Entry, what: str) -> bool:
 def _signature(data: Any) -> str:
     """An entry's content without its link (spec §6.1)."""
     body = {k: v for k, v in data.items() if k != "pr-link"} if isinstance(data, dict) else data
-    return json.dumps(body, sort_keys=True, default=str, separators=(",", ":"))
+    return canonical_json(body)
 
 
 def _changed(a: Entry, b: Entry) -> str:

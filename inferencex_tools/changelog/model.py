@@ -28,6 +28,19 @@ _LINK_LINE_RX = re.compile(rb"^  pr-link:[ ]?(.*)$", re.M)
 MAX_PER_RULE = 20  # per-line findings of one byte rule before the rest is elided
 
 
+def canonical_json(data: Any) -> str:
+    """Deep-equality key of loaded YAML data; never raises.
+
+    Keys of mixed types (``~: x`` next to ``a: y``), non-string keys (``? [a, b]``) or
+    a self-referencing alias cannot go through ``json.dumps(sort_keys=True)``; such
+    data falls back to its ``repr`` (insertion-ordered, still deterministic).
+    """
+    try:
+        return json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return "repr:" + repr(data)
+
+
 @dataclass
 class Entry:
     index: int  # 0-based position in the file
@@ -43,8 +56,7 @@ class Entry:
     def signature(self) -> str:
         """Canonical JSON of the entry's data (deep-equality key, cached)."""
         if self._sig is None:
-            self._sig = json.dumps(self.data, sort_keys=True, default=str,
-                                   separators=(",", ":"))
+            self._sig = canonical_json(self.data)
         return self._sig
 
     @property
