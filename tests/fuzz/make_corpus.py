@@ -60,6 +60,12 @@ SYNTHETIC: dict[str, bytes] = {
                               b"  multinode: false\n  seq-len-configs:\n  - isl: '1024'\n"
                               b"    osl: 1024\n    search-space:\n    - {tp: 8, conc-start: 4, "
                               b"conc-end: 64}\n",
+    "mixed-key-types.yaml": b"- config-keys: [a]\n  ~: x\n  1: y\n  ? [p, q]\n  : z\n"
+                            b"  pr-link: XXX\n",
+    "dup-key-bomb.yaml": b"a: &a [x, x, x, x, x, x, x, x, x]\n"
+                         + b"".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n".encode()
+                                    for p, c in zip("abcdefg", "bcdefgh", strict=True))
+                         + b"j: *h\nj: *h\n",
     "event-payload.json": b'{"pull_request": {"number": 12, "labels": [{"name": 5}], '
                           b'"base": {"sha": "--upload-pack=x"}, "head": null}}\n',
 }
