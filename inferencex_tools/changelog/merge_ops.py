@@ -121,7 +121,7 @@ def _changed(a: Entry, b: Entry) -> str:
     """Names of the fields (other than pr-link) that differ between two entries."""
     x, y = a.mapping, b.mapping
     keys = [k for k in dict.fromkeys([*x, *y]) if k != "pr-link"]
-    return ", ".join(k for k in keys if (k in x) != (k in y) or x.get(k) != y.get(k)) or "?"
+    return ", ".join(str(k) for k in keys if (k in x) != (k in y) or x.get(k) != y.get(k)) or "?"
 
 
 def _splice(raw: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:

@@ -202,7 +202,7 @@ def _changed_fields(a: Any, b: Any) -> list[str]:
     if not isinstance(a, dict) or not isinstance(b, dict):
         return ["<entry>"]
     keys = list(dict.fromkeys([*a, *b]))
-    return [k for k in keys if a.get(k, None) != b.get(k, None) or (k in a) != (k in b)]
+    return [str(k) for k in keys if a.get(k, None) != b.get(k, None) or (k in a) != (k in b)]
 
 
 def _new_line_numbers(base: bytes, head: bytes) -> set[int]:

@@ -19,7 +19,12 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
-from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor, SafeConstructor
+from ruamel.yaml.constructor import (
+    ConstructorError,
+    DuplicateKeyError,
+    RoundTripConstructor,
+    SafeConstructor,
+)
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
@@ -115,6 +120,24 @@ class _RoundTripConstructor(RoundTripConstructor):
     check_mapping_key = _check_mapping_key
 
 
+def _scalar_timestamp(original: Any) -> Any:
+    """ruamel's timestamp constructor formats ``node.value`` into its error; for a
+    ``!!timestamp`` sequence of aliases that repr expands the whole alias graph."""
+
+    def construct(self: Any, node: Any, values: Any = None) -> Any:
+        if not isinstance(node, ScalarNode):
+            raise ConstructorError(None, None, f"failed to construct a timestamp from a {node.id}",
+                                   node.start_mark)
+        return original(self, node, values)
+
+    return construct
+
+
+for _cls in (_LimitedSafeConstructor, _RoundTripConstructor):
+    _cls.add_constructor("tag:yaml.org,2002:timestamp",
+                         _scalar_timestamp(_cls.yaml_constructors["tag:yaml.org,2002:timestamp"]))
+
+
 class _FastResolver(VersionedResolver):
     """VersionedResolver with the per-document implicit-resolver table cached.
 
@@ -192,8 +215,14 @@ def _expanded_size(data: Any, cap: int, source: str) -> int:
             return 1
         key = id(node)
         if key in memo:
+            if memo[key] < 0:  # met again while still inside it: a cycle
+                raise LimitExceeded(
+                    "a node contains itself (recursive alias)", source=source,
+                    hint="recursive structures cannot be checked or compared; expand the alias",
+                    kind="limit",
+                )
             return memo[key]
-        memo[key] = 1  # cycles (recursive aliases) count once
+        memo[key] = -1  # in progress
         children = node.values() if isinstance(node, dict) else node
         total = 1
         for child in children:

@@ -61,3 +61,38 @@ def test_canonical_json_is_stable_and_total() -> None:
 def test_odd_comments_are_skipped(comment: dict[str, object]) -> None:
     """Were TypeError (unhashable association) / ValueError (int() digit limit)."""
     assert find_authorization([comment]) is None
+
+
+def test_changed_entry_with_non_string_keys_is_reported() -> None:
+    """The 'fields:' list of CL401 joined raw keys: TypeError for 1/None keys."""
+    base = b"- config-keys: [a]\n  description: [b]\n  pr-link: XXX\n"
+    head = b"- config-keys: [a]\n  1: y\n  ~: x\n  pr-link: XXX\n"
+    a = analyze_change(base, head, "perf-changelog.yaml", Options(pr=4242))
+    assert any("fields:" in f.message and "None" in f.message for f in a.findings)
+
+
+def test_recursive_alias_is_a_limit() -> None:
+    """`&d [x, *d]` compared with == raised RecursionError in the change gate."""
+    from inferencex_tools.errors import LimitExceeded
+
+    for load in (load_safe, load_rt):
+        with pytest.raises(LimitExceeded, match="contains itself"):
+            load(b"- &a [x, *a]\n")
+    base = b"- config-keys: [a]\n  description: &d [x, *d]\n  pr-link: XXX\n"
+    head = base.replace(b"XXX", f"https://github.com/{REPO}/pull/3".encode())
+    a = analyze_change(base, head, "perf-changelog.yaml", Options())
+    assert {f.rule for f in a.findings} & {"CL112", "CL120"}
+
+
+def test_timestamp_tag_on_an_alias_bomb_sequence_is_fast() -> None:
+    """ruamel formatted node.value (a node graph) into the timestamp error: a hang."""
+    import time
+
+    from tests.reliability.test_limits import billion_laughs
+
+    doc = billion_laughs(levels=7) + b"z: !!timestamp [*l7, *l7]\n"
+    for load in (load_safe, load_rt):
+        t = time.monotonic()
+        with pytest.raises(YamlError, match="timestamp"):
+            load(doc)
+        assert time.monotonic() - t < 5
