@@ -66,6 +66,11 @@ SYNTHETIC: dict[str, bytes] = {
                          + b"".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n".encode()
                                     for p, c in zip("abcdefg", "bcdefgh", strict=True))
                          + b"j: *h\nj: *h\n",
+    "timestamp-bomb.yaml": b"a: &a [x, x, x, x, x, x, x, x, x]\n"
+                           + b"".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n".encode()
+                                      for p, c in zip("abcdef", "bcdefg", strict=True))
+                           + b"z: !!timestamp [*g, *g]\n",
+    "cyclic-entry.yaml": b"- config-keys: [a]\n  description: &d [x, *d]\n  pr-link: XXX\n",
     "event-payload.json": b'{"pull_request": {"number": 12, "labels": [{"name": 5}], '
                           b'"base": {"sha": "--upload-pack=x"}, "head": null}}\n',
 }
