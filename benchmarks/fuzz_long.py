@@ -12,7 +12,7 @@ escape).  Inputs come from two generators, alternated in batches:
 * a plain mutation loop (seed corpus + YAML-aware byte mutations), much faster.
 
 Prints, per harness, the inputs tried, results, clean ixtool errors and escapes;
-escaping inputs are written to ``--out`` (default ``.fuzz-escapes/``) for replay.
+escaping inputs are written to ``--out`` (default ``$TMPDIR/ixtool-fuzz-escapes``).
 Exit status: 0 when nothing escaped, 1 otherwise.
 """
 
@@ -24,6 +24,7 @@ import multiprocessing as mp
 import random
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="base random seed")
     ap.add_argument("--memory-gib", type=int, default=4, help="address-space cap per worker")
     ap.add_argument("--per-input", type=float, default=20.0, help="seconds before a hang")
-    ap.add_argument("--out", default=".fuzz-escapes", help="where escaping inputs go")
+    ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "ixtool-fuzz-escapes"),
+                    help="where escaping inputs go (default: $TMPDIR/ixtool-fuzz-escapes)")
     args = ap.parse_args(argv)
 
     from tests.fuzz.harness import HARNESSES, available
