@@ -107,6 +107,17 @@ def _num(v: Any) -> Any:
     return int(v) if isinstance(v, str) else v
 
 
+def _flag(v: Any) -> bool:
+    """A lax-validated boolean ("false", "no", 0 …) as the bool validation meant.
+
+    ``bool("false")`` is True: a quoted ``multinode: "false"`` passed validation and
+    then sent a single-node config down the multinode path (KeyError 'prefill').
+    """
+    if isinstance(v, str):
+        return v.strip().lower() in ("true", "yes", "on", "1", "t", "y")
+    return bool(v)
+
+
 def _worker(w: dict[str, Any]) -> dict[str, Any]:
     out = dict(w)
     for k in ("pp", "dcp-size", "pcp-size"):
@@ -231,7 +242,7 @@ class RowGenerator:
             if req.runner_type and cfg["runner"] not in req.runner_type:
                 continue
             if not both:
-                mn = bool(cfg.get("multinode"))
+                mn = _flag(cfg.get("multinode"))
                 if (mn and not req.multi_node) or (not mn and not req.single_node):
                     continue
             out.append(key)
@@ -372,7 +383,7 @@ class RowGenerator:
         mp = cfg["model-prefix"]
         exp = f"{mp}_{seq_name(isl, osl)}"
         mml = isl + osl + 256
-        multinode = bool(cfg.get("multinode"))
+        multinode = _flag(cfg.get("multinode"))
         req = self.req
         for e in item["search-space"]:
             router = e.get("router", cfg.get("router"))
@@ -438,7 +449,7 @@ class RowGenerator:
     def agentic_item(self, key: str, cfg: dict[str, Any], item: dict[str, Any],
                      runners: list[str]) -> None:
         mp = cfg["model-prefix"]
-        multinode = bool(cfg.get("multinode"))
+        multinode = _flag(cfg.get("multinode"))
         util = item.get("dram-utilization")
         label = cfg["runner"]
         for e in item["search-space"]:

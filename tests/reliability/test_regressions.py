@@ -96,3 +96,22 @@ def test_timestamp_tag_on_an_alias_bomb_sequence_is_fast() -> None:
         with pytest.raises(YamlError, match="timestamp"):
             load(doc)
         assert time.monotonic() - t < 5
+
+
+@pytest.mark.parametrize("value", ["'false'", "!!str false", "'no'", "0"])
+def test_quoted_false_multinode_is_single_node(value: str) -> None:
+    """`multinode: "false"` passes the lax validation; bool("false") sent the config
+    down the multinode path: KeyError 'prefill' (found by fuzz_long)."""
+    from inferencex_tools.sweep.generate import SweepRequest, generate_matrix
+    from inferencex_tools.sweep.load import clear_cache, merge_masters
+    from inferencex_tools.sweep.service import validate_for_generation
+    from tests.fuzz.harness import runners
+    from tests.reliability.test_crash_classes import MASTER
+
+    clear_cache()
+    configs = merge_masters([("m.yaml", MASTER.replace("multinode: false",
+                                                       f"multinode: {value}").encode())])
+    validate_for_generation(configs)
+    rows = generate_matrix(configs, runners(), SweepRequest()).rows
+    assert [r["conc"] for r in rows] == [4, 8, 16]
+    assert all("prefill" not in r for r in rows)
