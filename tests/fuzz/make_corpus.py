@@ -71,6 +71,11 @@ SYNTHETIC: dict[str, bytes] = {
                                       for p, c in zip("abcdef", "bcdefg", strict=True))
                            + b"z: !!timestamp [*g, *g]\n",
     "cyclic-entry.yaml": b"- config-keys: [a]\n  description: &d [x, *d]\n  pr-link: XXX\n",
+    "master-quoted-false.yaml": b"k-fp8-b200-sglang:\n  image: a/b:c\n  model: m/n\n"
+                                b"  model-prefix: k\n  runner: b200\n  precision: fp8\n"
+                                b"  framework: sglang\n  multinode: 'false'\n  scenarios:\n"
+                                b"    fixed-seq-len:\n    - {isl: 1024, osl: 1024, search-space: "
+                                b"[{tp: 8, conc-start: 4, conc-end: 8}]}\n",
     "event-payload.json": b'{"pull_request": {"number": 12, "labels": [{"name": 5}], '
                           b'"base": {"sha": "--upload-pack=x"}, "head": null}}\n',
 }
