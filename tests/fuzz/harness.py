@@ -482,6 +482,19 @@ def _render(findings: list[Any]) -> None:
     render_markdown_summary(r)
 
 
+@contextlib.contextmanager
+def _no_github_env() -> Iterator[None]:
+    """Hide $GITHUB_* while the CLI runs in-process (no event, output or summary files
+    of a real workflow may be read or appended to by fuzz inputs)."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("GITHUB_")}
+    for k in saved:
+        del os.environ[k]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
 def t_cli_validate(data: bytes, args: list[str]) -> object:
     """``ixtool changelog validate FILE`` in-process: exit 0/1/2 and no internal error."""
     from inferencex_tools.cli.main import run
@@ -491,15 +504,12 @@ def t_cli_validate(data: bytes, args: list[str]) -> object:
         p.write_bytes(data)
         out, err = io.StringIO(), io.StringIO()
         code: object = 0
-        env_before = os.environ.pop("GITHUB_EVENT_PATH", None)
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with _no_github_env(), contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(err):
                 run(["changelog", "validate", str(p), "--repo", REPO, *args])
         except SystemExit as exc:
             code = exc.code
-        finally:
-            if env_before is not None:
-                os.environ["GITHUB_EVENT_PATH"] = env_before
     text = err.getvalue()
     if code not in (0, 1, 2, None) or "internal error" in text or "Traceback" in text:
         raise AssertionError(f"CLI exit {code!r}: {text[-800:]}")
@@ -754,7 +764,8 @@ def t_cli_ci_plan(event: tuple[str, Any]) -> object:
         err = io.StringIO()
         code: object = 0
         try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            with _no_github_env(), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(err):
                 run(["ci", "plan", "--event", str(p), "--event-name", event[0] or "push",
                      "--no-git"])
         except SystemExit as exc:
