@@ -17,7 +17,8 @@ from typing import Any
 from inferencex_tools.errors import InputError
 
 DEFAULT_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-_CMD_RX = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+(\d+))?[ \t]*\r?$", re.M)
+# One line: the command and an optional run id (ixtool's reading, G14).
+COMMAND_RX = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+(\d+))?[ \t]*\r?$", re.M)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def find_authorization(
         body, created = c.get("body"), c.get("created_at")
         if not isinstance(body, str) or not isinstance(created, str):
             continue
-        matches = list(_CMD_RX.finditer(body))
+        matches = list(COMMAND_RX.finditer(body))
         if not matches:
             continue
         last = matches[-1]

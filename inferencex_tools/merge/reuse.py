@@ -8,6 +8,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from inferencex_tools.ci.labels import FULL_SWEEP, PRIMARY
+from inferencex_tools.ci.labels import REUSE_INCOMPATIBLE as INCOMPATIBLE
+from inferencex_tools.ci.reuse import COMMAND_RX as _STRICT_RX
+from inferencex_tools.ci.reuse import DEFAULT_ASSOCIATIONS
 from inferencex_tools.io.github import (
     Artifact,
     Comment,
@@ -19,11 +23,7 @@ from inferencex_tools.io.github import (
 from inferencex_tools.merge import rules as R
 from inferencex_tools.report.findings import Finding
 
-PRIMARY = ("sweep-enabled", "full-sweep-enabled", "non-canary-full-sweep-enabled",
-           "full-sweep-fail-fast", "full-sweep-fail-fast-no-canary")
-FULL_SWEEP = PRIMARY[1:]
-INCOMPATIBLE = ("evals-only", "agentx-fast")
-AUTHORIZED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+AUTHORIZED = DEFAULT_ASSOCIATIONS  # author associations whose comment authorizes reuse
 SWEEP_WORKFLOW_PATH = ".github/workflows/run-sweep.yml"
 CHANGELOG = "perf-changelog.yaml"
 COMMAND = "/reuse-sweep-run"
@@ -81,8 +81,7 @@ def run_label_problem(labels: set[str]) -> str | None:
 
 # The reference grammar (§8.1): ``\s`` spans newlines, so "/reuse-sweep-run\n123" pins 123.
 _REF_RX = re.compile(r"^\s*/reuse-sweep-run(?:\s+(\d+))?\s*$", re.M)
-# ixtool's own reading (G14): the command and its run id on one line.
-_STRICT_RX = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+(\d+))?[ \t]*\r?$", re.M)
+# ixtool's own reading (G14), shared with ``ci plan``: ``_STRICT_RX`` (ci.reuse.COMMAND_RX).
 
 
 @dataclass(frozen=True)
