@@ -113,21 +113,32 @@ def github_output_text(outputs: dict[str, str]) -> str:
 
 
 def parse_github_output(text: str) -> dict[str, str]:
-    """Read ``$GITHUB_OUTPUT`` content (both ``k=v`` and heredoc forms)."""
+    """Read ``$GITHUB_OUTPUT`` content (both ``k=v`` and heredoc forms).
+
+    Strict, like the runner: a non-empty line that is neither form, or a heredoc
+    without its closing delimiter, raises ValueError.
+    """
     out: dict[str, str] = {}
     lines = text.split("\n")
     i = 0
     while i < len(lines):
         line = lines[i]
+        if not line:
+            i += 1
+            continue
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delim = line.split("<<", 1)
-            j = lines.index(delim, i + 1)
+            try:
+                j = lines.index(delim, i + 1)
+            except ValueError:
+                raise ValueError(f"heredoc {name!r}: no closing {delim!r}") from None
             out[name] = "\n".join(lines[i + 1:j])
             i = j + 1
             continue
-        if "=" in line:
-            k, v = line.split("=", 1)
-            out[k] = v
+        if "=" not in line:
+            raise ValueError(f"not a GITHUB_OUTPUT line: {line!r}")
+        k, v = line.split("=", 1)
+        out[k] = v
         i += 1
     return out
 

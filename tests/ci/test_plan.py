@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from inferencex_tools.sweep.github import parse_github_output
 from tests.conftest import TempRepo
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "ci"
@@ -44,29 +45,6 @@ class Run:
     stderr: str
     outputs: dict[str, str]
     summary: str
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line:
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delim = line.split("<<", 1)
-            value: list[str] = []
-            while lines[i] != delim:
-                value.append(lines[i])
-                i += 1
-            i += 1
-            out[key] = "\n".join(value)
-        else:
-            key, value_s = line.split("=", 1)
-            out[key] = value_s
-    return out
 
 
 @pytest.fixture
