@@ -156,7 +156,7 @@ def run_validate(req: ValidateRequest) -> Result:
             atomic_write(req.path, outcome.data)
             result.fixes.extend(outcome.applied)
             a = analyze_change(base_raw, outcome.data, label, opts,
-                               base_label=f"{label}@{base}")
+                               base_label=f"{label}@{base}", base_parsed=a.base)
         elif outcome.refused and not a.ok:
             from inferencex_tools.changelog.rules import FIX_REFUSED
 
