@@ -34,13 +34,22 @@ def load_schema(name: str) -> dict[str, Any]:
     return data
 
 
-@cache
-def validator(name: str) -> Any:
-    """A compiled Draft 2020-12 validator for ``schemas/<name>.schema.json``."""
+def _strict_class(schema: dict[str, Any]) -> Any:
+    """The schema's validator class with a strict "integer": ``4.0`` is not an integer
+    (jsonschema's default accepts floats with a zero fraction); booleans never are."""
     import jsonschema
 
+    base = jsonschema.validators.validator_for(schema)
+    checker = base.TYPE_CHECKER.redefine(
+        "integer", lambda _c, i: isinstance(i, int) and not isinstance(i, bool))
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
+@cache
+def validator(name: str) -> Any:
+    """A compiled validator for ``schemas/<name>.schema.json`` (strict integers)."""
     schema = load_schema(name)
-    cls = jsonschema.validators.validator_for(schema)
+    cls = _strict_class(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=None)
 
@@ -48,13 +57,10 @@ def validator(name: str) -> Any:
 @cache
 def def_validator(name: str, definition: str) -> Any:
     """Validator for one ``$defs`` member of a schema (e.g. a changelog entry)."""
-    import jsonschema
-
     schema = load_schema(name)
     sub = {
         "$schema": schema.get("$schema"),
         "$defs": schema.get("$defs", {}),
         "$ref": f"#/$defs/{definition}",
     }
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(sub)
+    return _strict_class(schema)(sub)

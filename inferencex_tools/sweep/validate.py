@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from inferencex_tools.errors import LimitExceeded, YamlError
@@ -119,24 +118,11 @@ def _load(f: _File, rule: Rule) -> bool:
         return False
 
 
-@cache
-def _strict_validator(name: str) -> Any:
-    """The schema's validator with a strict "integer" (no 4.0, no booleans)."""
-    import jsonschema
-
-    from inferencex_tools.schemas import load_schema
-
-    schema = load_schema(name)
-    base = jsonschema.validators.validator_for(schema)
-    checker = base.TYPE_CHECKER.redefine(
-        "integer", lambda _c, i: isinstance(i, int) and not isinstance(i, bool))
-    cls = jsonschema.validators.extend(base, type_checker=checker)
-    return cls(schema)
-
-
 def _schema(f: _File, name: str, generic: Rule) -> set[tuple[str, tuple[Any, ...]]]:
     """Schema findings (one per rule and location); returns what was reported."""
-    v = _strict_validator(name)
+    from inferencex_tools.schemas import validator
+
+    v = validator(name)
     bad: set[tuple[str, tuple[Any, ...]]] = set()
     errors = sorted(v.iter_errors(f.data), key=lambda e: [str(p) for p in e.absolute_path])
     for er in errors:
