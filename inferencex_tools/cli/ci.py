@@ -145,3 +145,42 @@ def row(
     from inferencex_tools.ci.service import run_row
 
     sys.stdout.write(run_row(matrix, row_id, node=node, workspace=workspace))
+
+
+@app.command("priority")
+def priority(
+    policy: str = typer.Option(
+        "configs/ci-priority.yaml", "--policy", help="The priority policy (ci-priority.yaml)."),
+    event_name: str = typer.Option(
+        "", "--event-name", help="The workflow's event (push gets the event adjustment)."),
+    labels_json: str = typer.Option(
+        "[]", "--labels-json", help="The PR's labels as a JSON array of strings."),
+    queue_namespace: str = typer.Option(
+        "local", "--queue-namespace",
+        help="Namespace of the queue tokens, e.g. <run_id>:<run_attempt>[:<family>]."),
+    pr_number: int | None = typer.Option(
+        None, "--pr-number", help="PR number for skip-queue-pr (with the skip_queue label)."),
+    criteria_json: str = typer.Option(
+        "", "--criteria-json",
+        help="Classifier criteria (JSON array): only the facts named count."),
+    input_path: Path | None = typer.Option(
+        None, "--input", help="Read the matrix JSON from this file instead of stdin."),
+) -> None:
+    """Add priority, queue-token and skip-queue-pr to every job of a matrix.
+
+    \b
+    Accepts the reference's ci_priority.py argv verbatim and prints byte-identical
+    JSON (spec SWEEP.md §1.9): every dict with `runner` and `framework`, at any
+    depth, is scored from configs/ci-priority.yaml. Exit codes: 0 ok, 2 input error.
+    """
+    from inferencex_tools.ci.priority_service import PriorityRequest, read_stream, run_priority
+    from inferencex_tools.io.files import read_bytes
+
+    if input_path is not None:
+        raw, source = read_bytes(input_path), str(input_path)
+    else:
+        raw, source = read_stream(sys.stdin.buffer), "<stdin>"
+    sys.stdout.write(run_priority(PriorityRequest(
+        policy=policy, event_name=event_name, labels_json=labels_json,
+        namespace=queue_namespace, pr_number=pr_number, criteria_json=criteria_json),
+        raw, source))
