@@ -12,6 +12,7 @@ carrying the 1-based line and column of the problem.
 
 from __future__ import annotations
 
+import datetime
 import reprlib
 import warnings
 from dataclasses import dataclass
@@ -26,10 +27,27 @@ from ruamel.yaml.constructor import (
     SafeConstructor,
 )
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from inferencex_tools.errors import LimitExceeded, YamlError
+
+try:
+    from _ruamel_yaml import CParser as _CParser  # noqa: F401  (ruamel.yaml.clib)
+
+    _HAVE_C = True
+except ImportError:  # pragma: no cover - clib is a dependency
+    _HAVE_C = False
 
 
 @dataclass(frozen=True)
@@ -315,7 +333,116 @@ def _convert(exc: Exception, source: str) -> YamlError:
     return YamlError(str(exc).strip() or name, source=source)
 
 
-def _load(typ: str, data: bytes | str, source: str, limits: Limits) -> Any:
+class _Fallback(Exception):
+    """The fast path met something it leaves to ruamel's own constructor."""
+
+
+# plain scalar text → its constructed value under the YAML 1.2 core rules (only immutable
+# results: str, int, float, bool, None, dates).  Real files repeat most of their values.
+_PLAIN: dict[str, Any] = {}
+_PLAIN_MAX = 100_000
+_PLAIN_TYPES = (str, int, float, bool, type(None), datetime.date)
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _plain_value(loader: Any, value: str) -> Any:
+    """Resolve and construct one plain scalar the way ruamel's safe loader does."""
+    tag = loader.resolve(ScalarNode, value, (True, False))
+    if str(tag) == _STR_TAG:
+        out: Any = value
+    else:
+        try:
+            out = loader.construct_object(ScalarNode(tag, value, None, None))
+        except Exception:  # an error message with marks comes from the full path
+            raise _Fallback from None
+        finally:
+            loader.constructed_objects = {}
+        if not isinstance(out, _PLAIN_TYPES) or (isinstance(out, str) and out != value):
+            raise _Fallback  # merge keys, `=`, anything not a plain value
+    if len(_PLAIN) >= _PLAIN_MAX:
+        _PLAIN.clear()
+    _PLAIN[value] = out
+    return out
+
+
+def _fast_safe(text: str, limits: Limits) -> Any:
+    """Safe load straight from the C parser's events, for the documents real repositories
+    have: one document, no anchors, aliases, tags, directives, merge keys, complex or
+    duplicate keys, within the depth limit.  Anything else raises :class:`_Fallback`
+    and the document is loaded by ruamel's constructor (which also reports errors).
+
+    Building values from events skips ruamel's node graph, the per-node resolver call
+    and the generic constructor dispatch: about 3× faster on the real master configs.
+    """
+    loader = _make("safe", limits).get_constructor_parser(text)[0]
+    get = loader.get_event
+    plain = _PLAIN
+    max_depth = limits.max_depth
+    get()  # StreamStartEvent
+    ev = get()
+    if ev.__class__ is StreamEndEvent:
+        return None
+    if ev.__class__ is not DocumentStartEvent or ev.version or ev.tags:
+        raise _Fallback
+    result: Any = None
+    stack: list[Any] = []  # open containers
+    keys: list[Any] = []  # per open container: the pending mapping key, or _NO_KEY
+    top: Any = None
+    key: Any = _NO_KEY
+    while True:
+        ev = get()
+        cls = ev.__class__
+        if cls is ScalarEvent:
+            if ev.anchor is not None or ev.tag is not None:
+                raise _Fallback
+            if ev.implicit[0]:
+                value = ev.value
+                try:
+                    val = plain[value]
+                except KeyError:
+                    val = _plain_value(loader, value)
+            else:
+                val = ev.value
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+            if ev.anchor is not None or ev.tag is not None or len(stack) >= max_depth:
+                raise _Fallback
+            val = {} if cls is MappingStartEvent else []
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            stack.pop()
+            key = keys.pop()
+            top = stack[-1] if stack else None
+            continue
+        elif cls is DocumentEndEvent:
+            break
+        else:  # aliases, a second document
+            raise _Fallback
+        # attach val to the open container
+        if top is None:
+            result = val
+        elif top.__class__ is dict:
+            if key is _NO_KEY:
+                if cls is not ScalarEvent or val in top:
+                    raise _Fallback  # complex or duplicate key: ruamel decides/reports
+                key = val
+                continue
+            top[key] = val
+            key = _NO_KEY
+        else:
+            top.append(val)
+        if cls is not ScalarEvent:
+            stack.append(val)
+            keys.append(key)
+            top, key = val, _NO_KEY
+    if get().__class__ is not StreamEndEvent:
+        raise _Fallback
+    return result
+
+
+_NO_KEY = object()
+
+
+def _load(typ: str, data: bytes | str, source: str, limits: Limits, *,
+          fast: bool = True) -> Any:
     _check_size(data, source, limits)
     if isinstance(data, bytes):
         try:
@@ -333,6 +460,14 @@ def _load(typ: str, data: bytes | str, source: str, limits: Limits) -> Any:
     else:
         text = data
     bound = _depth_bound(text)
+    if fast and typ == "safe" and _HAVE_C:  # event-driven, no recursion: safe at any depth
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return _fast_safe(text, limits)
+        except (_Fallback, YAMLError, ValueError, TypeError, LookupError, AttributeError,
+                ArithmeticError):
+            pass  # the full path below gives the result or the precise error
     y = _make(typ, limits, pure=bound > _C_SAFE_DEPTH)
     try:
         with warnings.catch_warnings():  # e.g. ReusedAnchorWarning: not for users' eyes
