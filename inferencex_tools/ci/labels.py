@@ -263,7 +263,8 @@ def sweep_for_labels(labels: frozenset[str]) -> Sweep:
         reason=f"labeled {spec.label}",
         label=spec.label,
         mode=spec.matrix,
-        canary=spec.canary,
+        # the canary is a non-eval single-node throughput row: evals-only has none
+        canary=spec.canary and not evals_only,
         fail_fast=spec.fail_fast,
         trim_conc=spec.matrix == "trimmed",
         all_evals="all-evals" in labels,

@@ -161,7 +161,8 @@ def model(f: Facts) -> dict[str, Any]:
         "gate": True, "policy": True, "sweep": sweep, "conflict": len(prim) > 1,
         "reuse": "pr" if reuse else "none",
         "trim": sweep and prim[0] == "sweep-enabled",
-        "canary": sweep and prim[0] in ("full-sweep-enabled", "full-sweep-fail-fast"),
+        "canary": sweep and prim[0] in ("full-sweep-enabled", "full-sweep-fail-fast")
+        and "evals-only" not in f.labels,
         "rules": sorted(r for r, on in rules.items() if on),
     }
 
