@@ -43,7 +43,7 @@ from ruamel.yaml.resolver import VersionedResolver
 from inferencex_tools.errors import LimitExceeded, YamlError
 
 try:
-    from _ruamel_yaml import CParser as _CParser  # noqa: F401  (ruamel.yaml.clib)
+    from _ruamel_yaml import CParser as _CParser  # type: ignore[import-not-found]  # noqa: F401
 
     _HAVE_C = True
 except ImportError:  # pragma: no cover - clib is a dependency

@@ -90,7 +90,7 @@ def test_labeled_full_sweep_evals_only(tmp_path: Path, shas: dict[str, str]) -> 
     assert o["pr-number"] == "2710"
     assert o["sweep"] == "true" and o["sweep-mode"] == "full"
     assert o["sweep-label"] == "full-sweep-enabled"
-    assert o["sweep-flags"] == "--evals-only" and o["canary"] == "true"
+    assert o["sweep-flags"] == "--evals-only" and o["canary"] == "false"
     assert o["reusable"] == "false" and o["reuse-check"] == "none"
     assert json.loads(o["labels"]) == ["full-sweep-enabled", "evals-only"]
     assert o["errors"] == "0"
@@ -98,7 +98,7 @@ def test_labeled_full_sweep_evals_only(tmp_path: Path, shas: dict[str, str]) -> 
     decision = json.loads(o["decision"])
     assert decision["sweep"]["flags"] == ["--evals-only"]
     assert "| sweep | ✅ runs |" in r.summary
-    assert "full matrix, canary, --evals-only, not reusable at merge" in r.summary
+    assert "full matrix, no canary, --evals-only, not reusable at merge" in r.summary
     assert "CI104" in r.summary and "CI104" in r.stdout
 
 
