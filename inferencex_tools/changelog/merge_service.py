@@ -5,10 +5,9 @@ results atomically and returns a :class:`Result` for the reporters."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.changelog.merge_ops import MergeOutcome, canonicalize, resolve_conflict
 from inferencex_tools.changelog.service import (
@@ -16,13 +15,14 @@ from inferencex_tools.changelog.service import (
     _master_keys_worktree,
     _open_git,
     _repo_slug,
-    github_event,
 )
 from inferencex_tools.errors import ConflictError, GitError, InputError, IxtoolError, UsageError
+from inferencex_tools.io.actions import PR_ENV, ActionsEnv
 from inferencex_tools.io.files import atomic_write, read_bytes
 from inferencex_tools.report.findings import Result
 
-PR_ENV = "IXTOOL_PR"
+if TYPE_CHECKING:
+    from inferencex_tools.io.git import GitRepo
 STAGES = {1: "merge-base", 2: "ours, the PR side", 3: "theirs, the main side"}
 _MISSING_WHY = {
     1: "the file does not exist at the merge-base",
@@ -51,6 +51,7 @@ class CanonicalizeRequest:
     pr: int
     base: str | None = None
     repo: str | None = None
+    actions: ActionsEnv = field(default_factory=ActionsEnv)  # $GITHUB_REPOSITORY
 
 
 def run_canonicalize(req: CanonicalizeRequest) -> Result:
@@ -58,7 +59,7 @@ def run_canonicalize(req: CanonicalizeRequest) -> Result:
     if git_repo is None:
         raise InputError(f"{req.path}: not inside a git repository; canonicalize compares "
                          "against the base branch")
-    repo = _repo_slug(req.repo, git_repo)
+    repo = _repo_slug(req.repo, git_repo, req.actions)
     base = req.base or _default_base(git_repo)
     rel = git_repo.relpath(req.path if req.path.is_absolute() else Path.cwd() / req.path)
     merge_base = git_repo.merge_base(base, "HEAD")
@@ -83,9 +84,10 @@ class ResolveRequest:
     ours_file: Path | None = None
     theirs_file: Path | None = None
     output: Path | None = None
+    actions: ActionsEnv = field(default_factory=ActionsEnv)  # $GITHUB_REPOSITORY
 
 
-def read_stages(git_repo: Any, rel: str) -> tuple[bytes, bytes, bytes]:
+def read_stages(git_repo: GitRepo, rel: str) -> tuple[bytes, bytes, bytes]:
     """Stages 1 (merge-base), 2 (ours) and 3 (theirs) of ``rel`` from the git index."""
     try:
         index = git_repo.repo.index
@@ -127,7 +129,7 @@ def run_resolve(req: ResolveRequest) -> Result:
         rel = git_repo.relpath(req.path if req.path.is_absolute() else Path.cwd() / req.path)
         base_raw, ours_raw, theirs_raw = read_stages(git_repo, rel)
         source = "index"
-    repo = _repo_slug(req.repo, git_repo)
+    repo = _repo_slug(req.repo, git_repo, req.actions)
     outcome = resolve_conflict(base_raw, ours_raw, theirs_raw, pr=req.pr, repo=repo,
                                label=label)
     target = req.output or req.path
@@ -148,18 +150,19 @@ class DriverRequest:
     repo: str | None = None
     pr_side: str = "ours"  # which side is the PR: ours (%A) or theirs (%B)
     cwd: Path = field(default_factory=Path.cwd)
+    actions: ActionsEnv = field(default_factory=ActionsEnv)  # $IXTOOL_PR, the PR event
 
 
-def driver_pr(explicit: int | None) -> int:
+def driver_pr(explicit: int | None, actions: ActionsEnv) -> int:
     """The PR number: --pr, else $IXTOOL_PR, else the pull_request event of GitHub Actions."""
     if explicit is not None:
         return explicit
-    env = os.environ.get(PR_ENV, "").strip()
+    env = actions.pr
     if env:
         if not env.isdigit() or int(env) < 1:
             raise UsageError(f"${PR_ENV}={env!r} is not a PR number")
         return int(env)
-    event = github_event()
+    event = actions.pull_request()
     if event is not None and isinstance(event.get("number"), int):
         return int(event["number"])
     raise UsageError("the changelog merge driver needs the PR number",
@@ -183,7 +186,7 @@ def run_driver(req: DriverRequest) -> Result:
     if req.pr_side not in ("ours", "theirs"):
         raise UsageError(f"--pr-side must be ours or theirs, not {req.pr_side!r}")
     try:
-        pr = driver_pr(req.pr)
+        pr = driver_pr(req.pr, req.actions)
         base_raw = read_bytes(req.ancestor)
         current, other = read_bytes(req.current), read_bytes(req.other)
         pr_raw, main_raw = (current, other) if req.pr_side == "ours" else (other, current)
@@ -195,7 +198,7 @@ def run_driver(req: DriverRequest) -> Result:
                 git_repo = GitRepo.open(req.cwd)
             except GitError:
                 git_repo = None
-        repo = _repo_slug(req.repo, git_repo)
+        repo = _repo_slug(req.repo, git_repo, req.actions)
         outcome = resolve_conflict(base_raw, pr_raw, main_raw, pr=pr, repo=repo,
                                    label=req.pathname)
     except IxtoolError:
@@ -217,13 +220,14 @@ class AddRequest:
     pr: int | None = None
     repo: str | None = None
     configs: list[Path] | None = None
+    actions: ActionsEnv = field(default_factory=ActionsEnv)  # $GITHUB_REPOSITORY
 
 
 def run_add(req: AddRequest) -> Result:
     from inferencex_tools.changelog.add import EntrySpec, append_entry, check_spec
 
     git_repo = _open_git(req.path) if (req.repo is None or not req.configs) else None
-    repo = _repo_slug(req.repo, git_repo)
+    repo = _repo_slug(req.repo, git_repo, req.actions)
     spec = EntrySpec(list(req.config_keys), list(req.descriptions),
                      list(req.scenario_types), req.pr, repo)
     check_spec(spec)

@@ -1,19 +1,22 @@
 """Orchestration of ``changelog validate``: gathers inputs through the I/O
-adapters (files, git, the GitHub event), calls the pure core, returns a Result."""
+adapters (files, git, the GitHub event the CLI found), calls the pure core,
+returns a Result."""
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
 from inferencex_tools.changelog.validate import Options, analyze_change, validate_standalone
 from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.io.actions import ActionsEnv
 from inferencex_tools.io.files import atomic_write, read_bytes
 from inferencex_tools.report.findings import Result
+
+if TYPE_CHECKING:
+    from inferencex_tools.io.git import GitRepo
 
 MASTER_GLOB = "*-master.yaml"
 MASTER_RX = r"configs/[^/]*-master\.yaml"
@@ -28,30 +31,16 @@ class ValidateRequest:
     repo: str | None = None
     configs: list[Path] | None = None
     fix: bool = False
+    actions: ActionsEnv = field(default_factory=ActionsEnv)  # the PR event, $GITHUB_REPOSITORY
 
 
-def github_event() -> dict[str, Any] | None:
-    """The pull_request payload of the current GitHub Actions event, if any."""
-    name = os.environ.get("GITHUB_EVENT_NAME", "")
-    path = os.environ.get("GITHUB_EVENT_PATH")
-    if name not in ("pull_request", "pull_request_target") or not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read $GITHUB_EVENT_PATH ({path}): {exc}") from None
-    pr = data.get("pull_request") if isinstance(data, dict) else None
-    return pr if isinstance(pr, dict) else None
-
-
-def _repo_slug(explicit: str | None, git_repo: Any) -> str:
+def _repo_slug(explicit: str | None, git_repo: GitRepo | None, actions: ActionsEnv) -> str:
     """--repo, else $GITHUB_REPOSITORY (the base repository under Actions), else the
     ``upstream`` or ``origin`` remote's GitHub slug, else the InferenceX default."""
     if explicit:
         return check_slug(explicit)
-    env = os.environ.get("GITHUB_REPOSITORY")
-    if env:
-        return check_slug(env)
+    if actions.repository:
+        return check_slug(actions.repository)
     if git_repo is not None:
         for remote in ("upstream", "origin"):
             slug = git_repo.remote_slug(remote)
@@ -60,7 +49,7 @@ def _repo_slug(explicit: str | None, git_repo: Any) -> str:
     return DEFAULT_REPO
 
 
-def _blob(git_repo: Any, ref: str, rel: str) -> bytes | None:
+def _blob(git_repo: GitRepo, ref: str, rel: str) -> bytes | None:
     """The file at a ref, with the same size limit as files read from disk."""
     from inferencex_tools.io.files import DEFAULT_MAX_BYTES
 
@@ -73,7 +62,7 @@ def _blob(git_repo: Any, ref: str, rel: str) -> bytes | None:
     return data
 
 
-def _open_git(path: Path) -> Any:
+def _open_git(path: Path) -> GitRepo | None:
     from inferencex_tools.errors import GitError
     from inferencex_tools.io.git import GitRepo
 
@@ -95,7 +84,7 @@ def _master_keys_worktree(root: Path, explicit: list[Path] | None) -> list[str] 
     return keys
 
 
-def _master_keys_at(git_repo: Any, ref: str) -> list[str] | None:
+def _master_keys_at(git_repo: GitRepo, ref: str) -> list[str] | None:
     from inferencex_tools.changelog.configkeys import top_level_keys
 
     paths = git_repo.list_files(ref, MASTER_RX)
@@ -109,7 +98,7 @@ def _master_keys_at(git_repo: Any, ref: str) -> list[str] | None:
 
 
 def run_validate(req: ValidateRequest) -> Result:
-    event = github_event() if req.pr is None or req.base is None else None
+    event = req.actions.pull_request() if req.pr is None or req.base is None else None
     pr = req.pr
     if pr is None and event is not None and isinstance(event.get("number"), int):
         pr = event["number"]
@@ -124,7 +113,7 @@ def run_validate(req: ValidateRequest) -> Result:
     label = str(req.path)
     result = Result(command="changelog validate")
     git_repo = _open_git(req.path) if (base is not None or req.repo is None) else None
-    repo = _repo_slug(req.repo, git_repo)
+    repo = _repo_slug(req.repo, git_repo, req.actions)
     if base is None and pr is not None:
         base = _default_base(git_repo)
     if base is None:
@@ -175,7 +164,7 @@ def run_validate(req: ValidateRequest) -> Result:
     return result
 
 
-def _default_base(git_repo: Any) -> str:
+def _default_base(git_repo: GitRepo | None) -> str:
     if git_repo is None:
         raise UsageError("--pr needs --base outside a pull_request event",
                          hint="e.g. --base origin/main")

@@ -1,7 +1,7 @@
 """Renderings of a :class:`~inferencex_tools.ci.labels.Decision`, pure.
 
-* :func:`output_pairs` / :func:`format_github_output` — the ``$GITHUB_OUTPUT``
-  lines (``key=value``; multi-line values as ``key<<DELIM`` heredocs);
+* :func:`output_pairs` — the ``$GITHUB_OUTPUT`` pairs (formatted and written by
+  :mod:`inferencex_tools.io.actions`);
 * :func:`summary_markdown` — the ``$GITHUB_STEP_SUMMARY`` table;
 * :func:`explain_text` — the human explanation (``labels explain``, ``ci plan``).
 """
@@ -52,19 +52,6 @@ def output_pairs(d: Decision) -> list[tuple[str, str]]:
         ("reasons", "\n".join(d.reasons)),
         ("decision", json.dumps(d.to_dict(), separators=(",", ":"), sort_keys=True)),
     ]
-
-
-def format_github_output(pairs: list[tuple[str, str]], delimiter: str) -> str:
-    """``$GITHUB_OUTPUT`` text; values with a newline use a heredoc with ``delimiter``."""
-    out: list[str] = []
-    for key, value in pairs:
-        if "\n" in value or "\r" in value:
-            if delimiter in value:
-                raise ValueError("output delimiter occurs in a value")
-            out.append(f"{key}<<{delimiter}\n{value}\n{delimiter}\n")
-        else:
-            out.append(f"{key}={value}\n")
-    return "".join(out)
 
 
 def _md(s: str) -> str:

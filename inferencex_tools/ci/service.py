@@ -3,16 +3,15 @@
 Reads the event payload (and optionally the PR's issue comments), completes the
 facts from the local clone (head commit message, whether perf-changelog.yaml
 changed in the event's range), calls the pure policy and returns the decision
-as a :class:`Result`.  Writing ``$GITHUB_OUTPUT``/``$GITHUB_STEP_SUMMARY`` is
-:func:`write_github_files`.
+as a :class:`Result`.  The environment (``$GITHUB_EVENT_PATH`` …) arrives as an
+:class:`~inferencex_tools.io.actions.ActionsEnv` read by the CLI; writing
+``$GITHUB_OUTPUT``/``$GITHUB_STEP_SUMMARY`` is the CLI's, through the same adapter.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +27,11 @@ from inferencex_tools.ci.labels import (
     Facts,
     decide,
 )
-from inferencex_tools.ci.outputs import format_github_output, output_pairs, summary_markdown
 from inferencex_tools.ci.reuse import find_authorization
-from inferencex_tools.errors import GitError, InputError, UsageError
-from inferencex_tools.io.files import read_bytes
+from inferencex_tools.errors import GitError, UsageError
+from inferencex_tools.io.actions import MAX_EVENT_BYTES, ActionsEnv
+from inferencex_tools.io.files import read_json
 from inferencex_tools.report.findings import Finding, Result
-
-MAX_EVENT_BYTES = 25 * 1024 * 1024
 
 
 @dataclass
@@ -45,14 +42,11 @@ class PlanRequest:
     changelog: str = "perf-changelog.yaml"
     comments: Path | None = None
     use_git: bool = True
+    actions: ActionsEnv = field(default_factory=ActionsEnv)  # defaults for event/name
 
 
 def _read_json(path: Path, what: str) -> Any:
-    raw = read_bytes(path, max_bytes=MAX_EVENT_BYTES)
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+    return read_json(path, what, max_bytes=MAX_EVENT_BYTES)
 
 
 def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
@@ -88,11 +82,10 @@ def _authorization(facts: Facts, path: Path | None) -> Facts:
 
 def plan(req: PlanRequest) -> tuple[Decision, Result]:
     """Decide what runs for the event in ``req``."""
-    event_path = req.event_path or (
-        Path(os.environ["GITHUB_EVENT_PATH"]) if os.environ.get("GITHUB_EVENT_PATH") else None)
+    event_path = req.event_path or req.actions.event_path
     if event_path is None:
         raise UsageError("no event payload", hint="pass --event PATH or set $GITHUB_EVENT_PATH")
-    name = req.event_name or os.environ.get("GITHUB_EVENT_NAME")
+    name = req.event_name or req.actions.event_name
     if not name:
         raise UsageError("unknown event name",
                          hint="pass --event-name (pull_request, push, merge_group) or set "
@@ -134,28 +127,6 @@ def _result(command: str, decision: Decision, checked: str) -> Result:
     result.extend(decision.findings)
     result.info["decision"] = decision.to_dict()
     return result
-
-
-def write_github_files(decision: Decision, *, output: str | None, summary: str | None) -> None:
-    """Append the decision to ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` (if set)."""
-    if output:
-        text = format_github_output(output_pairs(decision), f"ixtool_{secrets.token_hex(16)}")
-        _append(output, text, "$GITHUB_OUTPUT")
-    if summary:
-        _append(summary, summary_markdown(decision), "$GITHUB_STEP_SUMMARY")
-
-
-def _append(path: str, text: str, what: str) -> None:
-    try:
-        with Path(path).open("a", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InputError(f"cannot write {what} ({path}): {exc.strerror}") from None
-
-
-def append_outputs(path: str, pairs: list[tuple[str, str]]) -> None:
-    _append(path, format_github_output(pairs, f"ixtool_{secrets.token_hex(16)}"),
-            "$GITHUB_OUTPUT")
 
 
 def run_shards(matrix_path: Path, max_shards: int, *, canary: bool = False

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+from inferencex_tools.cli.common import FORMAT_OPTION, Format, actions_env, emit
 
 app = typer.Typer(
     help="Check and maintain perf-changelog.yaml.",
@@ -69,7 +69,7 @@ def validate(
     result = run_validate(
         ValidateRequest(
             path=path, base=base, head=head, pr=pr, repo=repo,
-            configs=list(configs) if configs else None, fix=fix,
+            configs=list(configs) if configs else None, fix=fix, actions=actions_env(),
         )
     )
     raise typer.Exit(emit(result, fmt, strict=strict))
@@ -116,7 +116,8 @@ def canonicalize_cmd(
     """
     from inferencex_tools.changelog.merge_service import CanonicalizeRequest, run_canonicalize
 
-    result = run_canonicalize(CanonicalizeRequest(path=path, pr=pr, base=base, repo=repo))
+    result = run_canonicalize(CanonicalizeRequest(path=path, pr=pr, base=base, repo=repo,
+                                                  actions=actions_env()))
     _say(result)
     raise typer.Exit(emit(result, fmt))
 
@@ -155,7 +156,7 @@ def resolve_conflict_cmd(
 
     result = run_resolve(ResolveRequest(
         path=path, pr=pr, repo=repo, base_file=base_file, ours_file=ours_file,
-        theirs_file=theirs_file, output=output,
+        theirs_file=theirs_file, output=output, actions=actions_env(),
     ))
     _say(result)
     raise typer.Exit(emit(result, fmt))
@@ -194,7 +195,7 @@ def merge_driver_cmd(
 
     result = run_driver(DriverRequest(
         ancestor=ancestor, current=current, other=other, pathname=pathname, pr=pr,
-        repo=repo, pr_side=pr_side,
+        repo=repo, pr_side=pr_side, actions=actions_env(),
     ))
     _say(result)
     raise typer.Exit(0 if result.ok else 1)
@@ -244,7 +245,7 @@ def add_cmd(
     result = run_add(AddRequest(
         path=path, config_keys=keys, descriptions=descriptions,
         scenario_types=list(scenario_type or []), pr=pr, repo=repo,
-        configs=list(configs) if configs else None,
+        configs=list(configs) if configs else None, actions=actions_env(),
     ))
     _say(result)
     raise typer.Exit(emit(result, fmt))

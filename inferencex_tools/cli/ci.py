@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format
+from inferencex_tools.cli.common import (
+    FORMAT_OPTION,
+    Format,
+    actions_env,
+    write_outputs,
+    write_summary,
+)
 
 app = typer.Typer(
     help="GitHub Actions integration: decide what a workflow event runs.",
@@ -48,16 +53,17 @@ def plan(
     $GITHUB_STEP_SUMMARY when those are set (see docs/ci.md for every key).
     Exit codes: 0 decided, 1 label errors (e.g. two primary labels), 2 usage/input error.
     """
-    from inferencex_tools.ci.outputs import explain_text
-    from inferencex_tools.ci.service import PlanRequest, write_github_files
+    from inferencex_tools.ci.outputs import explain_text, output_pairs, summary_markdown
+    from inferencex_tools.ci.service import PlanRequest
     from inferencex_tools.ci.service import plan as run_plan
     from inferencex_tools.report.reporters import render
 
+    env = actions_env()
     decision, result = run_plan(PlanRequest(
         event_path=event, event_name=event_name, repo=repo, changelog=changelog,
-        comments=comments, use_git=not no_git))
-    write_github_files(decision, output=os.environ.get("GITHUB_OUTPUT"),
-                       summary=os.environ.get("GITHUB_STEP_SUMMARY"))
+        comments=comments, use_git=not no_git, actions=env))
+    write_outputs(output_pairs(decision), env=env)
+    write_summary(summary_markdown(decision), env=env)
     if fmt is Format.text:
         sys.stdout.write(explain_text(decision))
     sys.stdout.write(render(result, fmt.value))
@@ -117,11 +123,7 @@ def shards(
     from inferencex_tools.report.reporters import render
 
     pairs, result = run_shards(matrix, max_shards, canary=canary)
-    out = os.environ.get("GITHUB_OUTPUT")
-    if out:
-        from inferencex_tools.ci.service import append_outputs
-
-        append_outputs(out, pairs)
+    out = write_outputs(pairs)
     if fmt is Format.text and not out:
         sys.stdout.write("".join(f"{k}={v}\n" for k, v in pairs))
     elif fmt is Format.json:

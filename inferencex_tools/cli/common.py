@@ -1,15 +1,20 @@
-"""Helpers shared by the command modules: output format, emitting results."""
+"""Helpers shared by the command modules: output format, emitting results, the GitHub
+Actions environment (read here, handed to the services) and its output files."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from inferencex_tools.report.findings import Result
+
+if TYPE_CHECKING:
+    from inferencex_tools.io.actions import ActionsEnv
 
 
 class Format(StrEnum):
@@ -38,14 +43,45 @@ def emit(result: Result, fmt: Format, *, strict: bool = False) -> int:
 
     color = fmt is Format.text and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     sys.stdout.write(render(result, fmt.value, color=color))
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if fmt is Format.github and summary:
-        try:
-            with Path(summary).open("a", encoding="utf-8") as fh:
-                fh.write(render_markdown_summary(result))
-        except OSError as exc:
-            print(f"ixtool: warning: cannot write $GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+    if fmt is Format.github:
+        write_summary(render_markdown_summary(result))
     return result.exit_code(strict=strict)
+
+
+def actions_env() -> ActionsEnv:
+    """This process's GitHub Actions environment (read on each call: tests change it)."""
+    from inferencex_tools.io.actions import ActionsEnv
+
+    return ActionsEnv.from_environ()
+
+
+def write_outputs(pairs: Iterable[tuple[str, str]] | Mapping[str, str], *,
+                  required_by: str | None = None, env: ActionsEnv | None = None) -> bool:
+    """Append ``pairs`` to ``$GITHUB_OUTPUT``; False when it is unset.
+
+    ``required_by`` (an option such as ``--github-output``) makes an unset
+    ``$GITHUB_OUTPUT`` a usage error.  A failed write is an input error (exit 2).
+    """
+    from inferencex_tools.io import actions
+
+    env = env or actions_env()
+    path = env.require_output(required_by) if required_by else env.output
+    if path is None:
+        return False
+    actions.write_outputs(path, pairs)
+    return True
+
+
+def write_summary(markdown: str, *, env: ActionsEnv | None = None) -> None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` when set; a failed write is a
+    warning on stderr, never an error."""
+    from inferencex_tools.io import actions
+
+    env = env or actions_env()
+    if env.summary is not None:
+        warning = actions.write_summary(env.summary, markdown)
+        if warning:
+            print(f"ixtool: warning: {warning}", file=sys.stderr)
 
 
 def info(message: str) -> None:

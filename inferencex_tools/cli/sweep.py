@@ -7,7 +7,6 @@ after one flag (``--config-files a.yaml b.yaml``), as with argparse.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -100,47 +99,31 @@ def _finish(matrix: Any, output: Path | None, github_output: bool, summary: bool
     else:
         sys.stdout.write(text)
     if summary:
-        from inferencex_tools.sweep.github import summarize, summary_markdown
+        from inferencex_tools.sweep.publish import summarize, summary_markdown
 
         _write_summary(summary_markdown(summarize(matrix.rows, matrix.keys), notes))
 
 
 def _write_github_output(buckets: dict[str, Any]) -> list[str]:
-    from inferencex_tools.errors import UsageError
-    from inferencex_tools.io.files import atomic_write
-    from inferencex_tools.sweep.github import github_output_text, shard_buckets
+    from inferencex_tools.cli.common import write_outputs
+    from inferencex_tools.sweep.publish import compact, shard_buckets
 
-    path = os.environ.get("GITHUB_OUTPUT")
-    if not path:
-        raise UsageError("--github-output needs $GITHUB_OUTPUT (set by GitHub Actions)")
     sharded = shard_buckets(buckets)
     shard_list = {b: names for b, names in sharded.shards.items() if names != [b]}
     outputs = dict(sharded.outputs)
     if shard_list:
-        from inferencex_tools.sweep.github import compact
-
         outputs["shards"] = compact(shard_list)
-    try:
-        old = Path(path).read_bytes() if Path(path).exists() else b""
-        atomic_write(path, old + github_output_text(outputs).encode())
-    except OSError as exc:
-        from inferencex_tools.errors import InputError
-
-        raise InputError(f"cannot write $GITHUB_OUTPUT ({path}): {exc.strerror}") from None
+    write_outputs(outputs, required_by="--github-output")
     for n in sharded.notes:
         print(f"ixtool: note: {n}", file=sys.stderr)
     return sharded.notes
 
 
 def _write_summary(md: str) -> None:
+    from inferencex_tools.cli.common import write_summary
+
     sys.stderr.write(md)
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path:
-        try:
-            with Path(path).open("a", encoding="utf-8") as fh:
-                fh.write(md)
-        except OSError as exc:
-            print(f"ixtool: warning: cannot write $GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+    write_summary(md)
 
 
 # ----------------------------------------------------------------------------- full
@@ -275,7 +258,7 @@ def from_changelog(
     else:
         sys.stdout.write(text)
     if summary:
-        from inferencex_tools.sweep.github import summarize, summary_markdown
+        from inferencex_tools.sweep.publish import summarize, summary_markdown
 
         rows, keys = _rows_with_keys(res.matrix, res.keys, res.plan)
         _write_summary(summary_markdown(summarize(rows, keys), notes))

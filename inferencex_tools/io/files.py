@@ -8,6 +8,7 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from inferencex_tools.errors import InputError
 
@@ -146,3 +147,26 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def atomic_append(path: str | os.PathLike[str], data: bytes) -> None:
+    """Append ``data`` to ``path`` (created when missing) through :func:`atomic_write`:
+    readers see the old content or the old content + ``data``, never a part."""
+    p = Path(path)
+    try:
+        old = p.read_bytes() if p.exists() else b""
+    except OSError as exc:
+        raise WriteError(f"{p}: cannot read it to append: {exc.strerror or exc}") from None
+    atomic_write(p, old + data)
+
+
+def read_json(path: str | os.PathLike[str], what: str, *,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
+    """A JSON file (size-limited read); InputError naming ``what`` when it is not JSON."""
+    import json
+
+    raw = read_bytes(path, max_bytes=max_bytes)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None

@@ -14,8 +14,8 @@ from inferencex_tools.sweep.generate import (
     generate,
     seq_name,
 )
-from inferencex_tools.sweep.github import row_gpus
 from inferencex_tools.sweep.load import Configs, Runners
+from inferencex_tools.sweep.publish import row_gpus
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from inferencex_tools.sweep.github import parse_github_output
+from inferencex_tools.io.actions import parse_outputs as parse_github_output
 from tests.conftest import TempRepo
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "ci"

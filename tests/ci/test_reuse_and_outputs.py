@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from inferencex_tools.ci.labels import Facts, decide, near_miss
-from inferencex_tools.ci.outputs import format_github_output, output_pairs
+from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.ci.reuse import find_authorization
 from inferencex_tools.errors import InputError
+from inferencex_tools.io.actions import format_outputs
 
 
 def c(body: str, when: str, assoc: str = "MEMBER", login: str = "m") -> dict[str, Any]:
@@ -53,11 +54,11 @@ def test_github_output_heredoc_and_single_lines() -> None:
     d = decide(Facts(event="pull_request", action="synchronize",
                      labels=frozenset({"sweep-enabled"}), pr_number=4,
                      base_sha="a" * 40, head_sha="b" * 40))
-    text = format_github_output(output_pairs(d), "EOF_x")
+    text = format_outputs(output_pairs(d), delimiter="EOF_x")
     assert "reasons<<EOF_x\n" in text and "\nEOF_x\n" in text
     assert "sweep=true\n" in text and "sweep-flags=--trim-conc\n" in text
     keys = [ln.split("=")[0].split("<<")[0] for ln in text.splitlines()
             if "=" in ln or "<<" in ln]
     assert len(keys) == len(set(keys))
     with pytest.raises(ValueError):
-        format_github_output([("k", "a\nEOF_x\n")], "EOF_x")
+        format_outputs([("k", "a\nEOF_x\n")], delimiter="EOF_x")

@@ -742,14 +742,15 @@ def t_ci_plan(event: tuple[str, Any], comments: Any) -> object:
     """payload → facts → decision (pure part of ``ixtool ci plan``) → outputs."""
     from inferencex_tools.ci.event import facts_from_payload
     from inferencex_tools.ci.labels import decide
-    from inferencex_tools.ci.outputs import format_github_output, output_pairs
+    from inferencex_tools.ci.outputs import output_pairs
     from inferencex_tools.ci.reuse import find_authorization
+    from inferencex_tools.io.actions import format_outputs
 
     with contextlib.suppress(IxtoolError):  # a bad comments file is its own input
         find_authorization(comments)
     facts = facts_from_payload(event[0], event[1])
     d = decide(facts)
-    format_github_output(output_pairs(d), "ghadelimiter_fuzz")
+    format_outputs(output_pairs(d), delimiter="ghadelimiter_fuzz")
     json.dumps(d.to_dict())
     return d
 

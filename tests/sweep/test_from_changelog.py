@@ -200,7 +200,8 @@ def test_cli_worktree_head(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
 def test_cli_github_output_buckets(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from inferencex_tools.cli.main import run
-    from inferencex_tools.sweep.github import join_shards, parse_github_output
+    from inferencex_tools.io.actions import parse_outputs
+    from inferencex_tools.sweep.publish import join_shards
 
     _seed(temp_repo)
     cl = temp_repo.path / "perf-changelog.yaml"
@@ -216,7 +217,7 @@ def test_cli_github_output_buckets(temp_repo: TempRepo, monkeypatch: pytest.Monk
              "--github-output", "--summary"])
     cap = capsys.readouterr()
     assert exc.value.code == 0, cap.err
-    outputs = parse_github_output(gh.read_text())
+    outputs = parse_outputs(gh.read_text())
     assert len(join_shards(outputs, "single_node_agentic")) == 14
     assert len(json.loads(outputs["agentic_evals"])) == 1
     assert json.loads(outputs["changelog_metadata"])["base_ref"] == "HEAD~1"

@@ -1,4 +1,4 @@
-"""GitHub limits: sharding under 256 jobs / 1 MB, $GITHUB_OUTPUT heredocs, summary."""
+"""GitHub limits: sharding under 256 jobs / 1 MB, $GITHUB_OUTPUT round trip, summary."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferencex_tools.sweep.github import (
+from inferencex_tools.io.actions import format_outputs, parse_outputs
+from inferencex_tools.sweep.publish import (
     MAX_JOBS,
     MAX_OUTPUT_BYTES,
     compact,
-    github_output_text,
     join_shards,
-    parse_github_output,
     shard_buckets,
     summarize,
     summary_markdown,
@@ -67,9 +66,9 @@ def test_small_bucket_not_sharded() -> None:
 def test_github_output_roundtrip() -> None:
     rows = _rows(600)
     out = shard_buckets({"matrix": rows, "empty": []})
-    text = github_output_text(out.outputs)
-    assert "matrix_1<<ixtool_" in text
-    back = parse_github_output("before=1\n" + text)
+    text = format_outputs(out.outputs)
+    assert "matrix_1=[" in text and "\nempty=[]\n" in text  # one-line values: name=value
+    back = parse_outputs("before=1\n" + text)
     assert back["before"] == "1"
     assert join_shards(back, "matrix") == rows
     assert json.loads(back["empty"]) == []
@@ -89,7 +88,7 @@ def test_cli_github_output_and_summary(tmp_path: Path, monkeypatch: pytest.Monke
              "--github-output", "--summary"])
     cap = capsys.readouterr()
     assert exc.value.code == 0, cap.err
-    outputs = parse_github_output(gh_out.read_text())
+    outputs = parse_outputs(gh_out.read_text())
     assert outputs["x"] == "1"
     assert json.loads(outputs["matrix"]) == json.loads(cap.out)
     summary = gh_sum.read_text()

@@ -1,4 +1,5 @@
-"""GitHub Actions limits (SWEEP.md §6.3): sharding, ``$GITHUB_OUTPUT``, job summary.
+"""The matrix published to GitHub Actions (SWEEP.md §6.3): outputs sharded under the
+limits, and the jobs-per-config summary.  Writing them is :mod:`inferencex_tools.io.actions`.
 
 A matrix may expand to at most 256 jobs and a job's outputs may total at most
 1 MB (GitHub measures UTF-16, so 2 bytes per ASCII character).  Buckets over
@@ -9,7 +10,6 @@ concatenating the shards in index order gives the original bucket back.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,48 +99,6 @@ def join_shards(outputs: dict[str, str], bucket: str) -> list[Row]:
         rows.extend(json.loads(outputs[f"{bucket}_{i}"]))
         i += 1
     return rows
-
-
-def github_output_text(outputs: dict[str, str]) -> str:
-    """``name<<DELIM`` heredoc blocks with a delimiter that occurs in no value."""
-    parts = []
-    for name, value in outputs.items():
-        delim = f"ixtool_{secrets.token_hex(8)}"
-        while delim in value:
-            delim = f"ixtool_{secrets.token_hex(8)}"
-        parts.append(f"{name}<<{delim}\n{value}\n{delim}\n")
-    return "".join(parts)
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """Read ``$GITHUB_OUTPUT`` content (both ``k=v`` and heredoc forms).
-
-    Strict, like the runner: a non-empty line that is neither form, or a heredoc
-    without its closing delimiter, raises ValueError.
-    """
-    out: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line:
-            i += 1
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delim = line.split("<<", 1)
-            try:
-                j = lines.index(delim, i + 1)
-            except ValueError:
-                raise ValueError(f"heredoc {name!r}: no closing {delim!r}") from None
-            out[name] = "\n".join(lines[i + 1:j])
-            i = j + 1
-            continue
-        if "=" not in line:
-            raise ValueError(f"not a GITHUB_OUTPUT line: {line!r}")
-        k, v = line.split("=", 1)
-        out[k] = v
-        i += 1
-    return out
 
 
 # ----------------------------------------------------------------------------- summary

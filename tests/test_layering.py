@@ -1,0 +1,133 @@
+"""The layers of docs/architecture.md, checked on the source (AST, no imports).
+
+* Nothing outside ``cli/`` imports ``inferencex_tools.cli``.
+* Nothing outside ``cli/`` prints or touches the terminal (``print``, ``input``,
+  ``sys.stdout``/``sys.stderr``/``sys.stdin``): core packages return results, the
+  I/O adapters in ``io/`` return data or raise.
+* Nothing outside ``cli/`` exits (``sys.exit``, ``SystemExit``, ``os._exit``) or
+  imports typer: errors are :mod:`inferencex_tools.errors` exceptions.
+* Nothing outside ``cli/`` reads the process environment (``os.environ``,
+  ``os.getenv``), except the ``io/`` adapters whose job it is (:data:`ENV_READERS`):
+  the CLI reads it (``cli.common.actions_env``) and hands the values to the services.
+
+Exceptions are listed below with their reason; TEMPORARY entries belong to work in
+progress in another area and are deleted by its owner (a stale entry fails the test).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "inferencex_tools"
+
+# io/ adapters that may read the environment, and what for.
+ENV_READERS = {
+    "io/actions.py": "the GitHub Actions runner's variables ($GITHUB_*) and $IXTOOL_PR",
+    "io/github.py": "the API credentials and root ($GITHUB_TOKEN/$GH_TOKEN, $GITHUB_API_URL)",
+    "io/gitops.py": "the user's git identity/environment for git processes that act as "
+                    "the user (commit, push)",
+}
+# Not part of ixtool's runtime: the program the policy sandbox runs in place of the
+# GPU tools; printing and reading its environment is what it is for.
+NOT_IXTOOL = {"policy/_stubs.py"}
+# TEMPORARY: work in progress in other areas; the owner deletes the entry.
+TEMPORARY: dict[str, set[str]] = {
+    "environ": {
+        "policy/trace.py",  # policy: $IXTOOL_TRACE_NO_NAMESPACES → a parameter
+    },
+    "terminal": {
+        "merge/service.py",  # merge: terminal_confirm reads stdin → the CLI
+    },
+}
+
+
+def _modules() -> list[Path]:
+    """Every module but the CLI layer (``cli/`` and the ``python -m`` entry point)."""
+    return sorted(p for p in PKG.rglob("*.py")
+                  if p.relative_to(PKG).parts[0] not in ("cli", "__main__.py"))
+
+
+def _violations(path: Path) -> dict[str, list[str]]:
+    return _violations_in(path.read_text(encoding="utf-8"), str(path))
+
+
+def _violations_in(source: str, filename: str) -> dict[str, list[str]]:
+    tree = ast.parse(source, filename=filename)
+    found: dict[str, list[str]] = {"cli": [], "environ": [], "terminal": [], "exit": []}
+    for node in ast.walk(tree):
+        where = f"line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "inferencex_tools.cli" or node.module.startswith(
+                    "inferencex_tools.cli."):
+                found["cli"].append(where)
+            if node.module == "os" and any(a.name in ("environ", "getenv", "environb")
+                                           for a in node.names):
+                found["environ"].append(where)
+            if node.module == "sys" and any(a.name in ("stdout", "stderr", "stdin")
+                                            for a in node.names):
+                found["terminal"].append(where)
+            if node.module == "typer" or node.module.startswith("typer."):
+                found["exit"].append(f"{where}: typer")
+        elif isinstance(node, ast.Import):
+            if any(a.name.startswith("inferencex_tools.cli") for a in node.names):
+                found["cli"].append(where)
+            if any(a.name == "typer" or a.name.startswith("typer.") for a in node.names):
+                found["exit"].append(f"{where}: typer")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == "os" and node.attr in ("environ", "getenv", "environb",
+                                                       "putenv"):
+                found["environ"].append(f"{where}: os.{node.attr}")
+            if node.value.id == "sys" and node.attr in ("stdout", "stderr", "stdin"):
+                found["terminal"].append(f"{where}: sys.{node.attr}")
+            if (node.value.id, node.attr) in (("sys", "exit"), ("os", "_exit")):
+                found["exit"].append(f"{where}: {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Name) and node.id == "SystemExit":
+            found["exit"].append(f"{where}: SystemExit")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("print", "input"):
+            found["terminal"].append(f"{where}: {node.func.id}()")
+    return found
+
+
+MODULES = _modules()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
+def test_layers(path: Path) -> None:
+    rel = path.relative_to(PKG).as_posix()
+    if rel in NOT_IXTOOL:
+        return
+    found = _violations(path)
+    assert not found["cli"], f"{rel} imports inferencex_tools.cli: {found['cli']}"
+    if rel not in ENV_READERS and rel not in TEMPORARY["environ"]:
+        assert not found["environ"], (
+            f"{rel} reads the environment ({found['environ']}): take the value as a "
+            "parameter; the CLI reads it (cli.common.actions_env / io.actions)")
+    assert not found["exit"], (
+        f"{rel} exits ({found['exit']}): raise an inferencex_tools.errors exception")
+    if rel not in TEMPORARY["terminal"]:
+        assert not found["terminal"], (
+            f"{rel} prints or touches the terminal ({found['terminal']}): return the "
+            "text/result; cli/ writes it")
+
+
+def test_exceptions_are_still_needed() -> None:
+    """Every exception names an existing module that still needs it."""
+    for rel in [*ENV_READERS, *NOT_IXTOOL]:
+        assert (PKG / rel).is_file(), rel
+    for kind, rels in TEMPORARY.items():
+        for rel in rels:
+            path = PKG / rel
+            assert path.is_file() and _violations(path)[kind], (
+                f"{rel} no longer needs its TEMPORARY {kind!r} exception: delete it")
+
+
+def test_the_checker_sees_violations() -> None:
+    """The checker itself: a module doing everything wrong is caught on each count."""
+    bad = ("import os, sys\nfrom inferencex_tools.cli.common import emit\n"
+           "def f():\n    print(os.environ['X'], file=sys.stderr)\n    sys.exit(1)\n")
+    found = _violations_in(bad, "<probe>")
+    assert found["cli"] and found["environ"] and found["terminal"] and found["exit"]
