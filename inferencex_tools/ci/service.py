@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inferencex_tools.ci import rules as R
+from inferencex_tools.ci.authorization import Authorization, find_authorization
 from inferencex_tools.ci.event import facts_from_payload, with_local_facts
 from inferencex_tools.ci.labels import (
     EVENTS,
@@ -27,7 +28,6 @@ from inferencex_tools.ci.labels import (
     Facts,
     decide,
 )
-from inferencex_tools.ci.reuse import find_authorization
 from inferencex_tools.errors import GitError, UsageError
 from inferencex_tools.io.actions import MAX_EVENT_BYTES, ActionsEnv
 from inferencex_tools.io.files import read_json
@@ -71,13 +71,15 @@ def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
     return with_local_facts(facts, head_message=message, changelog_changed=changed), []
 
 
-def _authorization(facts: Facts, path: Path | None) -> Facts:
+def _authorization(facts: Facts, path: Path | None) -> tuple[Facts, Authorization | None]:
+    """The reuse authorization in force (ci.authorization: the rule merge-with-reuse
+    uses too; each comment carries its author's API permission)."""
     if path is None:
-        return facts
+        return facts, None
     auth = find_authorization(_read_json(path, "comments file"))
     if auth is None:
-        return facts
-    return replace(facts, reuse_authorized=True, reuse_detail=auth.describe())
+        return facts, None
+    return replace(facts, reuse_authorized=True, reuse_detail=auth.describe()), auth
 
 
 def plan(req: PlanRequest) -> tuple[Decision, Result]:
@@ -92,12 +94,17 @@ def plan(req: PlanRequest) -> tuple[Decision, Result]:
                          "$GITHUB_EVENT_NAME")
     facts = facts_from_payload(name, _read_json(event_path, "event payload"))
     facts, extra = _local(facts, req)
-    facts = _authorization(facts, req.comments)
+    facts, auth = _authorization(facts, req.comments)
     decision = decide(facts)
     if decision.noop:
         extra = []
     decision = replace(decision, findings=(*decision.findings, *extra))
-    return decision, _result("ci plan", decision, str(event_path))
+    result = _result("ci plan", decision, str(event_path))
+    if req.comments is not None:
+        result.info["reuse_authorization"] = None if auth is None else {
+            "run_id": auth.run_id, "comment_id": auth.comment_id, "author": auth.author,
+            "permission": auth.permission}
+    return decision, result
 
 
 def explain(labels: list[str], *, event: str = "pull_request", action: str = "synchronize",

@@ -23,29 +23,43 @@ reported at once, exit 1):
   - the PR is open, targets main and is not from a fork
   - exactly one primary sweep label, and it is a full-sweep one; no
     evals-only / agentx-fast
+  - the token's user has write or admin permission (else its comment would
+    not authorize anything)
   - an eligible source run: a completed, successful pull_request run of
-    run-sweep.yml on a commit of the PR with unexpired results_bmk /
-    eval_results_all / bmk_agentic_* artifacts (--run-id, or a run pinned by an
-    existing /reuse-sweep-run comment, is honoured; else the newest eligible)
+    run-sweep.yml for THIS PR (its head repository, branch and PR number) on a
+    commit of the PR with unexpired results_bmk / eval_results_all /
+    bmk_agentic_* artifacts (--run-id, or a run pinned by the authorization in
+    force, is honoured; else the newest eligible)
+  - no commit after the benchmarked one (unless --allow-unbenchmarked)
   - the PR's perf-changelog.yaml change passes the PR-mode gate and
     canonicalizes/resolves cleanly against current main (so pr-link: TBD is
-    refused here, before anything is posted)
+    refused here, before anything is posted); merging main conflicts nowhere
+    else (git merge-tree)
+  - git can commit as you (user.name/user.email from your git configuration,
+    never guessed) and push to the PR branch (git push --dry-run)
 
 \b
 Side effects (skipped when already done, so re-running resumes):
-  1. posts '/reuse-sweep-run RUN_ID' on the PR (pinned to the chosen run)
-  2. pushes ONE commit to the PR branch: merge of main (only
+  1. builds ONE commit on the PR head locally: merge of main (only
      perf-changelog.yaml is auto-resolved), changelog link canonicalized, or an
      empty refresh commit; its message carries [skip-sweep]
-  3. waits for check-changelog, then for every check run (live line on stderr)
-  4. re-checks the head SHA and squash-merges with a message ixtool writes and
+  2. posts '/reuse-sweep-run RUN_ID' on the PR (pinned to the chosen run, and
+     recording the commit's SHA) -- the first write
+  3. pushes the commit to the PR branch (only if the branch did not move)
+  4. waits for check-changelog, then for every check run (live line on stderr)
+  5. re-checks the head SHA and squash-merges with a message ixtool writes and
      lints (never [skip-sweep] or other control tokens); prints the merge SHA
 Git work happens in a private worktree under .git/ixtool/; your checkout,
-branches and index are never changed.
+branches and index are never changed. Fetch, commit and push run with your own
+git configuration (identity, credential helpers, insteadOf, proxies, ssh).
 
 \b
 Environment: GITHUB_TOKEN or GH_TOKEN (never printed), GITHUB_API_URL
-(GitHub Enterprise: https://HOST/api/v3).
+(GitHub Enterprise: https://HOST/api/v3; plain http only to a loopback address).
+
+\b
+Example:
+  GH_TOKEN=$(gh auth token) ixtool merge-with-reuse 1234 --dry-run
 
 \b
 Exit codes: 0 merged (or already merged, or --dry-run plan printed);
@@ -78,13 +92,17 @@ def _progress_printer() -> tuple[Callable[[str], None], Callable[[str], None]]:
 
 
 def merge_with_reuse(
-    pr: int = typer.Argument(..., min=1, help="The pull-request number."),
+    pr: str = typer.Argument(..., metavar="PR", help="The pull-request number."),
     repo: str | None = typer.Option(
         None, "--repo", help="OWNER/NAME on GitHub (default: from the --remote URL)."),
-    run_id: int | None = typer.Option(
-        None, "--run-id", min=1,
+    run_id: str | None = typer.Option(
+        None, "--run-id", metavar="ID",
         help="Reuse this run-sweep.yml run (default: a run already pinned by a "
         "/reuse-sweep-run comment, else the newest eligible run)."),
+    allow_unbenchmarked: bool = typer.Option(
+        False, "--allow-unbenchmarked",
+        help="Merge even though the PR has commits after the benchmarked one (they are "
+        "named in the squash commit)."),
     dry_run: bool = typer.Option(
         False, "--dry-run",
         help="Run the preflight, print the plan and every API call/push it would make; "
@@ -101,21 +119,49 @@ def merge_with_reuse(
         False, "--debug", help="Log every API call on stderr (the token is redacted)."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
-    from inferencex_tools.merge.service import Hooks, MergeRequest, run_merge, terminal_confirm
+    from inferencex_tools.ci.ids import pr_number
+    from inferencex_tools.ci.ids import run_id as parse_run_id
+    from inferencex_tools.errors import UsageError
+    from inferencex_tools.merge.service import Hooks, MergeRequest, run_merge
 
+    number = pr_number(pr)
+    if number is None:
+        raise UsageError(f"invalid PR number {pr[:40]!r}",
+                         hint="give the number as GitHub shows it, e.g. 1234 "
+                         "(no sign, no leading zeros)")
+    run = None
+    if run_id is not None:
+        run = parse_run_id(run_id)
+        if run is None:
+            raise UsageError(f"invalid --run-id {run_id[:40]!r}",
+                             hint="copy the number from the run's URL (…/actions/runs/ID)")
     if debug:
         _enable_debug()
     progress, say = _progress_printer()
     hooks = Hooks(poll_interval=poll, progress=progress, say=say,
                   confirm=terminal_confirm, clock=time.monotonic)
-    req = MergeRequest(pr=pr, repo=repo, run_id=run_id, dry_run=dry_run, yes=yes,
-                       timeout=timeout, remote=remote, path=Path("."), api_url=api_url)
+    req = MergeRequest(pr=number, repo=repo, run_id=run, dry_run=dry_run, yes=yes,
+                       allow_unbenchmarked=allow_unbenchmarked, timeout=timeout,
+                       remote=remote, path=Path("."), api_url=api_url,
+                       env=dict(os.environ))
     result = run_merge(req, hooks)
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     if fmt is Format.text:
         _print_text(result.info)
     raise typer.Exit(emit(result, fmt))
+
+
+def terminal_confirm(plan: list[str]) -> bool:
+    """Ask on the terminal; without one, refuse (pass --yes)."""
+    from inferencex_tools.errors import UsageError
+
+    if not sys.stdin.isatty():
+        raise UsageError("merge-with-reuse needs confirmation",
+                         hint="pass --yes when not running on a terminal")
+    sys.stderr.write("Proceed? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _print_text(data: dict[str, Any]) -> None:

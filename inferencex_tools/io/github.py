@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -31,6 +32,8 @@ from inferencex_tools.errors import ForgeError, UsageError
 T = TypeVar("T")
 
 DEFAULT_API_URL = "https://api.github.com"
+# A GitHub login (39 characters at most), or an app's bot account ``name[bot]``.
+LOGIN_RX = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 SWEEP_WORKFLOW = "run-sweep.yml"
 log = logging.getLogger("ixtool.forge")
 
@@ -86,6 +89,8 @@ class WorkflowRun:
     created_at: str
     run_attempt: int = 1
     html_url: str = ""
+    head_repo: str | None = None  # full name of the repository the run's head came from
+    pr_numbers: tuple[int, ...] = ()  # the pull requests the run lists
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,7 @@ class RetryPolicy:
 
 # ----------------------------------------------------------------------------- token
 
-def token_from_env(env: dict[str, str] | None = None) -> str:
+def token_from_env(env: Mapping[str, str] | None = None) -> str:
     env = dict(os.environ) if env is None else env
     tok = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
     if not tok:
@@ -131,13 +136,46 @@ def token_from_env(env: dict[str, str] | None = None) -> str:
     return tok
 
 
-def api_url_from_env(explicit: str | None, env: dict[str, str] | None = None) -> str:
+def api_url_from_env(explicit: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The API root: ``explicit``, else ``$GITHUB_API_URL``, else api.github.com.
+
+    The token travels in every request's ``Authorization`` header, so the URL must be
+    ``https://`` — plain ``http://`` only to a loopback address (a local test server
+    or an SSH tunnel), where nothing crosses the network."""
     env = dict(os.environ) if env is None else env
     url = explicit or env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    if not url.startswith(("https://", "http://")):
-        raise UsageError(f"invalid API URL {url!r}",
-                         hint="e.g. https://api.github.com or https://HOST/api/v3")
+    check_api_url(url)
     return url.rstrip("/")
+
+
+def check_api_url(url: str) -> None:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    hint = "e.g. https://api.github.com or https://HOST/api/v3"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise UsageError(f"invalid API URL {url!r}", hint=hint) from None
+    if parts.scheme not in ("https", "http") or not host or any(
+            c in url for c in "\0\r\n\t "):
+        raise UsageError(f"invalid API URL {url!r}", hint=hint)
+    if parts.username is not None or parts.password is not None or parts.query \
+            or parts.fragment:
+        raise UsageError(f"invalid API URL {url!r}: no user, password, query or fragment "
+                         "in the API root", hint=hint)
+    if parts.scheme == "http":
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise UsageError(
+                f"refusing the plain-http API URL {url!r}: the token would travel in clear",
+                hint="use https:// (plain http is accepted only for a loopback address: "
+                "localhost, 127.0.0.0/8, [::1])")
 
 
 class RedactingFilter(logging.Filter):
@@ -254,6 +292,8 @@ class Forge:
         self._gh = Github(base_url=api_url, auth=Auth.Token(token), per_page=per_page,
                           retry=None, timeout=timeout, lazy=True, **kwargs)
         self._repo = self._gh.get_repo(repo)
+        self._login: str | None = None
+        self._permissions: dict[str, str] = {}
 
     def __repr__(self) -> str:  # never the token
         return f"Forge({self.slug!r}, api_url={self.api_url!r})"
@@ -347,6 +387,32 @@ class Forge:
 
         return self._call(f"GET {self._path(f'/issues/{number}/events')} (paged)", go)
 
+    # -- who may do what ---------------------------------------------------------
+    def login(self) -> str:
+        """The login of the token's user (``GET /user``)."""
+        if self._login is None:
+            self._login = self._call("GET /user", lambda: str(self._gh.get_user().login))
+        return self._login
+
+    def permission(self, login: str) -> str | None:
+        """``login``'s permission on the repository: admin, write, read or none
+        (``GET …/collaborators/{login}/permission``; maintain reports write, triage
+        read).  None for a name that is not a GitHub login.  Cached per login."""
+        if not LOGIN_RX.fullmatch(login):
+            return None
+        if login not in self._permissions:
+            def go() -> str:
+                from github.GithubException import UnknownObjectException
+
+                try:
+                    return str(self._repo.get_collaborator_permission(login))
+                except UnknownObjectException:  # no such user: no rights
+                    return "none"
+
+            self._permissions[login] = self._call(
+                f"GET {self._path(f'/collaborators/{login}/permission')}", go)
+        return self._permissions[login]
+
     # -- workflow runs ------------------------------------------------------------
     def sweep_runs(self, branch: str, workflow: str = SWEEP_WORKFLOW) -> list[WorkflowRun]:
         """Completed ``pull_request`` runs of ``workflow`` on ``branch``, newest first."""
@@ -414,11 +480,16 @@ class Forge:
 
 
 def _run(r: Any) -> WorkflowRun:
+    head_repo = r.head_repository
+    numbers = tuple(p.number for p in (r.pull_requests or [])
+                    if isinstance(p.number, int) and not isinstance(p.number, bool))
     return WorkflowRun(
         id=r.id, head_sha=r.head_sha or "", head_branch=r.head_branch or "", event=r.event or "",
         status=r.status or "", conclusion=r.conclusion, path=r.path or "",
         created_at=_iso(r.created_at), run_attempt=int(r.run_attempt or 1),
-        html_url=r.html_url or "")
+        html_url=r.html_url or "",
+        head_repo=head_repo.full_name if head_repo is not None else None,
+        pr_numbers=numbers)
 
 
 def _hint_for(exc: Any) -> str | None:

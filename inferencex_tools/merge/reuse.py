@@ -1,6 +1,7 @@
-"""Pure rules of sweep reuse: labels (spec §9), the authorization comment
-grammar (§8.1, G14), eligible source runs (§8.3 steps 5–7, G13), squash
-message composition and lint (G8)."""
+"""Pure rules of sweep reuse: labels (spec §9), eligible source runs (§8.3
+steps 5–7, G9, G13), what ixtool records in its authorization comment, and
+squash message composition and lint (G8).  The authorization rule itself is
+:mod:`inferencex_tools.ci.authorization`, shared with ``ci plan``."""
 
 from __future__ import annotations
 
@@ -8,26 +9,27 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from inferencex_tools.ci.authorization import COMMAND
 from inferencex_tools.ci.labels import FULL_SWEEP, PRIMARY
 from inferencex_tools.ci.labels import REUSE_INCOMPATIBLE as INCOMPATIBLE
-from inferencex_tools.ci.reuse import COMMAND_RX as _STRICT_RX
-from inferencex_tools.ci.reuse import DEFAULT_ASSOCIATIONS
 from inferencex_tools.io.github import (
     Artifact,
-    Comment,
     LabelEvent,
-    PullCommit,
     PullInfo,
     WorkflowRun,
 )
-from inferencex_tools.merge import rules as R
+from inferencex_tools.merge.rules import (
+    INCOMPATIBLE_LABEL,
+    NO_ELIGIBLE_RUN,
+    NOT_FULL_SWEEP,
+    PINNED_RUN_INVALID,
+    SWEEP_LABEL_COUNT,
+)
 from inferencex_tools.report.findings import Finding
 
-AUTHORIZED = DEFAULT_ASSOCIATIONS  # author associations whose comment authorizes reuse
 SWEEP_WORKFLOW_PATH = ".github/workflows/run-sweep.yml"
 CHANGELOG = "perf-changelog.yaml"
-COMMAND = "/reuse-sweep-run"
-TRAILER = "Ixtool-Reuse-Run"
+TRAILER = "Ixtool-Reuse-Run"  # information for humans; never used to recognise a commit
 
 # --------------------------------------------------------------------------- labels
 
@@ -36,18 +38,18 @@ def label_findings(pr: PullInfo, where: str) -> list[Finding]:
     out: list[Finding] = []
     primaries = [lb for lb in pr.labels if lb in PRIMARY]
     if len(primaries) != 1:
-        out.append(R.SWEEP_LABEL_COUNT.at(
+        out.append(SWEEP_LABEL_COUNT.at(
             where, None, None,
             f"PR #{pr.number} has {len(primaries)} primary sweep labels "
             f"({', '.join(primaries) or 'none'}); exactly one is required"))
     elif primaries[0] not in FULL_SWEEP:
-        out.append(R.NOT_FULL_SWEEP.at(
+        out.append(NOT_FULL_SWEEP.at(
             where, None, None,
             f"PR #{pr.number} is labelled {primaries[0]} (a trimmed sweep); reuse needs one of "
             + ", ".join(FULL_SWEEP)))
     bad = [lb for lb in pr.labels if lb in INCOMPATIBLE]
     if bad:
-        out.append(R.INCOMPATIBLE_LABEL.at(
+        out.append(INCOMPATIBLE_LABEL.at(
             where, None, None,
             f"PR #{pr.number} is labelled {', '.join(bad)}: its sweep results are partial "
             "and main refuses to reuse them"))
@@ -77,46 +79,37 @@ def run_label_problem(labels: set[str]) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------- authorization
+# --------------------------------------------------------------------------- the comment
 
-# The reference grammar (§8.1): ``\s`` spans newlines, so "/reuse-sweep-run\n123" pins 123.
+# The reference selector's reading (§8.1): ``\s`` spans newlines, so
+# "/reuse-sweep-run\n123" pins 123 there.  ixtool decides with the one-line rule of
+# ci.authorization; this reading only tells whether the comment in force could be
+# read differently by a reference selector (then ixtool posts an unambiguous one).
 _REF_RX = re.compile(r"^\s*/reuse-sweep-run(?:\s+(\d+))?\s*$", re.M)
-# ixtool's own reading (G14), shared with ``ci plan``: ``_STRICT_RX`` (ci.reuse.COMMAND_RX).
+# What ixtool records in its own comment: the preparation commit it is about to push.
+_PREPARED_RX = re.compile(r"^<!-- ixtool merge-with-reuse: prepared ([0-9a-f]{40}) -->\r?$",
+                          re.M)
 
 
-@dataclass(frozen=True)
-class Authorization:
-    comment: Comment
-    run_id: int | None  # None: unpinned
+def reference_agrees(body: str, run_id: int) -> bool:
+    """The reference's reading of ``body`` pins ``run_id`` too."""
+    matches = list(_REF_RX.finditer(body))
+    return bool(matches) and matches[-1].group(1) == str(run_id)
 
 
-def authorization(comments: Iterable[Comment], *, strict: bool = False,
-                  allowed: frozenset[str] = AUTHORIZED) -> Authorization | None:
-    """The authorization in force: newest (by created_at) authorized matching comment;
-    within it, the last match.  ``strict`` uses the one-line grammar."""
-    rx = _STRICT_RX if strict else _REF_RX
-    for c in sorted(comments, key=lambda c: c.created_at, reverse=True):
-        if c.association not in allowed:
-            continue
-        matches = list(rx.finditer(c.body))
-        if matches:
-            digits = matches[-1].group(1)
-            return Authorization(c, int(digits) if digits else None)
-    return None
+def comment_body(run_id: int, prepared: str | None = None) -> str:
+    """ixtool's authorization comment: the pinned command and, when ixtool is about to
+    push a preparation commit, that commit's SHA (its record of its own commit)."""
+    body = f"{COMMAND} {run_id}"
+    if prepared:
+        body += f"\n<!-- ixtool merge-with-reuse: prepared {prepared} -->"
+    return body
 
 
-def pinned_to(comments: Iterable[Comment], run_id: int) -> Authorization | None:
-    """The comment in force when both readings agree that it pins ``run_id``."""
-    cs = list(comments)
-    ref, strict = authorization(cs), authorization(cs, strict=True)
-    if ref and strict and ref.comment.id == strict.comment.id and ref.run_id == run_id \
-            and strict.run_id == run_id:
-        return ref
-    return None
-
-
-def comment_body(run_id: int) -> str:
-    return f"{COMMAND} {run_id}"
+def prepared_in(body: str) -> str | None:
+    """The preparation commit recorded in an ixtool comment body, if any."""
+    matches = list(_PREPARED_RX.finditer(body))
+    return matches[-1].group(1) if matches else None
 
 
 # --------------------------------------------------------------------------- runs
@@ -135,7 +128,9 @@ class RunChoice:
     considered: list[str]  # one line per run looked at, for the plan
 
 
-def _run_problems(run: WorkflowRun, commits: set[str], workflow_path: str) -> list[str]:
+def run_problems(run: WorkflowRun, pr: PullInfo, commits: set[str],
+                 workflow_path: str = SWEEP_WORKFLOW_PATH) -> list[str]:
+    """Why ``run`` is not a sweep of THIS pull request's code (empty: it is)."""
     out: list[str] = []
     if run.event != "pull_request":
         out.append(f"event is {run.event!r}, not pull_request")
@@ -145,6 +140,15 @@ def _run_problems(run: WorkflowRun, commits: set[str], workflow_path: str) -> li
         out.append(f"conclusion is {run.conclusion!r}, not success")
     if run.path and run.path.split("@", 1)[0] != workflow_path:
         out.append(f"workflow is {run.path}, not {workflow_path}")
+    if run.head_repo is None or pr.head_repo is None \
+            or run.head_repo.lower() != pr.head_repo.lower():
+        out.append(f"its head repository is {run.head_repo or 'unknown'}, not the PR's "
+                   f"{pr.head_repo or 'deleted fork'}")
+    if run.head_branch != pr.head_ref:
+        out.append(f"it ran on branch {run.head_branch or '?'}, not the PR's {pr.head_ref}")
+    if pr.number not in run.pr_numbers:
+        listed = ", ".join(f"#{n}" for n in run.pr_numbers) or "no pull request"
+        out.append(f"it lists {listed}, not PR #{pr.number}")
     if not run.head_sha or run.head_sha not in commits:
         out.append(f"its head {run.head_sha[:12] or '?'} is not a commit of the PR")
     return out
@@ -152,7 +156,7 @@ def _run_problems(run: WorkflowRun, commits: set[str], workflow_path: str) -> li
 
 def choose_run(
     pr: PullInfo,
-    commits: list[PullCommit],
+    commits: Iterable[str],
     runs: list[WorkflowRun] | None,
     pinned: WorkflowRun | None,
     artifacts_of: Callable[[int], list[Artifact]],
@@ -161,13 +165,13 @@ def choose_run(
 ) -> RunChoice:
     """Pick the source run: the pinned one (validated) or the newest eligible one.
 
-    ``labels_of(run)`` gives the PR's labels when the run was created (G9); a run
-    made under a trimmed, evals-only or agentx-fast labelling is not reusable."""
-    shas = {c.sha for c in commits}
-    considered: list[str] = []
+    ``commits`` are the SHAs of the PR's commits.  ``labels_of(run)`` gives the PR's
+    labels when the run was created (G9); a run made under a trimmed, evals-only or
+    agentx-fast labelling is not reusable."""
+    shas = set(commits)
 
     def problems_of(run: WorkflowRun) -> list[str]:
-        out = _run_problems(run, shas, SWEEP_WORKFLOW_PATH)
+        out = run_problems(run, pr, shas)
         if not out and labels_of is not None:
             why = run_label_problem(labels_of(run))
             if why:
@@ -175,51 +179,56 @@ def choose_run(
         return out
 
     if pinned is not None:
-        problems = problems_of(pinned)
-        arts: list[str] = []
-        if not problems:
-            arts = reusable_artifacts(artifacts_of(pinned.id))
-            if not arts:
-                problems.append("it has no unexpired results_bmk / eval_results_all / "
-                                "bmk_agentic_* artifact")
-        considered.append(f"run {pinned.id} (pinned): " + ("; ".join(problems) or "eligible"))
-        if problems:
-            return RunChoice(None, [], [R.PINNED_RUN_INVALID.at(
-                where, None, None, f"run {pinned.id} cannot be reused: " + "; ".join(problems))],
-                considered)
-        return RunChoice(pinned, arts, [], considered)
-    expired_seen = False
-    for run in sorted(runs or [], key=lambda r: r.created_at, reverse=True):
+        return _check_pinned(pinned, problems_of(pinned), artifacts_of, where)
+    considered: list[str] = []
+    for run in sorted(runs or [], key=lambda r: (r.created_at, r.id), reverse=True):
         problems = problems_of(run)
-        if problems:
-            considered.append(f"run {run.id}: " + "; ".join(problems))
-            continue
-        all_arts = artifacts_of(run.id)
-        arts = reusable_artifacts(all_arts)
-        if not arts:
-            if reusable_artifacts(Artifact(a.name, False) for a in all_arts):
-                expired_seen = True
-                considered.append(f"run {run.id}: result artifacts expired")
-            else:
-                considered.append(f"run {run.id}: no result artifacts")
-            continue
-        considered.append(f"run {run.id}: eligible ({', '.join(arts)})")
-        return RunChoice(run, arts, [], considered)
-    why = "their result artifacts have expired" if expired_seen else (
-        "none succeeded on a commit of this PR with result artifacts")
-    return RunChoice(None, [], [R.NO_ELIGIBLE_RUN.at(
-        where, None, None,
-        f"no reusable run-sweep.yml run for PR #{pr.number} (branch {pr.head_ref}): {why}",
+        if not problems:
+            all_arts = artifacts_of(run.id)
+            arts = reusable_artifacts(all_arts)
+            if arts:
+                considered.append(f"run {run.id}: eligible ({', '.join(arts)})")
+                return RunChoice(run, arts, [], considered)
+            expired = reusable_artifacts(Artifact(a.name, False) for a in all_arts)
+            problems = ["its result artifacts have expired" if expired
+                        else "it has no results_bmk / eval_results_all / bmk_agentic_* "
+                        "artifact"]
+        considered.append(f"run {run.id}: " + "; ".join(problems))
+    return RunChoice(None, [], [NO_ELIGIBLE_RUN.at(
+        where, None, None, no_run_message(pr, considered),
         data={"considered": considered})], considered)
 
 
-def unbenchmarked(commits: list[PullCommit], run_sha: str) -> list[PullCommit]:
-    """PR commits after the run's head that are not ixtool's own preparation commits."""
-    order = [c.sha for c in commits]
-    if run_sha not in order:
-        return []
-    later = commits[order.index(run_sha) + 1:]
-    return [c for c in later if f"{TRAILER}:" not in c.message]
+def no_run_message(pr: PullInfo, considered: list[str]) -> str:
+    """MR301's message: the real reason of each run looked at (the first three)."""
+    head = f"no reusable run-sweep.yml run for PR #{pr.number} (branch {pr.head_ref})"
+    if not considered:
+        return head + ": no completed pull_request run on that branch"
+    shown = "; ".join(considered[:3])
+    more = f"; and {len(considered) - 3} more" if len(considered) > 3 else ""
+    return f"{head}: {shown}{more}"
+
+
+def _check_pinned(pinned: WorkflowRun, problems: list[str],
+                  artifacts_of: Callable[[int], list[Artifact]], where: str) -> RunChoice:
+    arts: list[str] = []
+    if not problems:
+        arts = reusable_artifacts(artifacts_of(pinned.id))
+        if not arts:
+            problems.append("it has no unexpired results_bmk / eval_results_all / "
+                            "bmk_agentic_* artifact")
+    considered = [f"run {pinned.id} (pinned): " + ("; ".join(problems) or "eligible")]
+    if problems:
+        return RunChoice(None, [], [PINNED_RUN_INVALID.at(
+            where, None, None, f"run {pinned.id} cannot be reused: " + "; ".join(problems))],
+            considered)
+    return RunChoice(pinned, arts, [], considered)
+
+
+def unbenchmarked(after_run: Iterable[str], recorded: set[str]) -> list[str]:
+    """The commits after the benchmarked one that are not ixtool's own preparation
+    commits — those whose SHA ixtool recorded (its comment, its local state)."""
+    return [sha for sha in after_run if sha not in recorded]
 
 
 # --------------------------------------------------------------------------- messages
@@ -236,14 +245,21 @@ def lint_message(text: str) -> list[str]:
     return [m.group(0) for m in _TOKEN_RX.finditer(text)]
 
 
-def squash_message(pr: PullInfo, run: WorkflowRun, repo: str) -> tuple[str, str]:
-    """The squash commit title and body ixtool writes (never the PR's commit log)."""
+def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
+                   unbenchmarked: list[str] | None = None) -> tuple[str, str]:
+    """The squash commit title and body ixtool writes (never the PR's commit log).
+    Commits merged under ``--allow-unbenchmarked`` are named in the body."""
     title = _TOKEN_RX.sub("", pr.title)
     title = re.sub(r"\s{2,}", " ", title).strip() or f"Merge PR #{pr.number}"
     title = f"{title} (#{pr.number})"
     body = (
         f"Merged by ixtool merge-with-reuse; the benchmark results of this PR come from\n"
-        f"sweep run {run.id} (head {run.head_sha[:12]}), reused instead of re-running.\n"
+        f"sweep run {run.id} (head {run.head_sha[:12]}), reused instead of re-running.\n")
+    if unbenchmarked:
+        body += (f"\nNot benchmarked (merged with --allow-unbenchmarked): "
+                 f"{len(unbenchmarked)} commit(s) after {run.head_sha[:12]}:\n"
+                 + "".join(f"  {sha}\n" for sha in unbenchmarked))
+    body += (
         f"\n"
         f"Pull request: https://github.com/{repo}/pull/{pr.number}\n"
         f"Source run: {run.html_url or f'https://github.com/{repo}/actions/runs/{run.id}'}\n")
@@ -251,13 +267,9 @@ def squash_message(pr: PullInfo, run: WorkflowRun, repo: str) -> tuple[str, str]
 
 
 def prep_message(pr: PullInfo, run_id: int, kind: str) -> str:
-    """Message of ixtool's one commit on the PR branch (``[skip-sweep]`` on purpose)."""
+    """Message of ixtool's one commit on the PR branch (``[skip-sweep]`` on purpose).
+    The trailer informs humans; ixtool recognises its commit by the recorded SHA."""
     what = {"merge": f"merge {pr.base_ref} into PR #{pr.number} for sweep reuse",
             "canonicalize": f"canonicalize PR #{pr.number} changelog link for sweep reuse",
             "refresh": f"refresh PR #{pr.number} for sweep reuse"}[kind]
     return f"chore: {what} [skip-sweep]\n\n{TRAILER}: {run_id}\n"
-
-
-def prep_run_id(message: str) -> int | None:
-    m = re.search(rf"^{TRAILER}: (\d+)$", message, re.M)
-    return int(m.group(1)) if m else None

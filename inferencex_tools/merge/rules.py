@@ -19,6 +19,13 @@ PR_ALREADY_MERGED = rule("MR104", N, "the pull request is already merged",
                          "nothing to do", area=A)
 BASE_BRANCH = rule("MR105", E, "the pull request does not target the default merge branch",
                    "sweep reuse runs on PRs to main only; retarget the PR", area=A)
+NO_GIT_IDENTITY = rule("MR106", E, "git has no configured identity for ixtool's commit",
+                       "set user.name and user.email in your git configuration "
+                       "(git config --global user.email you@example.com)", area=A)
+CANNOT_PUSH = rule("MR107", E, "git cannot push to the pull request's branch",
+                   "make `git push` to the PR branch work from this clone (a credential "
+                   "helper such as `gh auth setup-git`, or an SSH remote), then re-run",
+                   area=A)
 
 # --- labels (spec §9) -------------------------------------------------------
 SWEEP_LABEL_COUNT = rule("MR201", E, "the PR must carry exactly one primary sweep label",
@@ -35,14 +42,20 @@ NO_ELIGIBLE_RUN = rule("MR301", E, "no eligible successful run-sweep.yml run",
 PINNED_RUN_INVALID = rule("MR302", E, "the pinned run cannot be reused",
                           "pin a completed, successful pull_request run of run-sweep.yml "
                           "on a commit of this PR with unexpired result artifacts", area=A)
-RUN_NOT_AT_HEAD = rule("MR303", W, "the reused run did not benchmark the PR's latest commit",
-                       "commits after the run are merged without being benchmarked; "
-                       "re-run the sweep if they change results", area=A)
+RUN_NOT_AT_HEAD = rule("MR303", E, "the PR has commits after the benchmarked one",
+                       "re-run the full sweep on the PR's head, or pass "
+                       "--allow-unbenchmarked if they cannot change results (they are "
+                       "then named in the squash commit)", area=A)
 AUTHORIZATION_CONFLICT = rule("MR304", N, "an existing /reuse-sweep-run comment pins another run",
                               "ixtool posts a new comment pinned to the chosen run", area=A)
-NOT_AUTHORIZED = rule("MR305", E, "the /reuse-sweep-run comment does not authorize reuse",
-                      "the comment's author must be an OWNER, MEMBER or COLLABORATOR of the "
-                      "repository; ask a maintainer to run the merge", area=A)
+NOT_AUTHORIZED = rule("MR305", E, "the token's user cannot authorize reuse or merge",
+                      "a /reuse-sweep-run comment counts only from a user with write or "
+                      "admin permission; use such a user's token or ask a maintainer",
+                      area=A)
+UNBENCHMARKED_ALLOWED = rule("MR306", W, "commits after the benchmarked one are merged "
+                             "(--allow-unbenchmarked)",
+                             "the squash commit names them; re-run the sweep if in doubt",
+                             area=A)
 
 # --- changelog (spec §3, §6, G1) --------------------------------------------
 CHANGELOG_GATE = rule("MR401", E, "the PR's changelog change fails the PR-mode gate",

@@ -1,35 +1,67 @@
 """Orchestration of ``ixtool merge-with-reuse`` (spec §7, with G1/G8/G9/G13/G14 fixed).
 
 Sequence: preflight (read-only, every problem reported at once) → plan →
-confirmation → authorization comment → prepare one commit on the PR branch
-(merge main, resolve/canonicalize the changelog) → push → wait for checks →
-re-check the head → squash-merge with ixtool's own message.
+confirmation → build the one preparation commit locally (merge main,
+resolve/canonicalize the changelog) → authorization comment (the FIRST write) →
+push → wait for checks → re-check the head → squash-merge with ixtool's own
+message.
 
-Resumability: nothing is kept locally.  Every step derives "already done" from
-the remote state — the comment in force pins the chosen run; the PR head is
-ixtool's preparation commit for that run and contains main; the PR is merged —
-so re-running after a crash at any point converges on the same end state without
-duplicate comments or commits.  The work tree is a private git worktree that is
-rebuilt from the remote on every run.
+Preflight checks everything a write could later trip over: the PR, its labels
+and the source run (it must be a sweep of this PR's head repository, branch and
+number, and nothing may follow the benchmarked commit unless
+``--allow-unbenchmarked``), the token user's permission (write or admin, as the
+authorization rule needs), the changelog gate and its merge with main, conflicts
+outside the changelog (``git merge-tree``), the git identity ixtool will commit
+with and push access to the PR branch (``git push --dry-run``).
+
+Resumability: every step derives "already done" from the remote state and from
+what ixtool recorded itself — the comment in force pins the chosen run; the PR
+head is the preparation commit whose SHA ixtool recorded (in its comment and in
+``refs/ixtool/pr-N/prepared``; a message trailer proves nothing); the PR is
+merged — so re-running after a crash at any point converges on the same end
+state without duplicate comments or commits.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inferencex_tools.ci.authorization import AUTHORIZING, Authorization, authorization
+from inferencex_tools.ci.ids import MAX_PR_NUMBER, MAX_RUN_ID
 from inferencex_tools.errors import ConflictError, ForgeError, IxtoolError, UsageError
-from inferencex_tools.io.github import CheckRun, Forge, PullCommit, PullInfo, WorkflowRun
+from inferencex_tools.io.github import CheckRun, Comment, Forge, PullCommit, PullInfo, WorkflowRun
 from inferencex_tools.merge import reuse
-from inferencex_tools.merge import rules as R
+from inferencex_tools.merge.rules import (
+    AUTHORIZATION_CONFLICT,
+    BASE_BRANCH,
+    BODY_LINT,
+    CANNOT_PUSH,
+    CHANGELOG_GATE,
+    CHANGELOG_UNMERGEABLE,
+    CHECK_FAILED,
+    CHECK_TIMEOUT,
+    DIRTY_TREE,
+    HEAD_MOVED,
+    MERGE_REFUSED,
+    NO_CHANGELOG_CHANGE,
+    NO_GIT_IDENTITY,
+    NOT_AUTHORIZED,
+    PR_ALREADY_MERGED,
+    PR_FORK,
+    PR_NOT_OPEN,
+    PUSH_REJECTED,
+    RUN_NOT_AT_HEAD,
+    UNBENCHMARKED_ALLOWED,
+    UNEXPECTED_CONFLICT,
+)
 from inferencex_tools.report.findings import Finding, Result, Severity
 
-STEPS = ("preflight", "comment", "merge", "canonicalize", "commit", "push", "checks",
+STEPS = ("preflight", "merge", "canonicalize", "commit", "comment", "push", "checks",
          "recheck", "squash-merge")
 OK_CONCLUSIONS = frozenset({"success", "neutral", "skipped"})
 CHECK_CHANGELOG = "check-changelog"
@@ -49,11 +81,13 @@ class MergeRequest:
     run_id: int | None = None
     dry_run: bool = False
     yes: bool = False
+    allow_unbenchmarked: bool = False
     timeout: float = 1800.0
     remote: str = "origin"
     path: Path = field(default_factory=lambda: Path("."))
     api_url: str | None = None
-    token: str | None = None  # default: $GITHUB_TOKEN / $GH_TOKEN
+    token: str | None = None  # default: GITHUB_TOKEN / GH_TOKEN of ``env``
+    env: Mapping[str, str] | None = None  # the user's environment (None: this process's)
 
 
 def _no_progress(_line: str) -> None:
@@ -77,7 +111,7 @@ class Hooks:
     poll_interval: float = 10.0
     progress: Callable[[str], None] = _no_progress  # the live line while waiting
     say: Callable[[str], None] = _no_progress  # one-off status lines (stderr)
-    confirm: Callable[[list[str]], bool] = _refuse
+    confirm: Callable[[list[str]], bool] = _refuse  # the CLI asks on the terminal
     after_step: Callable[[str], None] = _no_hook  # fault injection in tests
     retry_sleep: Callable[[float], None] | None = None  # forge backoff; None = time.sleep
     throttle: bool = True  # PyGithub's pauses between requests
@@ -98,8 +132,13 @@ class Context:
     run: WorkflowRun | None = None
     head_sha: str = ""
     base_sha: str = ""
+    in_force: Authorization | None = None
+    recorded: set[str] = field(default_factory=set)  # ixtool's own preparation commits
+    later: list[str] = field(default_factory=list)  # unbenchmarked commits allowed through
+    needs_merge: bool = False
     comment_done: bool = False
-    prepared: bool = False
+    prepared: bool = False  # the PR head is ixtool's preparation commit, containing main
+    reuse_commit: str = ""  # a preparation commit made earlier, still to be pushed
     plan: list[str] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)  # writes still to make (the plan)
 
@@ -119,22 +158,27 @@ def open_context(req: MergeRequest, hooks: Hooks) -> Context:
     from inferencex_tools.io.github import RetryPolicy, api_url_from_env, token_from_env
     from inferencex_tools.io.gitops import Workspace
 
-    if req.pr < 1:
-        raise UsageError(f"invalid PR number {req.pr}")
+    if not 1 <= req.pr <= MAX_PR_NUMBER:
+        raise UsageError(f"invalid PR number {req.pr}",
+                         hint=f"a PR number is between 1 and {MAX_PR_NUMBER}")
+    if req.run_id is not None and not 1 <= req.run_id <= MAX_RUN_ID:
+        raise UsageError(f"invalid run id {req.run_id}", hint="copy it from the run's URL")
     if req.timeout <= 0:
-        raise UsageError("--timeout must be positive")
+        raise UsageError("--timeout must be positive", hint="e.g. --timeout 1800")
+    api_url = api_url_from_env(req.api_url, req.env)  # refuses plain http off loopback
     repo = GitRepo.open(req.path)
     slug = req.repo or repo.remote_slug(req.remote)
     if not slug:
         raise UsageError(f"cannot tell the GitHub repository from remote {req.remote!r}",
                          hint="pass --repo OWNER/NAME")
     check_slug(slug)
-    token = req.token or token_from_env()
+    token = req.token or token_from_env(req.env)
     retry = RetryPolicy(sleep=hooks.retry_sleep or time.sleep)
-    forge = Forge(slug, token=token, api_url=api_url_from_env(req.api_url), retry=retry,
+    forge = Forge(slug, token=token, api_url=api_url, retry=retry,
                   per_page=hooks.per_page, throttle=hooks.throttle)
     result = Result(command="merge-with-reuse")
-    return Context(req=req, slug=slug, forge=forge, ws=Workspace(repo, req.remote),
+    return Context(req=req, slug=slug, forge=forge,
+                   ws=Workspace(repo, req.remote, user_env=req.env),
                    hooks=hooks, result=result, where=f"{slug}#{req.pr}")
 
 
@@ -156,9 +200,9 @@ def _run(ctx: Context) -> Result:
     pr = ctx.forge.pull(req.pr)
     ctx.pr = pr
     if pr.merged:
-        ctx.add(R.PR_ALREADY_MERGED.at(ctx.where, None, None,
-                                       f"PR #{pr.number} is already merged as "
-                                       f"{pr.merge_commit_sha}"))
+        ctx.add(PR_ALREADY_MERGED.at(ctx.where, None, None,
+                                     f"PR #{pr.number} is already merged as "
+                                     f"{pr.merge_commit_sha}"))
         res.info["merge_sha"] = pr.merge_commit_sha
         res.info["state"] = "already-merged"
         return res
@@ -177,108 +221,170 @@ def _run(ctx: Context) -> Result:
     for line in ctx.plan:
         hooks.say(line)
     if not req.yes and not hooks.confirm(ctx.plan):
-        raise Aborted("aborted at the confirmation prompt; nothing was changed")
+        raise Aborted("aborted at the confirmation prompt; nothing was changed",
+                      hint="re-run and answer y, or pass --yes")
     execute(ctx)
     return res
 
 
 # ----------------------------------------------------------------------------- preflight
 
+def authorization_in_force(forge: Forge, number: int) -> tuple[Authorization | None,
+                                                                list[Comment]]:
+    """The PR's authorization under the rule ``ci plan`` uses, with the permission
+    of each candidate author asked from the API; and the PR's comments."""
+    comments = forge.comments(number)
+    return authorization(comments, lambda c: forge.permission(c.author)), comments
+
+
 def preflight(ctx: Context) -> None:
     """Every read-only check, all problems collected (spec §7 steps 1–4, G1, G8, G9)."""
-    pr, where, forge = ctx.pr, ctx.where, ctx.forge
+    pr = ctx.pr
     assert pr is not None
+    _check_checkout(ctx)
+    _check_pull(ctx, pr)
+    _check_rights(ctx)
+    if pr.is_fork:
+        return  # everything below needs the PR's branch in this repository
+    ctx.head_sha, ctx.base_sha = ctx.ws.fetch(pr.number, pr.base_ref)
+    if ctx.head_sha != pr.head_sha:
+        ctx.add(HEAD_MOVED.at(ctx.where, None, None,
+                              f"the API reports head {pr.head_sha[:12]} but pull/{pr.number}"
+                              f"/head fetched {ctx.head_sha[:12]}"))
+        return
+    _choose_source(ctx, pr)
+    if ctx.run is not None:
+        _check_benchmarked(ctx, ctx.run)
+    _changelog_preflight(ctx, pr)
+    _merge_preflight(ctx)
+    _prepared_state(ctx, pr)
+    _git_preflight(ctx, pr)
+
+
+def _check_checkout(ctx: Context) -> None:
     dirty = ctx.ws.dirty()
     if dirty:
         shown = ", ".join(ln[3:] for ln in dirty[:5]) + (" …" if len(dirty) > 5 else "")
-        ctx.add(R.DIRTY_TREE.at(str(ctx.ws.repo.root), None, None,
-                                f"{len(dirty)} uncommitted change(s): {shown}"))
+        ctx.add(DIRTY_TREE.at(str(ctx.ws.repo.root), None, None,
+                              f"{len(dirty)} uncommitted change(s): {shown}"))
+
+
+def _check_pull(ctx: Context, pr: PullInfo) -> None:
+    where = ctx.where
     if pr.state != "open":
-        ctx.add(R.PR_NOT_OPEN.at(where, None, None, f"PR #{pr.number} is {pr.state}"))
+        ctx.add(PR_NOT_OPEN.at(where, None, None, f"PR #{pr.number} is {pr.state}"))
     elif pr.draft:
-        ctx.add(R.PR_NOT_OPEN.at(where, None, None,
-                                 f"PR #{pr.number} is a draft: run-sweep.yml runs no checks "
-                                 "on drafts, so the merge could never go green",
-                                 hint="mark the PR ready for review first"))
+        ctx.add(PR_NOT_OPEN.at(where, None, None,
+                               f"PR #{pr.number} is a draft: run-sweep.yml runs no checks "
+                               "on drafts, so the merge could never go green",
+                               hint="mark the PR ready for review first"))
     if pr.is_fork:
-        ctx.add(R.PR_FORK.at(where, None, None,
-                             f"PR #{pr.number} comes from {pr.head_repo or 'a deleted fork'}"))
+        ctx.add(PR_FORK.at(where, None, None,
+                           f"PR #{pr.number} comes from {pr.head_repo or 'a deleted fork'}"))
     if pr.base_ref != "main":
-        ctx.add(R.BASE_BRANCH.at(where, None, None,
-                                 f"PR #{pr.number} targets {pr.base_ref!r}, not 'main'"))
+        ctx.add(BASE_BRANCH.at(where, None, None,
+                               f"PR #{pr.number} targets {pr.base_ref!r}, not 'main'"))
     ctx.result.extend(reuse.label_findings(pr, where))
-    ctx.commits = forge.pull_commits(pr.number)
-    comments = forge.comments(pr.number)
-    in_force = reuse.authorization(comments)
-    run_id = ctx.req.run_id
+
+
+def _check_rights(ctx: Context) -> None:
+    """The token's user must be able to authorize (the comment must count) and merge."""
+    login = ctx.forge.login()
+    perm = ctx.forge.permission(login)
+    ctx.result.info["token_user"] = {"login": login, "permission": perm}
+    if perm not in AUTHORIZING:
+        ctx.add(NOT_AUTHORIZED.at(
+            ctx.where, None, None,
+            f"the token belongs to {login}, whose permission on {ctx.slug} is "
+            f"{perm or 'unknown'}: a /reuse-sweep-run comment by {login} would not count "
+            "(write or admin is needed), so nothing is posted"))
+
+
+def _choose_source(ctx: Context, pr: PullInfo) -> None:
+    """The authorization in force, the PR's commits and the source run."""
+    forge, ws, req = ctx.forge, ctx.ws, ctx.req
+    ctx.in_force, _ = authorization_in_force(forge, pr.number)
+    in_force = ctx.in_force
+    run_id = req.run_id
     if run_id is None and in_force is not None and in_force.run_id is not None:
         run_id = in_force.run_id  # honour a maintainer's (or our earlier) pin — G8
-        ctx.hooks.say(f"using run {run_id}, pinned by {in_force.comment.author}'s comment "
+        ctx.hooks.say(f"using run {run_id}, pinned by {in_force.author}'s comment "
                       f"{in_force.comment.html_url or in_force.comment.id}")
-    elif (ctx.req.run_id is not None and in_force is not None and in_force.run_id is not None
-          and in_force.run_id != ctx.req.run_id):
-        ctx.add(R.AUTHORIZATION_CONFLICT.at(
-            where, None, None, f"{in_force.comment.author}'s comment pins run "
-            f"{in_force.run_id}; --run-id {ctx.req.run_id} replaces it"))
-    if not pr.is_fork:
-        if len(ctx.commits) >= PR_COMMITS_CAP:  # the API list is truncated: ask git
-            head_sha, base_sha = ctx.ws.fetch(pr.number, pr.base_ref)
-            ctx.commits = [PullCommit(sha, msg)
-                           for sha, msg in ctx.ws.commits_between(base_sha, head_sha)]
-        pinned = forge.run(run_id) if run_id is not None else None
-        runs = None if pinned is not None else forge.sweep_runs(pr.head_ref)
-        events = forge.label_events(pr.number)
-        choice = reuse.choose_run(
-            pr, ctx.commits, runs, pinned, forge.artifacts, where,
-            labels_of=lambda r: reuse.labels_at(pr.labels, events, r.created_at))
-        ctx.result.extend(choice.findings)
-        ctx.result.info["runs_considered"] = choice.considered
-        ctx.run = choice.run
-        if choice.run is not None:
-            ctx.result.info.update(run_id=choice.run.id, run_head=choice.run.head_sha,
-                                   artifacts=choice.artifacts)
-            later = reuse.unbenchmarked(ctx.commits, choice.run.head_sha)
-            if later:
-                ctx.add(R.RUN_NOT_AT_HEAD.at(
-                    where, None, None,
-                    f"run {choice.run.id} benchmarked {choice.run.head_sha[:12]}; "
-                    f"{len(later)} later commit(s) were not benchmarked: "
-                    + ", ".join(c.sha[:12] for c in later[:5])))
-            ctx.comment_done = reuse.pinned_to(comments, choice.run.id) is not None
-        _changelog_preflight(ctx)
+    elif (req.run_id is not None and in_force is not None and in_force.run_id is not None
+          and in_force.run_id != req.run_id):
+        ctx.add(AUTHORIZATION_CONFLICT.at(
+            ctx.where, None, None, f"{in_force.author}'s comment pins run "
+            f"{in_force.run_id}; --run-id {req.run_id} replaces it"))
+    ctx.commits = forge.pull_commits(pr.number)
+    if len(ctx.commits) >= PR_COMMITS_CAP:  # the API list is truncated: ask git
+        ctx.commits = [PullCommit(sha, msg)
+                       for sha, msg in ws.commits_between(ctx.base_sha, ctx.head_sha)]
+    pinned = forge.run(run_id) if run_id is not None else None
+    runs = None if pinned is not None else forge.sweep_runs(pr.head_ref)
+    events = forge.label_events(pr.number)
+    choice = reuse.choose_run(
+        pr, (c.sha for c in ctx.commits), runs, pinned, forge.artifacts, ctx.where,
+        labels_of=lambda r: reuse.labels_at(pr.labels, events, r.created_at))
+    ctx.result.extend(choice.findings)
+    ctx.result.info["runs_considered"] = choice.considered
+    ctx.run = choice.run
+    if choice.run is None:
+        return
+    ctx.result.info.update(run_id=choice.run.id, run_head=choice.run.head_sha,
+                           artifacts=choice.artifacts)
+    # what ixtool recorded itself: its local state, and its comment when in force
+    local = ws.recorded_prepared(pr.number)
+    if local:
+        ctx.recorded.add(local)
+    if in_force is not None and in_force.run_id == choice.run.id:
+        ctx.comment_done = reuse.reference_agrees(in_force.comment.body, choice.run.id)
+        noted = reuse.prepared_in(in_force.comment.body)
+        if noted:
+            ctx.recorded.add(noted)
 
 
-def _changelog_preflight(ctx: Context) -> None:
+def _check_benchmarked(ctx: Context, run: WorkflowRun) -> None:
+    """Benchmarked means benchmarked: no commit after the run's head but ixtool's own."""
+    after = [sha for sha, _ in ctx.ws.commits_between(ctx.base_sha, ctx.head_sha,
+                                                       run.head_sha)]
+    later = reuse.unbenchmarked(after, ctx.recorded)
+    if not later:
+        return
+    shown = ", ".join(sha[:12] for sha in later[:5]) + (" …" if len(later) > 5 else "")
+    what = (f"run {run.id} benchmarked {run.head_sha[:12]}; {len(later)} later commit(s) "
+            f"were not benchmarked: {shown}")
+    ctx.result.info["unbenchmarked"] = later
+    if ctx.req.allow_unbenchmarked:
+        ctx.later = later
+        ctx.add(UNBENCHMARKED_ALLOWED.at(ctx.where, None, None,
+                                         what + " (named in the squash commit)"))
+    else:
+        ctx.add(RUN_NOT_AT_HEAD.at(ctx.where, None, None, what))
+
+
+def _changelog_preflight(ctx: Context, pr: PullInfo) -> None:
     """The PR-mode gate and an in-memory dry run of resolve/canonicalize (G1)."""
     from inferencex_tools.changelog.merge_ops import canonicalize, resolve_conflict
     from inferencex_tools.changelog.validate import Options, analyze_change
 
-    pr, ws = ctx.pr, ctx.ws
-    assert pr is not None
-    head_sha, base_sha = ws.fetch(pr.number, pr.base_ref)
-    ctx.head_sha, ctx.base_sha = head_sha, base_sha
-    if head_sha != pr.head_sha:
-        ctx.add(R.HEAD_MOVED.at(ctx.where, None, None,
-                                f"the API reports head {pr.head_sha[:12]} but pull/{pr.number}"
-                                f"/head fetched {head_sha[:12]}"))
-        return
-    name = reuse.CHANGELOG
+    ws, name = ctx.ws, reuse.CHANGELOG
+    head_sha, base_sha = ctx.head_sha, ctx.base_sha
     mb = ws.repo.merge_base(head_sha, base_sha)
     mb_raw = ws.repo.show(mb, name) or b""
     pr_raw = ws.repo.show(head_sha, name) or b""
     main_raw = ws.repo.show(base_sha, name) or b""
     if pr_raw == mb_raw:
-        ctx.add(R.NO_CHANGELOG_CHANGE.at(name, None, None,
-                                         f"PR #{pr.number} leaves {name} unchanged"))
+        ctx.add(NO_CHANGELOG_CHANGE.at(name, None, None,
+                                       f"PR #{pr.number} leaves {name} unchanged"))
         return
     opts = Options(repo=ctx.slug, pr=pr.number, master_keys=None)
     a = analyze_change(mb_raw, pr_raw, name, opts, base_label=f"{name}@merge-base")
     errors = [f for f in a.findings if f.severity is Severity.ERROR]
     if errors:
         ctx.result.extend(errors)
-        ctx.add(R.CHANGELOG_GATE.at(name, errors[0].line, errors[0].column,
-                                    f"{len(errors)} changelog error(s) on the PR branch; "
-                                    "nothing was posted or pushed"))
+        ctx.add(CHANGELOG_GATE.at(name, errors[0].line, errors[0].column,
+                                  f"{len(errors)} changelog error(s) on the PR branch; "
+                                  "nothing was posted or pushed"))
         ctx.result.info.setdefault("sources", {})[name] = pr_raw.decode("utf-8", "replace")
         return
     try:
@@ -288,12 +394,91 @@ def _changelog_preflight(ctx: Context) -> None:
                                       repo=ctx.slug, label=name).data
         canonicalize(main_raw, merged, pr=pr.number, repo=ctx.slug, label=name)
     except ConflictError as exc:
-        ctx.add(R.CHANGELOG_UNMERGEABLE.at(name, None, None, exc.message))
-    base_in_head = ws.is_ancestor(base_sha, head_sha)
-    run = ctx.run
-    ctx.prepared = bool(
-        base_in_head and run is not None
-        and reuse.prep_run_id(ws.commit_message(head_sha)) == run.id)
+        ctx.add(CHANGELOG_UNMERGEABLE.at(name, None, None, exc.message))
+
+
+def _merge_preflight(ctx: Context) -> None:
+    """Merge main into the PR head in memory: a conflict outside the changelog (or a
+    changelog conflict without all three versions) stops the run here (MR403/MR402)."""
+    ws, name = ctx.ws, reuse.CHANGELOG
+    ctx.needs_merge = not ws.is_ancestor(ctx.base_sha, ctx.head_sha)
+    if not ctx.needs_merge:
+        return
+    mt = ws.merge_tree(ctx.head_sha, ctx.base_sha)
+    others = sorted(p for p in mt.conflicts if p != name)
+    if others:
+        shown = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
+        ctx.add(UNEXPECTED_CONFLICT.at(
+            ctx.where, None, None,
+            f"merging main ({ctx.base_sha[:12]}) into the PR head ({ctx.head_sha[:12]}) "
+            f"conflicts in {len(others)} path(s) besides {name}: {shown}",
+            data={"conflicts": others}))
+    stages = mt.conflicts.get(name)
+    if stages is not None and stages != {1, 2, 3}:
+        ctx.add(CHANGELOG_UNMERGEABLE.at(name, None, None,
+                                         f"{name} was added or deleted on one side; "
+                                         "ixtool resolves only a three-way content conflict"))
+
+
+def _prepared_state(ctx: Context, pr: PullInfo) -> None:
+    """Is the head already ixtool's preparation commit, or is one waiting to be pushed?"""
+    ws = ctx.ws
+    if ctx.head_sha in ctx.recorded and not ctx.needs_merge:
+        ctx.prepared = True
+        return
+    local = ws.recorded_prepared(pr.number)
+    if (local and local != ctx.head_sha and ws.parents(local)[:1] == [ctx.head_sha]
+            and ws.is_ancestor(ctx.base_sha, local)):
+        ctx.reuse_commit = local  # built by an interrupted run, never pushed
+
+
+def _git_preflight(ctx: Context, pr: PullInfo) -> None:
+    """The git identity of the commit ixtool will make and push access to the branch,
+    both with the user's own configuration (what the writes will use)."""
+    ws = ctx.ws
+    if ctx.prepared:
+        return
+    if not ctx.reuse_commit:
+        ident = ws.identity()
+        if not ident.ok:
+            ctx.add(NO_GIT_IDENTITY.at(
+                str(ws.repo.root), None, None,
+                f"git cannot tell who authors ixtool's commit: {ident.detail}",
+                hint=identity_hint(ident.missing)))
+        else:
+            ctx.result.info["git_identity"] = ident.detail
+    probe = ws.push_probe(ctx.head_sha, pr.head_ref)
+    if not probe.ok:
+        ctx.add(CANNOT_PUSH.at(
+            ctx.where, None, None,
+            f"`git push --dry-run {ws.remote} {pr.head_ref}` failed: {probe.detail}",
+            hint=push_hint(probe.detail, ws.remote)))
+
+
+def identity_hint(missing: list[str]) -> str:
+    """A hint naming the identity settings to set (git never guesses them for ixtool)."""
+    examples = {"user.name": "'Your Name'", "user.email": "you@example.com"}
+    keys = missing or ["user.email"]
+    return ("set " + " and ".join(keys) + " in your git configuration: "
+            + "; ".join(f"git config --global {k} {examples.get(k, '…')}" for k in keys))
+
+
+def push_hint(detail: str, remote: str) -> str:
+    """A hint naming the setting behind a failed push probe."""
+    low = detail.lower()
+    if "could not read username" in low or "terminal prompts disabled" in low \
+            or "authentication failed" in low or "401" in low:
+        return (f"git has no credentials for {remote}: configure credential.helper "
+                "(e.g. `gh auth setup-git`, or a helper in ~/.gitconfig) or use an SSH "
+                "remote; ixtool never prompts for a password")
+    if "permission denied (publickey" in low or "host key verification" in low:
+        return ("ssh could not authenticate: check your key (ssh-agent, core.sshCommand, "
+                "~/.ssh/config)")
+    if "403" in low or "denied" in low or "not allowed" in low:
+        return f"your credentials for {remote} cannot push to this repository"
+    if "could not resolve" in low or "proxy" in low or "connect" in low:
+        return "check the network, http.proxy and url.<base>.insteadOf settings"
+    return f"make `git push {remote}` work from this clone, then re-run"
 
 
 # ----------------------------------------------------------------------------- plan
@@ -305,21 +490,25 @@ def make_plan(ctx: Context) -> None:
     api = f"/repos/{slug}"
     p.append(f"source run: {run.id} ({run.html_url or 'run-sweep.yml'}) on "
              f"{run.head_sha[:12]}, artifacts: {', '.join(ctx.result.info.get('artifacts', []))}")
-    if ctx.comment_done:
-        p.append(f"1. authorization: done (the comment in force pins run {run.id})")
+    if ctx.prepared:
+        p.append(f"1. prepare: done (head {ctx.head_sha[:12]} is ixtool's recorded commit "
+                 f"for run {run.id} and contains {pr.base_ref})")
+    elif ctx.reuse_commit:
+        p.append(f"1. prepare: done locally ({ctx.reuse_commit[:12]}, recorded by an "
+                 "interrupted run)")
     else:
-        p.append(f"1. post '{reuse.comment_body(run.id)}' on PR #{pr.number}")
+        p.append(f"1. build one [skip-sweep] commit on {ctx.head_sha[:12]} locally: "
+                 + (f"merge {pr.base_ref} ({ctx.base_sha[:12]}) resolving only "
+                    f"{reuse.CHANGELOG}, " if ctx.needs_merge else "")
+                 + "canonicalize the changelog link (or an empty refresh commit)")
+    if ctx.comment_done:
+        p.append(f"2. authorization: done (the comment in force pins run {run.id})")
+    else:
+        p.append(f"2. post '{reuse.comment_body(run.id)}' on PR #{pr.number}"
+                 + (" (recording the prepared commit)" if not ctx.prepared else ""))
         c.append(f"POST {api}/issues/{pr.number}/comments "
                  f"body={reuse.comment_body(run.id)!r}")
-    if ctx.prepared:
-        p.append(f"2. prepare: done (head {ctx.head_sha[:12]} is ixtool's commit for run "
-                 f"{run.id} and contains {pr.base_ref})")
-    else:
-        merge = not ctx.ws.is_ancestor(ctx.base_sha, ctx.head_sha)
-        p.append(f"2. prepare one [skip-sweep] commit on {pr.head_ref}: "
-                 + (f"merge {pr.base_ref} ({ctx.base_sha[:12]}) resolving only "
-                    f"{reuse.CHANGELOG}, " if merge else "")
-                 + "canonicalize the changelog link (or an empty refresh commit)")
+    if not ctx.prepared:
         p.append(f"3. push it to {ctx.req.remote}/{pr.head_ref} "
                  f"(only if the branch is still {ctx.head_sha[:12]})")
         c.append(f"git push --force-with-lease=refs/heads/{pr.head_ref}:{ctx.head_sha} "
@@ -330,7 +519,8 @@ def make_plan(ctx: Context) -> None:
     c.append(f"GET {api}/commits/<head>/status (polled)")
     c.append(f"GET {api}/pulls/{pr.number} (head re-check, polled)")
     title, _ = reuse.squash_message(pr, run, slug)
-    p.append(f"5. re-check the head, then squash-merge as {title!r} with ixtool's message")
+    p.append(f"5. re-check the head, then squash-merge as {title!r} with ixtool's message"
+             + (f" naming {len(ctx.later)} unbenchmarked commit(s)" if ctx.later else ""))
     c.append(f"PUT {api}/pulls/{pr.number}/merge merge_method=squash sha=<head>")
 
 
@@ -339,20 +529,19 @@ def make_plan(ctx: Context) -> None:
 def execute(ctx: Context) -> None:
     pr, run, hooks, res = ctx.pr, ctx.run, ctx.hooks, ctx.result
     assert pr is not None and run is not None
-    # 1. authorization comment, pinned to the chosen run (G8)
-    if not ctx.comment_done:
-        posted = ctx.forge.post_comment(pr.number, reuse.comment_body(run.id))
-        hooks.say(f"posted {posted.body!r} ({posted.html_url or posted.id})")
-        if posted.association not in reuse.AUTHORIZED:
-            ctx.add(R.NOT_AUTHORIZED.at(
-                ctx.where, None, None,
-                f"the comment was posted as {posted.author} ({posted.association}); CI "
-                "ignores it, so main would re-run the full sweep — stopping"))
-            return
-    hooks.after_step("comment")
-    # 2.–3. prepare and push
-    head = ctx.head_sha if ctx.prepared else prepare_and_push(ctx)
+    # 1. the preparation commit, built locally (no write yet)
+    head = ctx.head_sha if ctx.prepared else (ctx.reuse_commit or build_commit(ctx, pr, run))
     if ctx.failed:
+        return
+    # 2. the authorization comment, pinned to the chosen run (G8) — the first write
+    if not ctx.comment_done:
+        body = reuse.comment_body(run.id, None if ctx.prepared else head)
+        posted = ctx.forge.post_comment(pr.number, body)
+        hooks.say(f"posted {reuse.comment_body(run.id)!r} "
+                  f"({posted.html_url or posted.id})")
+    hooks.after_step("comment")
+    # 3. push
+    if not ctx.prepared and not push_prepared(ctx, pr, head):
         return
     res.info["prepared_head"] = head
     # 4. checks
@@ -360,68 +549,27 @@ def execute(ctx: Context) -> None:
         return
     hooks.after_step("checks")
     # 5. re-check the head, merge
-    now = ctx.forge.pull(pr.number)
-    if now.merged:
-        res.info.update(merge_sha=now.merge_commit_sha, state="merged")
-        return
-    if now.head_sha != head:
-        ctx.add(R.HEAD_MOVED.at(ctx.where, None, None,
-                                f"PR head is now {now.head_sha[:12]}, expected {head[:12]}"))
-        return
-    hooks.after_step("recheck")
-    title, body = reuse.squash_message(now, run, ctx.slug)
-    bad = reuse.lint_message(f"{title}\n\n{body}")
-    if bad:
-        ctx.add(R.BODY_LINT.at(ctx.where, None, None,
-                               f"refusing to merge: the message contains {', '.join(bad)}"))
-        return
-    try:
-        sha = ctx.forge.squash_merge(pr.number, title=title, body=body, sha=head)
-    except ForgeError as exc:
-        ctx.add(R.MERGE_REFUSED.at(ctx.where, None, None, exc.message))
-        return
-    hooks.after_step("squash-merge")
-    res.info.update(merge_sha=sha, state="merged")
+    squash_merge(ctx, pr, run, head)
 
 
-def prepare_and_push(ctx: Context) -> str:
-    """One commit on top of the PR head (merge / canonicalize / refresh), pushed."""
-    from inferencex_tools.changelog.merge_ops import canonicalize, resolve_conflict
+def build_commit(ctx: Context, pr: PullInfo, run: WorkflowRun) -> str:
+    """One commit on top of the PR head (merge / canonicalize / refresh), built in the
+    private worktree and recorded as ixtool's own; not pushed."""
+    from inferencex_tools.changelog.merge_ops import canonicalize
 
-    pr, run, ws, hooks = ctx.pr, ctx.run, ctx.ws, ctx.hooks
-    assert pr is not None and run is not None
-    name = reuse.CHANGELOG
+    ws, hooks, name = ctx.ws, ctx.hooks, reuse.CHANGELOG
     ws.prepare_worktree(pr.number, ctx.head_sha)
     kind = "refresh"
-    if not ws.is_ancestor(ctx.base_sha, ctx.head_sha):
+    if ctx.needs_merge:
         kind = "merge"
-        attempt = ws.merge(ctx.base_sha)
-        if not attempt.clean:
-            others = [p for p in attempt.conflicted if p != name]
-            if others:
-                ctx.add(R.UNEXPECTED_CONFLICT.at(
-                    ctx.where, None, None, "merging main conflicts in " + ", ".join(others)))
-                return ""
-            stages = [ws.stage(i, name) for i in (1, 2, 3)]
-            if any(s is None for s in stages):
-                ctx.add(R.CHANGELOG_UNMERGEABLE.at(name, None, None,
-                                                   "a conflict stage of the changelog is "
-                                                   "missing (added or deleted on one side)"))
-                return ""
-            try:
-                out = resolve_conflict(stages[0] or b"", stages[1] or b"", stages[2] or b"",
-                                       pr=pr.number, repo=ctx.slug, label=name)
-            except ConflictError as exc:
-                ctx.add(R.CHANGELOG_UNMERGEABLE.at(name, None, None, exc.message))
-                return ""
-            ws.write(name, out.data)
-            hooks.say(f"resolved the {name} conflict: {out.message}")
+        if not _merge_main(ctx, pr):
+            return ""
     hooks.after_step("merge")
     main_raw = ws.repo.show(ctx.base_sha, name) or b""
     try:
         canon = canonicalize(main_raw, ws.read(name), pr=pr.number, repo=ctx.slug, label=name)
     except ConflictError as exc:
-        ctx.add(R.CHANGELOG_UNMERGEABLE.at(name, None, None, exc.message))
+        ctx.add(CHANGELOG_UNMERGEABLE.at(name, None, None, exc.message))
         return ""
     if canon.changed:
         ws.write(name, canon.data)
@@ -429,15 +577,80 @@ def prepare_and_push(ctx: Context) -> str:
         hooks.say(f"canonicalized {name}: {canon.message}")
     hooks.after_step("canonicalize")
     sha: str = ws.commit(reuse.prep_message(pr, run.id, kind))
+    ws.record_prepared(pr.number, sha)
+    hooks.say(f"prepared {sha[:12]} ({kind}) locally")
     hooks.after_step("commit")
-    ok, detail = ws.push(sha, pr.head_ref, ctx.head_sha)
-    if not ok:
-        ctx.add(R.PUSH_REJECTED.at(ctx.where, None, None,
-                                   f"push to {pr.head_ref} rejected: {detail or 'no detail'}"))
-        return ""
-    hooks.say(f"pushed {sha[:12]} to {pr.head_ref} ({kind})")
-    hooks.after_step("push")
     return sha
+
+
+def _merge_main(ctx: Context, pr: PullInfo) -> bool:
+    """``git merge`` main into the worktree; only the changelog may conflict (the
+    preflight's merge-tree said so) and it is resolved by the changelog rules."""
+    from inferencex_tools.changelog.merge_ops import resolve_conflict
+
+    ws, name = ctx.ws, reuse.CHANGELOG
+    attempt = ws.merge(ctx.base_sha)
+    if attempt.clean:
+        return True
+    others = [p for p in attempt.conflicted if p != name]
+    if others:
+        ctx.add(UNEXPECTED_CONFLICT.at(
+            ctx.where, None, None, "merging main conflicts in " + ", ".join(others)))
+        return False
+    stages = [ws.stage(i, name) for i in (1, 2, 3)]
+    if any(s is None for s in stages):
+        ctx.add(CHANGELOG_UNMERGEABLE.at(name, None, None,
+                                         "a conflict stage of the changelog is "
+                                         "missing (added or deleted on one side)"))
+        return False
+    try:
+        out = resolve_conflict(stages[0] or b"", stages[1] or b"", stages[2] or b"",
+                               pr=pr.number, repo=ctx.slug, label=name)
+    except ConflictError as exc:
+        ctx.add(CHANGELOG_UNMERGEABLE.at(name, None, None, exc.message))
+        return False
+    ws.write(name, out.data)
+    ctx.hooks.say(f"resolved the {name} conflict: {out.message}")
+    return True
+
+
+def push_prepared(ctx: Context, pr: PullInfo, sha: str) -> bool:
+    ok, detail = ctx.ws.push(sha, pr.head_ref, ctx.head_sha)
+    if not ok:
+        moved = "stale info" in detail or "fetch first" in detail or "rejected" in detail
+        ctx.add(PUSH_REJECTED.at(
+            ctx.where, None, None, f"push to {pr.head_ref} rejected: {detail or 'no detail'}",
+            hint=None if moved else push_hint(detail, ctx.ws.remote)))
+        return False
+    ctx.hooks.say(f"pushed {sha[:12]} to {pr.head_ref}")
+    ctx.hooks.after_step("push")
+    return True
+
+
+def squash_merge(ctx: Context, pr: PullInfo, run: WorkflowRun, head: str) -> None:
+    res = ctx.result
+    now = ctx.forge.pull(pr.number)
+    if now.merged:
+        res.info.update(merge_sha=now.merge_commit_sha, state="merged")
+        return
+    if now.head_sha != head:
+        ctx.add(HEAD_MOVED.at(ctx.where, None, None,
+                              f"PR head is now {now.head_sha[:12]}, expected {head[:12]}"))
+        return
+    ctx.hooks.after_step("recheck")
+    title, body = reuse.squash_message(now, run, ctx.slug, ctx.later)
+    bad = reuse.lint_message(f"{title}\n\n{body}")
+    if bad:
+        ctx.add(BODY_LINT.at(ctx.where, None, None,
+                             f"refusing to merge: the message contains {', '.join(bad)}"))
+        return
+    try:
+        sha = ctx.forge.squash_merge(pr.number, title=title, body=body, sha=head)
+    except ForgeError as exc:
+        ctx.add(MERGE_REFUSED.at(ctx.where, None, None, exc.message))
+        return
+    ctx.hooks.after_step("squash-merge")
+    res.info.update(merge_sha=sha, state="merged")
 
 
 def _latest(runs: list[CheckRun]) -> dict[str, CheckRun]:
@@ -461,9 +674,9 @@ def wait_for_checks(ctx: Context, head: str) -> bool:
             if now.merged:
                 ctx.result.info.update(merge_sha=now.merge_commit_sha, state="merged")
                 return False
-            ctx.add(R.HEAD_MOVED.at(ctx.where, None, None,
-                                    f"PR head moved to {now.head_sha[:12]} while waiting for "
-                                    f"checks of {head[:12]}"))
+            ctx.add(HEAD_MOVED.at(ctx.where, None, None,
+                                  f"PR head moved to {now.head_sha[:12]} while waiting for "
+                                  f"checks of {head[:12]}"))
             return False
         latest = _latest(ctx.forge.check_runs(head) + ctx.forge.statuses(head))
         failed = [r for r in latest.values()
@@ -472,7 +685,7 @@ def wait_for_checks(ctx: Context, head: str) -> bool:
         if phase == CHECK_CHANGELOG and gate is not None and gate.status == "completed":
             phase = "all"
         if failed and (phase != CHECK_CHANGELOG):
-            ctx.add(R.CHECK_FAILED.at(ctx.where, None, None, "; ".join(
+            ctx.add(CHECK_FAILED.at(ctx.where, None, None, "; ".join(
                 f"{r.name} concluded {r.conclusion}" for r in failed)))
             return False
         pending = sorted(n for n, r in latest.items() if r.status != "completed")
@@ -483,20 +696,10 @@ def wait_for_checks(ctx: Context, head: str) -> bool:
             ctx.result.info["checks"] = {n: r.conclusion for n, r in sorted(latest.items())}
             return True
         if elapsed >= req.timeout:
-            ctx.add(R.CHECK_TIMEOUT.at(ctx.where, None, None,
-                                       f"after {elapsed:.0f}s still pending: "
-                                       + ", ".join(pending)))
+            ctx.add(CHECK_TIMEOUT.at(ctx.where, None, None,
+                                     f"after {elapsed:.0f}s still pending: "
+                                     + ", ".join(pending)))
             return False
         hooks.progress(f"waiting for {'check-changelog' if phase != 'all' else 'checks'}: "
                        f"{elapsed:.0f}s elapsed; pending: {', '.join(pending)}")
         hooks.sleep(hooks.poll_interval)
-
-
-def terminal_confirm(plan: list[str]) -> bool:
-    """Ask on the terminal; without one, refuse (the CLI says to pass --yes)."""
-    if not sys.stdin.isatty():
-        raise UsageError("merge-with-reuse needs confirmation; pass --yes when not "
-                         "running on a terminal")
-    sys.stderr.write("Proceed? [y/N] ")
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")

@@ -173,7 +173,7 @@ def test_reuse_authorization_skips_pr_sweep(tmp_path: Path, shas: dict[str, str]
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)["info"]["decision"]
     assert d["reuse_check"] == "pr" and d["sweep"]["run"] is False
-    # the CONTRIBUTOR's newer comment does not count; the MEMBER's pinned one does
+    # dev-a's newer comment does not count (read permission); maintainer-b's pin does
     assert "maintainer-b" in d["sweep"]["reason"] and "run 17070001" in d["sweep"]["reason"]
 
 

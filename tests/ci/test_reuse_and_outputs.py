@@ -6,23 +6,35 @@ from typing import Any
 
 import pytest
 
+from inferencex_tools.ci.authorization import find_authorization
 from inferencex_tools.ci.labels import Facts, decide, near_miss
 from inferencex_tools.ci.outputs import output_pairs
-from inferencex_tools.ci.reuse import find_authorization
 from inferencex_tools.errors import InputError
 from inferencex_tools.io.actions import format_outputs
 
 
-def c(body: str, when: str, assoc: str = "MEMBER", login: str = "m") -> dict[str, Any]:
-    return {"body": body, "created_at": when, "author_association": assoc,
-            "user": {"login": login}, "id": 1}
+def c(body: str, when: str, assoc: str = "MEMBER", login: str = "m", perm: str | None = "write",
+      cid: int = 1) -> dict[str, Any]:
+    out: dict[str, Any] = {"body": body, "created_at": when, "author_association": assoc,
+                           "user": {"login": login}, "id": cid}
+    if perm is not None:
+        out["author_permission"] = perm  # looked up by the workflow's reuse-comments job
+    return out
 
 
 @pytest.mark.parametrize(("comments", "want"), [
     ([c("/reuse-sweep-run", "2026-01-01")], ("m", None)),
     ([c("  /reuse-sweep-run 123  ", "2026-01-01")], ("m", 123)),
     ([c("please /reuse-sweep-run 5", "2026-01-01")], None),  # inline mention
-    ([c("/reuse-sweep-run 5", "2026-01-01", assoc="CONTRIBUTOR")], None),
+    ([c("/reuse-sweep-run 5", "2026-01-01", assoc="CONTRIBUTOR", perm="read")], None),
+    # the association label is not a right; the permission is
+    ([c("/reuse-sweep-run 5", "2026-01-01", assoc="OWNER", perm="read")], None),
+    ([c("/reuse-sweep-run 5", "2026-01-01", assoc="NONE", perm="admin")], ("m", 5)),
+    ([c("/reuse-sweep-run 5", "2026-01-01", perm=None)], None),  # permission unknown
+    # equal timestamps: the larger comment id is the later comment
+    ([c("/reuse-sweep-run 222", "2026-01-01T00:00:00Z", login="b", cid=20),
+      c("/reuse-sweep-run 111", "2026-01-01T00:00:00Z", login="a", cid=10)], ("b", 222)),
+    ([c("/reuse-sweep-run " + "9" * 20, "2026-01-01")], None),  # not a bounded run id
     ([c("/reuse-sweep-run\n123", "2026-01-01")], ("m", None)),  # G14: no newline pinning
     ([c("/reuse-sweep-run 1\n/reuse-sweep-run 2", "2026-01-01")], ("m", 2)),  # last line
     ([c("/reuse-sweep-run 9", "2026-01-02", login="new"),

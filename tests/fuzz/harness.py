@@ -740,10 +740,10 @@ _comments = st.lists(st.fixed_dictionaries({
 
 def t_ci_plan(event: tuple[str, Any], comments: Any) -> object:
     """payload → facts → decision (pure part of ``ixtool ci plan``) → outputs."""
+    from inferencex_tools.ci.authorization import find_authorization
     from inferencex_tools.ci.event import facts_from_payload
     from inferencex_tools.ci.labels import decide
     from inferencex_tools.ci.outputs import output_pairs
-    from inferencex_tools.ci.reuse import find_authorization
     from inferencex_tools.io.actions import format_outputs
 
     with contextlib.suppress(IxtoolError):  # a bad comments file is its own input

@@ -92,6 +92,8 @@ class Run:
     path: str = ".github/workflows/run-sweep.yml"
     created: int = 0
     artifacts: list[tuple[str, bool]] = field(default_factory=lambda: [("results_bmk", False)])
+    head_repo: str | None = None  # None: the fake's own repository
+    prs: list[int] | None = None  # PRs the run lists; None: the open PRs of head_branch
 
 
 def default_checks(sha: str, polls: int) -> list[dict[str, Any]]:
@@ -116,6 +118,8 @@ class FakeGitHub:
         self.token = token
         self.login = login
         self.association = association
+        # collaborator permissions (GET …/collaborators/{login}/permission); others: none
+        self.permissions: dict[str, str] = {login: "write"}
         self.max_page = max_page
         self.prefix = ""  # "/api/v3" to act as GitHub Enterprise Server
         self.commits_cap = 250  # GitHub lists at most 250 commits of a PR
@@ -174,14 +178,17 @@ class FakeGitHub:
                  f"refs/heads/{pr.head_ref}")
 
     def add_comment(self, number: int, body: str, *, login: str = "someone",
-                    association: str = "MEMBER") -> dict[str, Any]:
-        cid = 9000 + sum(len(v) for v in self.comments.values()) + 1
+                    association: str = "MEMBER", permission: str | None = None,
+                    cid: int | None = None, created: str | None = None) -> dict[str, Any]:
+        if permission is not None:
+            self.permissions[login] = permission
+        cid = cid or 9000 + sum(len(v) for v in self.comments.values()) + 1
         c = {"id": cid, "node_id": f"IC_{cid}", "body": body,
              "url": f"{self.api}/repos/{self.slug}/issues/comments/{cid}",
              "html_url": f"https://github.com/{self.slug}/pull/{number}#issuecomment-{cid}",
              "issue_url": f"{self.api}/repos/{self.slug}/issues/{number}",
              "user": {"login": login, "id": abs(hash(login)) % 10**6, "type": "User"},
-             "created_at": self.tick(), "updated_at": ts(self._clock),
+             "created_at": created or self.tick(), "updated_at": created or ts(self._clock),
              "author_association": association}
         self.comments[number].append(c)
         return c
@@ -244,14 +251,32 @@ class FakeGitHub:
         return items
 
     def run_payload(self, r: Run) -> dict[str, Any]:
+        head_repo = self._repo_payload(r.head_repo or self.slug)
+        numbers = r.prs if r.prs is not None else [
+            p.number for p in self.prs.values()
+            if p.head_ref == r.head_branch and (p.head_repo or self.slug) == (
+                r.head_repo or self.slug)]
+        pulls = []
+        for n in numbers:
+            p = self.prs.get(n)
+            pulls.append({
+                "url": f"{self.api}/repos/{self.slug}/pulls/{n}", "id": 100000 + n,
+                "number": n,
+                "head": {"ref": p.head_ref if p else r.head_branch, "sha": r.head_sha,
+                         "repo": {"id": 1, "url": f"{self.api}/repos/{self.slug}",
+                                  "name": self.slug.split("/")[1]}},
+                "base": {"ref": p.base_ref if p else "main", "sha": "0" * 40,
+                         "repo": {"id": 1, "url": f"{self.api}/repos/{self.slug}",
+                                  "name": self.slug.split("/")[1]}}})
         return {"id": r.id, "name": "Run Sweep", "node_id": f"WFR_{r.id}",
+                "head_repository": head_repo,
                 "head_branch": r.head_branch, "head_sha": r.head_sha, "path": r.path,
                 "run_number": r.id % 1000, "run_attempt": 1, "event": r.event,
                 "status": r.status, "conclusion": r.conclusion, "workflow_id": 42,
                 "url": f"{self.api}/repos/{self.slug}/actions/runs/{r.id}",
                 "html_url": f"https://github.com/{self.slug}/actions/runs/{r.id}",
                 "created_at": ts(r.created), "updated_at": ts(r.created + 30),
-                "pull_requests": [],
+                "pull_requests": pulls,
                 "artifacts_url": f"{self.api}/repos/{self.slug}/actions/runs/{r.id}/artifacts"}
 
     def artifact_payloads(self, r: Run) -> list[dict[str, Any]]:
@@ -305,6 +330,9 @@ class FakeGitHub:
 
 
 ROUTES: list[tuple[str, str, str]] = [
+    ("GET", r"/user", "get_user"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/collaborators/(?P<login>[^/]+)/permission",
+     "permission"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)", "get_pull"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/commits", "pull_commits"),
     ("PUT", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/merge", "merge"),
@@ -393,7 +421,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             for method, rx, name in ROUTES:
                 m = re.fullmatch(rx, path)
                 if m and method == self.command:
-                    if m.group("repo") != fake.slug:
+                    if "repo" in m.groupdict() and m.group("repo") != fake.slug:
                         self._send(404, {"message": "Not Found"})
                         return
                     getattr(self, "h_" + name)(**{k: v for k, v in m.groupdict().items()
@@ -423,6 +451,18 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             return pr
 
         # -- handlers --------------------------------------------------------------
+        def h_get_user(self) -> None:
+            self._send(200, {"login": fake.login, "id": 4242, "type": "User",
+                             "url": f"{fake.api}/users/{fake.login}"})
+
+        def h_permission(self, login: str) -> None:
+            login = urllib.parse.unquote(login)
+            perm = fake.permissions.get(login, "none")
+            role = {"admin": "admin", "write": "write", "read": "read"}.get(perm, "none")
+            self._send(200, {"permission": perm, "role_name": role,
+                             "user": {"login": login, "id": abs(hash(login)) % 10**6,
+                                      "type": "User"}})
+
         def h_get_pull(self, n: str) -> None:
             if (pr := self._pr(n)) is not None:
                 self._send(200, fake.pr_payload(pr))

@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from inferencex_tools.ci.authorization import Authorization, authorization
 from inferencex_tools.io.github import (
     Artifact,
     Comment,
     LabelEvent,
-    PullCommit,
     PullInfo,
     WorkflowRun,
 )
 from inferencex_tools.merge import reuse
 
 
-def comment(i: int, body: str, assoc: str = "MEMBER", when: int | None = None) -> Comment:
-    return Comment(i, body, f"u{i}", assoc, f"2026-08-01T00:{when if when is not None else i:02d}"
-                   ":00Z")
+def comment(i: int, body: str, when: int | None = None, created: str | None = None) -> Comment:
+    return Comment(i, body, f"u{i}", "NONE",
+                   created or f"2026-08-01T00:{when if when is not None else i:02d}:00Z")
+
+
+def auth(cs: list[Comment], perms: dict[int, str | None] | None = None
+         ) -> Authorization | None:
+    """The one rule, every author a writer unless ``perms`` (comment id → permission)."""
+    return authorization(cs, lambda c: (perms or {}).get(c.id, "write"))
 
 
 def pr(labels: tuple[str, ...] = ("full-sweep-enabled",)) -> PullInfo:
@@ -33,7 +40,8 @@ def run(i: int, sha: str = "a" * 40, **kw: object) -> WorkflowRun:
                                    event="pull_request", status="completed",
                                    conclusion="success",
                                    path=".github/workflows/run-sweep.yml",
-                                   created_at=f"2026-08-01T00:{i % 60:02d}:00Z")
+                                   created_at=f"2026-08-01T00:{i % 60:02d}:00Z",
+                                   head_repo="acme/bench", pr_numbers=(7,))
     base.update(kw)
     return WorkflowRun(**base)  # type: ignore[arg-type]
 
@@ -65,44 +73,50 @@ def test_labels_at_undoes_later_events() -> None:
     assert reuse.run_label_problem({"full-sweep-enabled", "all-evals"}) is None
 
 
-# ----------------------------------------------------------------------------- grammar
+# ----------------------------------------------------------------------------- the rule
 
 def test_newest_authorized_comment_decides_and_bare_unpins() -> None:
-    cs = [comment(1, "/reuse-sweep-run 123"), comment(2, "/reuse-sweep-run")]
-    auth = reuse.authorization(cs)
-    assert auth is not None and auth.run_id is None and auth.comment.id == 2
+    got = auth([comment(1, "/reuse-sweep-run 123"), comment(2, "/reuse-sweep-run")])
+    assert got is not None and got.run_id is None and got.comment.id == 2
 
 
-def test_last_match_within_a_comment_decides() -> None:
-    auth = reuse.authorization([comment(1, "/reuse-sweep-run 5\n  /reuse-sweep-run 6  ")])
-    assert auth is not None and auth.run_id == 6
+def test_permission_not_association_decides() -> None:
+    """An OWNER/MEMBER/COLLABORATOR label is not a right: the API permission is."""
+    cs = [Comment(1, "/reuse-sweep-run 5", "old", "NONE", "2026-08-01T00:01:00Z"),
+          Comment(2, "/reuse-sweep-run 9", "collab", "COLLABORATOR", "2026-08-01T00:02:00Z")]
+    got = authorization(cs, lambda c: {"old": "admin", "collab": "read"}[c.author])
+    assert got is not None and got.run_id == 5 and got.permission == "admin"
 
 
-def test_non_members_and_inline_mentions_do_not_count() -> None:
-    cs = [comment(1, "/reuse-sweep-run 5"),
-          comment(2, "/reuse-sweep-run 9", assoc="CONTRIBUTOR"),
-          comment(3, "please run /reuse-sweep-run 9 later")]
-    auth = reuse.authorization(cs)
-    assert auth is not None and auth.run_id == 5
+def test_permission_is_asked_newest_first_and_only_as_needed() -> None:
+    asked: list[int] = []
+    cs = [comment(1, "/reuse-sweep-run 1"), comment(2, "hello"), comment(3, "/reuse-sweep-run 3"),
+          comment(4, "/reuse-sweep-run 4")]
+
+    def perm(c: Comment) -> str:
+        asked.append(c.id)
+        return "write" if c.id == 3 else "read"
+
+    got = authorization(cs, perm)
+    assert got is not None and got.run_id == 3 and asked == [4, 3]
 
 
-def test_ordering_is_by_created_at_not_list_order() -> None:
-    cs = [comment(2, "/reuse-sweep-run 8", when=30), comment(1, "/reuse-sweep-run 5", when=10)]
-    auth = reuse.authorization(cs)
-    assert auth is not None and auth.run_id == 8
+def test_reference_reading_of_the_comment() -> None:
+    """The reference reads '/reuse-sweep-run\\n123' as pinning 123 (G14): ixtool does
+    not, and does not count such a comment as its pin either."""
+    assert reuse.reference_agrees("/reuse-sweep-run 123", 123)
+    assert not reuse.reference_agrees("/reuse-sweep-run 123", 124)
+    assert reuse.reference_agrees("/reuse-sweep-run\n123", 123)
+    assert not reuse.reference_agrees("/reuse-sweep-run", 123)
 
 
-def test_g14_newline_pin_is_ambiguous_so_not_trusted() -> None:
-    """The reference reads '/reuse-sweep-run\\n123' as pinning 123; ixtool's one-line
-    reading sees an unpinned command — they disagree, so ixtool does not treat the
-    run as authorized and posts an unambiguous comment."""
-    cs = [comment(1, "/reuse-sweep-run\n123")]
-    ref, strict = reuse.authorization(cs), reuse.authorization(cs, strict=True)
-    assert ref is not None and ref.run_id == 123
-    assert strict is not None and strict.run_id is None
-    assert reuse.pinned_to(cs, 123) is None
-    assert reuse.pinned_to([comment(1, "/reuse-sweep-run 123")], 123) is not None
-    assert reuse.pinned_to([comment(1, "/reuse-sweep-run 123")], 124) is None
+def test_comment_records_the_prepared_commit() -> None:
+    sha = "0123456789abcdef" * 2 + "01234567"
+    body = reuse.comment_body(42, sha)
+    assert body.splitlines()[0] == "/reuse-sweep-run 42"
+    assert reuse.prepared_in(body) == sha
+    assert reuse.prepared_in(reuse.comment_body(42)) is None
+    assert reuse.prepared_in("<!-- ixtool merge-with-reuse: prepared xyz -->") is None
 
 
 # ----------------------------------------------------------------------------- runs
@@ -115,7 +129,7 @@ def test_artifact_names_are_exact_or_agentic_prefix() -> None:
 
 
 def test_choose_newest_eligible_and_explain_the_rest() -> None:
-    commits = [PullCommit("a" * 40, "x")]
+    commits = ["a" * 40]
     runs = [run(3, sha="b" * 40), run(2, conclusion="failure"), run(1)]
     choice = reuse.choose_run(pr(), commits, runs, None,
                               lambda i: [Artifact("results_bmk", False)], "x")
@@ -125,7 +139,7 @@ def test_choose_newest_eligible_and_explain_the_rest() -> None:
 
 
 def test_pinned_run_must_be_valid() -> None:
-    commits = [PullCommit("a" * 40, "x")]
+    commits = ["a" * 40]
     bad = run(4, event="push", path=".github/workflows/other.yml")
     choice = reuse.choose_run(pr(), commits, None, bad, lambda i: [], "x")
     assert choice.run is None and [f.rule for f in choice.findings] == ["MR302"]
@@ -133,10 +147,40 @@ def test_pinned_run_must_be_valid() -> None:
     assert "other.yml" in choice.findings[0].message
 
 
-def test_unbenchmarked_commits_ignore_ixtool_preparation() -> None:
-    commits = [PullCommit("a" * 40, "x"), PullCommit("b" * 40, "fix typo"),
-               PullCommit("c" * 40, reuse.prep_message(pr(), 1, "merge"))]
-    assert [c.sha[0] for c in reuse.unbenchmarked(commits, "a" * 40)] == ["b"]
+@pytest.mark.parametrize(("kw", "reason"), [
+    ({"head_repo": "other/bench"}, "head repository is other/bench"),
+    ({"head_repo": None}, "head repository is unknown"),
+    ({"head_branch": "feat2"}, "ran on branch feat2, not the PR's feat"),
+    ({"pr_numbers": (8,)}, "it lists #8, not PR #7"),
+    ({"pr_numbers": ()}, "it lists no pull request, not PR #7"),
+])
+def test_run_must_belong_to_the_pr(kw: dict[str, object], reason: str) -> None:
+    """A stacked PR's run (other branch, other PR), a fork's run on a same-named
+    branch: not a sweep of this PR, pinned or not."""
+    bad = run(4, **kw)
+    pinned = reuse.choose_run(pr(), ["a" * 40], None, bad,
+                              lambda i: [Artifact("results_bmk", False)], "x")
+    assert pinned.run is None and reason in pinned.findings[0].message
+    listed = reuse.choose_run(pr(), ["a" * 40], [bad], None,
+                              lambda i: [Artifact("results_bmk", False)], "x")
+    assert listed.run is None and [f.rule for f in listed.findings] == ["MR301"]
+    assert reason in listed.findings[0].message
+
+
+def test_mr301_names_the_real_reason() -> None:
+    """Issue 14 item 6: the label the run was made under is the reason, in the text."""
+    choice = reuse.choose_run(pr(), ["a" * 40], [run(1)], None,
+                              lambda i: [Artifact("results_bmk", False)], "x",
+                              labels_of=lambda r: {"sweep-enabled"})
+    msg = choice.findings[0].message
+    assert "labelled sweep-enabled" in msg and "none succeeded" not in msg
+    none = reuse.choose_run(pr(), [], [], None, lambda i: [], "x")
+    assert "no completed pull_request run on that branch" in none.findings[0].message
+
+
+def test_unbenchmarked_excludes_only_recorded_shas() -> None:
+    assert reuse.unbenchmarked(["b" * 40, "c" * 40], {"c" * 40}) == ["b" * 40]
+    assert reuse.unbenchmarked([], set()) == []
 
 
 # ----------------------------------------------------------------------------- messages
@@ -158,8 +202,14 @@ def test_squash_message_is_clean_even_for_a_dirty_title() -> None:
 
 def test_prep_message_carries_skip_sweep_and_trailer() -> None:
     msg = reuse.prep_message(pr(), 42, "refresh")
-    assert "[skip-sweep]" in msg and reuse.prep_run_id(msg) == 42
-    assert reuse.prep_run_id("chore: x\n\nIxtool-Reuse-Run: 42x\n") is None
+    assert "[skip-sweep]" in msg and f"{reuse.TRAILER}: 42" in msg
+
+
+def test_squash_body_names_unbenchmarked_commits() -> None:
+    later = ["b" * 40, "c" * 40]
+    title, body = reuse.squash_message(pr(), run(1), "acme/bench", later)
+    assert "--allow-unbenchmarked" in body and all(sha in body for sha in later)
+    assert reuse.lint_message(title + "\n" + body) == []
 
 
 # ----------------------------------------------------------------------------- data-driven
@@ -169,16 +219,14 @@ _AUTH = json.loads(CASES.read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", _AUTH, ids=[c["name"] for c in _AUTH])
-def test_authorization_cases(case: dict[str, object]) -> None:
+def test_authorization_cases(case: dict[str, Any]) -> None:
     raw = case["comments"]
-    assert isinstance(raw, list)
-    cs = [comment(i + 1, c["body"], c.get("assoc", "MEMBER"), c.get("at", i + 1))
+    cs = [comment(c.get("id", i + 1), c["body"], c.get("at", i + 1), c.get("created"))
           for i, c in enumerate(raw)]
-
-    def reading(strict: bool) -> object:
-        a = reuse.authorization(cs, strict=strict)
-        return "none" if a is None else a.run_id
-
-    assert reading(False) == case["ref"]
-    assert reading(True) == case["strict"]
-    assert (reuse.pinned_to(cs, int(str(case["run"]))) is not None) == case["done"]
+    perms = {cs[i].id: c.get("perm", "write") for i, c in enumerate(raw)}
+    got = auth(cs, perms)
+    assert ("none" if got is None else got.run_id) == case["run"]
+    if got is not None:
+        assert got.comment.id == case["by"]
+        if got.run_id is not None:
+            assert reuse.reference_agrees(got.comment.body, got.run_id) == case["ref_agrees"]

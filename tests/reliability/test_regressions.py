@@ -7,7 +7,7 @@ import pytest
 from inferencex_tools.changelog.merge_ops import canonicalize, resolve_conflict
 from inferencex_tools.changelog.model import canonical_json, parse
 from inferencex_tools.changelog.validate import Options, analyze_change, validate_standalone
-from inferencex_tools.ci.reuse import find_authorization
+from inferencex_tools.ci.authorization import find_authorization
 from inferencex_tools.errors import ConflictError, YamlError
 from inferencex_tools.io.yamlio import load_rt, load_safe
 from tests.reliability.helpers import REPO, changelog

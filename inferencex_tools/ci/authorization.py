@@ -1,0 +1,158 @@
+"""Sweep-reuse authorization (spec §8.1, gaps G8/G14 fixed): ONE rule for
+``ixtool ci plan`` and ``ixtool merge-with-reuse``.
+
+A comment authorizes reuse when some line of it is the command
+``/reuse-sweep-run`` (unpinned: the newest eligible run) or
+``/reuse-sweep-run <run-id>`` (pinned), alone on that line, and its author has
+**write or admin permission** on the repository, as the collaborator-permission
+API reports it (``GET /repos/{repo}/collaborators/{login}/permission``; the
+``maintain`` role reports ``write``).  The ``author_association`` label is NOT
+used: it says nothing about rights (any outside collaborator, even read-only,
+is a ``COLLABORATOR``).
+
+Choice: among authorizing comments the newest by ``created_at`` decides; equal
+timestamps are broken by the comment id (GitHub's ids grow with time, so the
+larger id is the later comment).  Within the deciding comment the last command
+line decides.  A run id is canonical and bounded: ``[1-9][0-9]*`` and at most
+``2**63 - 1``; a line with any other number (``0``, ``007``, 20 digits) is not a
+command line.  Unlike the reference (G14) the run id must be on the same line:
+``/reuse-sweep-run`` followed by a line ``123`` is an unpinned command.
+
+Both commands feed this module the same records (:class:`Comment` from
+``io.github``) and a permission lookup: ``merge-with-reuse`` asks the API,
+``ci plan`` reads the permission that the workflow's trusted ``reuse-comments``
+job looked up and stored in each comment as ``author_permission``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from inferencex_tools.ci.ids import is_run_id, run_id
+from inferencex_tools.errors import InputError
+from inferencex_tools.io.github import Comment
+
+COMMAND = "/reuse-sweep-run"
+AUTHORIZING = frozenset({"admin", "write"})  # collaborator permission (maintain → write)
+# One line: the command and an optional canonical run id (ixtool's reading, G14).
+COMMAND_RX = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+([0-9]+))?[ \t]*\r?$", re.M)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``/reuse-sweep-run`` comment, before its author's permission is known."""
+
+    comment: Comment
+    run_id: int | None  # None: unpinned
+    when: datetime
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """The authorization in force."""
+
+    comment: Comment
+    run_id: int | None  # None: unpinned (the newest eligible run)
+    permission: str  # the author's permission that made it count
+
+    @property
+    def author(self) -> str:
+        return self.comment.author
+
+    @property
+    def comment_id(self) -> int:
+        return self.comment.id
+
+    def describe(self) -> str:
+        pin = f"run {self.run_id}" if self.run_id is not None else "newest successful run"
+        return (f"by @{self.comment.author} ({self.permission}) at {self.comment.created_at}, "
+                f"comment {self.comment.id} ({pin})")
+
+
+def command_in(body: str) -> tuple[bool, int | None]:
+    """(matched, run id) of the LAST command line of ``body``."""
+    last: tuple[bool, int | None] = (False, None)
+    for m in COMMAND_RX.finditer(body):
+        digits = m.group(1)
+        if digits is None:
+            last = (True, None)
+        elif (rid := run_id(digits)) is not None:
+            last = (True, rid)
+    return last
+
+
+def parse_time(value: str) -> datetime | None:
+    """An ISO 8601 timestamp as an aware UTC datetime (naive ones are UTC)."""
+    if not value or len(value) > 64:
+        return None
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def commands(comments: Iterable[Comment]) -> list[Command]:
+    """The command comments, newest first: by ``created_at``, then by comment id."""
+    out: list[Command] = []
+    for c in comments:
+        matched, rid = command_in(c.body)
+        when = parse_time(c.created_at)
+        if matched and when is not None:
+            out.append(Command(c, rid, when))
+    out.sort(key=lambda k: (k.when, k.comment.id), reverse=True)
+    return out
+
+
+def authorization(comments: Iterable[Comment],
+                  permission_of: Callable[[Comment], str | None]) -> Authorization | None:
+    """The authorization in force, or None.
+
+    ``permission_of`` is asked only for command comments, newest first, until one
+    author has write or admin permission (so the API is asked as little as possible)."""
+    for cmd in commands(comments):
+        perm = permission_of(cmd.comment)
+        if perm in AUTHORIZING:
+            return Authorization(cmd.comment, cmd.run_id, perm)
+    return None
+
+
+# ----------------------------------------------------------------------------- ci plan's file
+
+def comments_from_json(data: Any) -> list[tuple[Comment, str | None]]:
+    """Comments of a ``--comments`` file (GitHub API shape, each with the
+    ``author_permission`` the workflow looked up) and their authors' permission.
+    Items without a usable id, body, time or login are skipped (they cannot count)."""
+    if not isinstance(data, list):
+        raise InputError("comments file: expected a JSON list of issue comments",
+                         hint="pass the list the workflow's reuse-comments job wrote")
+    out: list[tuple[Comment, str | None]] = []
+    for i, c in enumerate(data):
+        if not isinstance(c, dict):
+            raise InputError(f"comments file: item {i} is not an object")
+        cid, body, created = c.get("id"), c.get("body"), c.get("created_at")
+        user = c.get("user")
+        login = user.get("login") if isinstance(user, dict) else None
+        if (not is_run_id(cid)
+                or not isinstance(body, str) or not isinstance(created, str)
+                or not isinstance(login, str)):
+            continue
+        assoc = c.get("author_association")
+        perm = c.get("author_permission")
+        url = c.get("html_url")
+        out.append((Comment(id=cid, body=body, author=login,
+                            association=assoc if isinstance(assoc, str) else "NONE",
+                            created_at=created, html_url=url if isinstance(url, str) else ""),
+                    perm if isinstance(perm, str) else None))
+    return out
+
+
+def find_authorization(data: Any) -> Authorization | None:
+    """``ci plan``: the authorization in force in a ``--comments`` file."""
+    items = comments_from_json(data)
+    perms = {id(c): p for c, p in items}
+    return authorization([c for c, _ in items], lambda c: perms.get(id(c)))
