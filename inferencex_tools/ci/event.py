@@ -12,11 +12,12 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from inferencex_tools.ci.ids import MAX_PR_NUMBER, is_pr_number, pr_number
 from inferencex_tools.ci.labels import EVENTS, Facts
 from inferencex_tools.errors import InputError, UsageError
 
 _SHA_RX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_QUEUE_PR_RX = re.compile(r"/pr-(\d+)-[0-9a-f]+$")
+_QUEUE_PR_RX = re.compile(r"/pr-([0-9]{1,20})-[0-9a-f]+$")
 
 
 def _get(d: Any, *path: str) -> Any:
@@ -75,7 +76,7 @@ def facts_from_payload(event_name: str, payload: Any) -> Facts:
         base_sha=_sha(mg.get("base_sha"), "merge_group.base_sha"),
         head_sha=_sha(mg.get("head_sha"), "merge_group.head_sha"),
         head_message=_str(_get(mg, "head_commit", "message")),
-        pr_number=int(m.group(1)) if m else None,
+        pr_number=pr_number(m.group(1)) if m else None,  # canonical or none
     )
 
 
@@ -84,8 +85,9 @@ def _pull_request(payload: dict[str, Any], default_branch: str) -> Facts:
     if not isinstance(pr, dict):
         raise InputError("pull_request event payload has no 'pull_request' object")
     number = pr.get("number", payload.get("number"))
-    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
-        raise InputError(f"event payload: pull_request.number is not a PR number: {number!r}")
+    if not is_pr_number(number):
+        raise InputError(f"event payload: pull_request.number is not a PR number: {number!r}"
+                         [:200], hint=f"a PR number is an integer from 1 to {MAX_PR_NUMBER}")
     raw_labels = pr.get("labels") or []
     if not isinstance(raw_labels, list):
         raise InputError("event payload: pull_request.labels is not a list")

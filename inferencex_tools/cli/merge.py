@@ -92,7 +92,7 @@ def _progress_printer() -> tuple[Callable[[str], None], Callable[[str], None]]:
 
 
 def merge_with_reuse(
-    pr: str = typer.Argument(..., metavar="PR", help="The pull-request number."),
+    pr: str = typer.Argument(..., help="The pull-request number."),
     repo: str | None = typer.Option(
         None, "--repo", help="OWNER/NAME on GitHub (default: from the --remote URL)."),
     run_id: str | None = typer.Option(

@@ -64,6 +64,27 @@ def _last_error(text: str) -> str:
     return (lines[-1] if lines else "no detail")[:400]
 
 
+def access_hint(detail: str, remote: str) -> str:
+    """A hint naming the setting behind a failed fetch or push (git's message)."""
+    low = detail.lower()
+    if "could not read username" in low or "terminal prompts disabled" in low \
+            or "authentication failed" in low or "401" in low:
+        return (f"git has no credentials for {remote}: configure credential.helper "
+                "(e.g. `gh auth setup-git`, or a helper in ~/.gitconfig) or use an SSH "
+                "remote; ixtool never prompts for a password")
+    if "permission denied (publickey" in low or "host key verification" in low:
+        return ("ssh could not authenticate: check your key (ssh-agent, core.sshCommand, "
+                "~/.ssh/config)")
+    if "403" in low or "denied" in low or "not allowed" in low:
+        return f"your credentials for {remote} cannot push to this repository"
+    if "ssl" in low or "certificate" in low:
+        return ("git does not trust the remote's certificate: check http.sslCAInfo "
+                "(or GIT_SSL_CAINFO) in your git configuration")
+    if "could not resolve" in low or "proxy" in low or "connect" in low:
+        return "check the network, http.proxy and url.<base>.insteadOf settings"
+    return f"make `git fetch {remote}` and `git push {remote}` work from this clone, then re-run"
+
+
 @dataclass
 class MergeAttempt:
     clean: bool
@@ -168,9 +189,9 @@ class Workspace:
                             self.remote, f"+refs/pull/{pr}/head:{head_ref}",
                             f"+refs/heads/{base}:{base_ref}")
         if got.returncode != 0:
-            raise GitError(f"git fetch {self.remote} failed: {_last_error(got.stderr)}",
-                           hint=f"check that `git fetch {self.remote}` works from this clone "
-                           "(credentials, network, remote URL)")
+            detail = _last_error(got.stderr)
+            raise GitError(f"git fetch {self.remote} failed: {detail}",
+                           hint=access_hint(detail, self.remote))
         return self.repo.resolve(head_ref), self.repo.resolve(base_ref)
 
     @staticmethod

@@ -35,6 +35,7 @@ from inferencex_tools.ci.authorization import AUTHORIZING, Authorization, author
 from inferencex_tools.ci.ids import MAX_PR_NUMBER, MAX_RUN_ID
 from inferencex_tools.errors import ConflictError, ForgeError, IxtoolError, UsageError
 from inferencex_tools.io.github import CheckRun, Comment, Forge, PullCommit, PullInfo, WorkflowRun
+from inferencex_tools.io.gitops import access_hint
 from inferencex_tools.merge import reuse
 from inferencex_tools.merge.rules import (
     AUTHORIZATION_CONFLICT,
@@ -302,19 +303,10 @@ def _check_rights(ctx: Context) -> None:
 
 def _choose_source(ctx: Context, pr: PullInfo) -> None:
     """The authorization in force, the PR's commits and the source run."""
-    forge, ws, req = ctx.forge, ctx.ws, ctx.req
+    forge, ws = ctx.forge, ctx.ws
     ctx.in_force, _ = authorization_in_force(forge, pr.number)
     in_force = ctx.in_force
-    run_id = req.run_id
-    if run_id is None and in_force is not None and in_force.run_id is not None:
-        run_id = in_force.run_id  # honour a maintainer's (or our earlier) pin — G8
-        ctx.hooks.say(f"using run {run_id}, pinned by {in_force.author}'s comment "
-                      f"{in_force.comment.html_url or in_force.comment.id}")
-    elif (req.run_id is not None and in_force is not None and in_force.run_id is not None
-          and in_force.run_id != req.run_id):
-        ctx.add(AUTHORIZATION_CONFLICT.at(
-            ctx.where, None, None, f"{in_force.author}'s comment pins run "
-            f"{in_force.run_id}; --run-id {req.run_id} replaces it"))
+    run_id = _pinned_run(ctx, in_force)
     ctx.commits = forge.pull_commits(pr.number)
     if len(ctx.commits) >= PR_COMMITS_CAP:  # the API list is truncated: ask git
         ctx.commits = [PullCommit(sha, msg)
@@ -341,6 +333,23 @@ def _choose_source(ctx: Context, pr: PullInfo) -> None:
         noted = reuse.prepared_in(in_force.comment.body)
         if noted:
             ctx.recorded.add(noted)
+
+
+def _pinned_run(ctx: Context, in_force: Authorization | None) -> int | None:
+    """--run-id, else the run pinned by the authorization in force (G8), else None."""
+    req = ctx.req
+    pin = in_force.run_id if in_force is not None else None
+    if req.run_id is None and pin is not None:
+        assert in_force is not None
+        ctx.hooks.say(f"using run {pin}, pinned by {in_force.author}'s comment "
+                      f"{in_force.comment.html_url or in_force.comment.id}")
+        return pin
+    if req.run_id is not None and pin is not None and pin != req.run_id:
+        assert in_force is not None
+        ctx.add(AUTHORIZATION_CONFLICT.at(
+            ctx.where, None, None, f"{in_force.author}'s comment pins run "
+            f"{pin}; --run-id {req.run_id} replaces it"))
+    return req.run_id
 
 
 def _check_benchmarked(ctx: Context, run: WorkflowRun) -> None:
@@ -452,7 +461,7 @@ def _git_preflight(ctx: Context, pr: PullInfo) -> None:
         ctx.add(CANNOT_PUSH.at(
             ctx.where, None, None,
             f"`git push --dry-run {ws.remote} {pr.head_ref}` failed: {probe.detail}",
-            hint=push_hint(probe.detail, ws.remote)))
+            hint=access_hint(probe.detail, ws.remote)))
 
 
 def identity_hint(missing: list[str]) -> str:
@@ -461,24 +470,6 @@ def identity_hint(missing: list[str]) -> str:
     keys = missing or ["user.email"]
     return ("set " + " and ".join(keys) + " in your git configuration: "
             + "; ".join(f"git config --global {k} {examples.get(k, '…')}" for k in keys))
-
-
-def push_hint(detail: str, remote: str) -> str:
-    """A hint naming the setting behind a failed push probe."""
-    low = detail.lower()
-    if "could not read username" in low or "terminal prompts disabled" in low \
-            or "authentication failed" in low or "401" in low:
-        return (f"git has no credentials for {remote}: configure credential.helper "
-                "(e.g. `gh auth setup-git`, or a helper in ~/.gitconfig) or use an SSH "
-                "remote; ixtool never prompts for a password")
-    if "permission denied (publickey" in low or "host key verification" in low:
-        return ("ssh could not authenticate: check your key (ssh-agent, core.sshCommand, "
-                "~/.ssh/config)")
-    if "403" in low or "denied" in low or "not allowed" in low:
-        return f"your credentials for {remote} cannot push to this repository"
-    if "could not resolve" in low or "proxy" in low or "connect" in low:
-        return "check the network, http.proxy and url.<base>.insteadOf settings"
-    return f"make `git push {remote}` work from this clone, then re-run"
 
 
 # ----------------------------------------------------------------------------- plan
@@ -620,7 +611,7 @@ def push_prepared(ctx: Context, pr: PullInfo, sha: str) -> bool:
         moved = "stale info" in detail or "fetch first" in detail or "rejected" in detail
         ctx.add(PUSH_REJECTED.at(
             ctx.where, None, None, f"push to {pr.head_ref} rejected: {detail or 'no detail'}",
-            hint=None if moved else push_hint(detail, ctx.ws.remote)))
+            hint=None if moved else access_hint(detail, ctx.ws.remote)))
         return False
     ctx.hooks.say(f"pushed {sha[:12]} to {pr.head_ref}")
     ctx.hooks.after_step("push")
@@ -661,36 +652,51 @@ def _latest(runs: list[CheckRun]) -> dict[str, CheckRun]:
     return out
 
 
+def _head_unchanged(ctx: Context, pr: PullInfo, head: str) -> bool:
+    """The PR still points at ``head`` (or the fetched head) and is not merged."""
+    now = ctx.forge.pull(pr.number)
+    if now.merged:
+        ctx.result.info.update(merge_sha=now.merge_commit_sha, state="merged")
+        return False
+    if now.head_sha not in (head, ctx.head_sha):
+        ctx.add(HEAD_MOVED.at(ctx.where, None, None,
+                              f"PR head moved to {now.head_sha[:12]} while waiting for "
+                              f"checks of {head[:12]}"))
+        return False
+    return True
+
+
+def check_state(latest: dict[str, CheckRun], phase: str) -> tuple[str, list[CheckRun],
+                                                                   list[str]]:
+    """(phase, failed, pending) of one poll: check-changelog first, then everything.
+    A failure counts once check-changelog has completed (spec §7 12–13)."""
+    gate = latest.get(CHECK_CHANGELOG)
+    if phase == CHECK_CHANGELOG and gate is not None and gate.status == "completed":
+        phase = "all"
+    failed = [r for r in latest.values()
+              if r.status == "completed" and (r.conclusion or "") not in OK_CONCLUSIONS]
+    pending = sorted(n for n, r in latest.items() if r.status != "completed")
+    if phase == CHECK_CHANGELOG and gate is None:
+        pending = [CHECK_CHANGELOG + " (not started)", *pending]
+    return phase, (failed if phase != CHECK_CHANGELOG else []), pending
+
+
 def wait_for_checks(ctx: Context, head: str) -> bool:
-    """Wait for check-changelog, then for every check run of ``head`` (spec §7 12–13)."""
+    """Wait for check-changelog, then for every check run and status of ``head``."""
     pr, hooks, req = ctx.pr, ctx.hooks, ctx.req
     assert pr is not None
     start = hooks.clock()
     phase = CHECK_CHANGELOG
     while True:
         elapsed = hooks.clock() - start
-        now = ctx.forge.pull(pr.number)
-        if now.head_sha not in (head, ctx.head_sha) or now.merged:
-            if now.merged:
-                ctx.result.info.update(merge_sha=now.merge_commit_sha, state="merged")
-                return False
-            ctx.add(HEAD_MOVED.at(ctx.where, None, None,
-                                  f"PR head moved to {now.head_sha[:12]} while waiting for "
-                                  f"checks of {head[:12]}"))
+        if not _head_unchanged(ctx, pr, head):
             return False
         latest = _latest(ctx.forge.check_runs(head) + ctx.forge.statuses(head))
-        failed = [r for r in latest.values()
-                  if r.status == "completed" and (r.conclusion or "") not in OK_CONCLUSIONS]
-        gate = latest.get(CHECK_CHANGELOG)
-        if phase == CHECK_CHANGELOG and gate is not None and gate.status == "completed":
-            phase = "all"
-        if failed and (phase != CHECK_CHANGELOG):
+        phase, failed, pending = check_state(latest, phase)
+        if failed:
             ctx.add(CHECK_FAILED.at(ctx.where, None, None, "; ".join(
                 f"{r.name} concluded {r.conclusion}" for r in failed)))
             return False
-        pending = sorted(n for n, r in latest.items() if r.status != "completed")
-        if phase == CHECK_CHANGELOG and gate is None:
-            pending = [CHECK_CHANGELOG + " (not started)", *pending]
         if phase == "all" and not pending:
             hooks.progress(f"checks: all {len(latest)} passed after {elapsed:.0f}s")
             ctx.result.info["checks"] = {n: r.conclusion for n, r in sorted(latest.items())}

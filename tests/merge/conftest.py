@@ -183,3 +183,58 @@ def world(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
         yield w
     finally:
         fake.stop()
+
+
+# ----------------------------------------------------------------------------- assertions
+
+CANON = f"https://github.com/{SLUG}/pull/{PRN}"
+COMMENT_POST = ("POST", f"/repos/{SLUG}/issues/{PRN}/comments", 201)
+MERGE_PUT = ("PUT", f"/repos/{SLUG}/pulls/{PRN}/merge", 200)
+
+
+def rules_of(res: object) -> set[str]:
+    return {f.rule for f in res.findings}  # type: ignore[attr-defined]
+
+
+def assert_merged(world: World, *, main_moved: bool = False, run_id: int = 1001) -> None:
+    """The one correct end state, whatever path led to it."""
+    pr = world.fake.prs[PRN]
+    assert pr.merged and pr.state == "closed"
+    assert len(world.fake.merges) == 1
+    expected = BASE + "\n"
+    if main_moved:
+        expected += entry(*MAIN_ENTRY, f"https://github.com/{SLUG}/pull/99") + "\n"
+    expected += entry(*PR_ENTRY, CANON)
+    assert world.main_changelog() == expected
+    # exactly one authorization comment, pinned to the run …
+    comments = world.fake.reuse_comments(PRN)
+    assert [c.splitlines()[0] for c in comments] == [f"/reuse-sweep-run {run_id}"]
+    # exactly one ixtool commit on the PR branch, carrying [skip-sweep] …
+    prep = world.ixtool_commits_on_branch()
+    assert len(prep) == 1
+    # … whose SHA ixtool recorded in its comment (when it posted one)
+    if "prepared" in comments[0]:
+        assert comments[0].splitlines()[1] == (
+            f"<!-- ixtool merge-with-reuse: prepared {prep[0]} -->")
+    assert "[skip-sweep]" in git(world.bare, "log", "-1", "--format=%B", prep[0])
+    # … and the squash commit on main does not
+    msg = git(world.bare, "log", "-1", "--format=%B", "refs/heads/main")
+    assert "[skip-sweep]" not in msg.lower() and "/reuse-sweep-run" not in msg
+    assert f"sweep run {run_id}" in msg and f"(#{PRN})" in msg.splitlines()[0]
+    assert git(world.bare, "rev-parse", "refs/heads/main") == pr.merge_commit_sha
+
+
+def assert_refused(world: World, *expected: str, **kw: object) -> Result:
+    """Refused by the preflight: not one write request, nothing pushed or merged."""
+    head = git(world.bare, "rev-parse", "refs/heads/feat")
+    main = git(world.bare, "rev-parse", "refs/heads/main")
+    res = world.run(**kw)
+    assert res.exit_code() == 1 and res.info["state"] == "refused", res.findings
+    assert set(expected) <= rules_of(res), res.findings
+    assert world.writes() == [], "nothing may be posted or merged"
+    assert world.fake.reuse_comments(PRN) == [] or all(
+        c["user"]["login"] != world.fake.login for c in world.fake.comments[PRN])
+    assert git(world.bare, "rev-parse", "refs/heads/feat") == head, "nothing pushed"
+    assert git(world.bare, "rev-parse", "refs/heads/main") == main
+    assert not world.fake.prs[PRN].merged
+    return res
