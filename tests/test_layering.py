@@ -38,9 +38,7 @@ TEMPORARY: dict[str, set[str]] = {
     "environ": {
         "policy/trace.py",  # policy: $IXTOOL_TRACE_NO_NAMESPACES → a parameter
     },
-    "terminal": {
-        "merge/service.py",  # merge: terminal_confirm reads stdin → the CLI
-    },
+    "terminal": set(),
 }
 
 
