@@ -2,16 +2,22 @@
 
 In a source checkout they live at the repository root; in a wheel they are
 packaged as ``inferencex_tools/schemas``.  jsonschema is imported lazily.
+
+:func:`schema_issues` / :func:`schema_findings` are the one place where jsonschema's
+errors become ixtool's issues and findings (path, unknown key, readable message).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from inferencex_tools.errors import InputError
+from inferencex_tools.report.findings import Finding, Rule, Severity
 
 _HERE = Path(__file__).resolve().parent
 _CANDIDATES = (_HERE / "schemas", _HERE.parent / "schemas")
@@ -64,3 +70,87 @@ def def_validator(name: str, definition: str) -> Any:
         "$ref": f"#/$defs/{definition}",
     }
     return _strict_class(schema)(sub)
+
+
+# ------------------------------------------------------------------- schema → findings
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    """One schema violation in ixtool's terms (what every area's findings are made of)."""
+
+    path: tuple[Any, ...]  # keys and indexes from the validated document's root
+    keyword: str  # the failed keyword: type, required, additionalProperties, enum …
+    detail: str  # jsonschema's own message
+    instance: Any  # the offending value
+    expected: Any  # the keyword's value in the schema (e.g. "integer" for type)
+    allowed: tuple[str, ...] = ()  # additionalProperties: the declared properties
+
+    @property
+    def where(self) -> str:
+        """``a/b/0``; empty at the root."""
+        return "/".join(str(p) for p in self.path)
+
+    @property
+    def unknown_key(self) -> str | None:
+        """additionalProperties: the first key that is not declared."""
+        if self.keyword != "additionalProperties" or not isinstance(self.instance, dict):
+            return None
+        return next((str(k) for k in self.instance if k not in self.allowed), None)
+
+    @property
+    def at(self) -> tuple[Any, ...]:
+        """Where to point: the unknown key itself, else :attr:`path`."""
+        key = self.unknown_key
+        return (*self.path, key) if key is not None else self.path
+
+    @property
+    def message(self) -> str:
+        """A readable message for the common keywords, jsonschema's otherwise."""
+        key = self.unknown_key
+        if key is not None:
+            return f"unknown key {key!r}"
+        if self.keyword == "type":
+            return (f"must be {self.expected}, found {self.instance!r} "
+                    f"({type(self.instance).__name__})")
+        return self.detail
+
+
+def schema_issues(name: str, instance: Any, *, definition: str | None = None
+                  ) -> list[SchemaIssue]:
+    """Validate ``instance`` against ``schemas/<name>.schema.json`` (or one of its
+    ``$defs``); the violations, ordered by path."""
+    v = def_validator(name, definition) if definition else validator(name)
+    issues = []
+    for er in v.iter_errors(instance):
+        props = er.schema.get("properties") if isinstance(er.schema, dict) else None
+        issues.append(SchemaIssue(
+            path=tuple(er.absolute_path), keyword=str(er.validator), detail=er.message,
+            instance=er.instance, expected=er.validator_value,
+            allowed=tuple(props) if isinstance(props, dict) else ()))
+    return sorted(issues, key=lambda i: [str(p) for p in i.path])
+
+
+Describe = Callable[[SchemaIssue], "tuple[Rule, str, str | None] | None"]
+Locate = Callable[[SchemaIssue], "tuple[int | None, int | None]"]
+
+
+def schema_findings(name: str, instance: Any, *, file: str, rule: Rule,
+                    definition: str | None = None, describe: Describe | None = None,
+                    locate: Locate | None = None, limit: int | None = None,
+                    severity: Severity | None = None) -> list[Finding]:
+    """The schema violations of ``instance`` as findings of ``file``.
+
+    ``describe`` maps an issue to (rule, message, hint) — None drops it (e.g. a
+    duplicate); by default ``rule`` with ``<where>: <message>``.  ``locate`` gives
+    (line, column), by default unknown.  ``limit`` keeps the first N issues.
+    """
+    out: list[Finding] = []
+    for issue in schema_issues(name, instance, definition=definition)[:limit]:
+        described = describe(issue) if describe else (
+            rule, f"{issue.where or '(root)'}: {issue.message}", None)
+        if described is None:
+            continue
+        r, message, hint = described
+        line, col = locate(issue) if locate else (None, None)
+        out.append(r.at(file, line, col, message, hint=hint, severity=severity))
+    return out

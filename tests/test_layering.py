@@ -6,6 +6,9 @@
   I/O adapters in ``io/`` return data or raise.
 * Nothing outside ``cli/`` exits (``sys.exit``, ``SystemExit``, ``os._exit``) or
   imports typer: errors are :mod:`inferencex_tools.errors` exceptions.
+* Processes run only in ``io/`` adapters (``subprocess``, GitPython's ``git`` module).
+* jsonschema errors become issues/findings only in ``schemas.py`` (no ``iter_errors``
+  elsewhere).
 * Nothing outside ``cli/`` reads the process environment (``os.environ``,
   ``os.getenv``), except the ``io/`` adapters whose job it is (:data:`ENV_READERS`):
   the CLI reads it (``cli.common.actions_env``) and hands the values to the services.
@@ -39,6 +42,12 @@ TEMPORARY: dict[str, set[str]] = {
         "policy/trace.py",  # policy: $IXTOOL_TRACE_NO_NAMESPACES → a parameter
     },
     "terminal": set(),
+    "process": {
+        "policy/trace.py",  # policy: the tracing sandbox runs processes → io/
+    },
+    "schema": {
+        "policy/curves.py",  # policy: parse_curve/parse_registry → schemas.schema_findings
+    },
 }
 
 
@@ -54,7 +63,8 @@ def _violations(path: Path) -> dict[str, list[str]]:
 
 def _violations_in(source: str, filename: str) -> dict[str, list[str]]:
     tree = ast.parse(source, filename=filename)
-    found: dict[str, list[str]] = {"cli": [], "environ": [], "terminal": [], "exit": []}
+    found: dict[str, list[str]] = {"cli": [], "environ": [], "terminal": [], "exit": [],
+                                   "process": [], "schema": []}
     for node in ast.walk(tree):
         where = f"line {getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -67,11 +77,15 @@ def _violations_in(source: str, filename: str) -> dict[str, list[str]]:
             if node.module == "sys" and any(a.name in ("stdout", "stderr", "stdin")
                                             for a in node.names):
                 found["terminal"].append(where)
+            if node.module.split(".")[0] in PROCESS_MODULES:
+                found["process"].append(f"{where}: {node.module}")
             if node.module == "typer" or node.module.startswith("typer."):
                 found["exit"].append(f"{where}: typer")
         elif isinstance(node, ast.Import):
             if any(a.name.startswith("inferencex_tools.cli") for a in node.names):
                 found["cli"].append(where)
+            if any(a.name.split(".")[0] in PROCESS_MODULES for a in node.names):
+                found["process"].append(f"{where}: import")
             if any(a.name == "typer" or a.name.startswith("typer.") for a in node.names):
                 found["exit"].append(f"{where}: typer")
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -87,9 +101,12 @@ def _violations_in(source: str, filename: str) -> dict[str, list[str]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in ("print", "input"):
             found["terminal"].append(f"{where}: {node.func.id}()")
+        if isinstance(node, ast.Attribute) and node.attr == "iter_errors":
+            found["schema"].append(f"{where}: .iter_errors")
     return found
 
 
+PROCESS_MODULES = ("subprocess", "git", "pty", "multiprocessing")
 MODULES = _modules()
 
 
@@ -106,6 +123,13 @@ def test_layers(path: Path) -> None:
             "parameter; the CLI reads it (cli.common.actions_env / io.actions)")
     assert not found["exit"], (
         f"{rel} exits ({found['exit']}): raise an inferencex_tools.errors exception")
+    if not rel.startswith("io/") and rel not in TEMPORARY["process"]:
+        assert not found["process"], (
+            f"{rel} runs processes ({found['process']}): that is an io/ adapter's job")
+    if rel != "schemas.py" and rel not in TEMPORARY["schema"]:
+        assert not found["schema"], (
+            f"{rel} turns jsonschema errors into findings by hand ({found['schema']}): "
+            "use schemas.schema_issues / schema_findings")
     if rel not in TEMPORARY["terminal"]:
         assert not found["terminal"], (
             f"{rel} prints or touches the terminal ({found['terminal']}): return the "
@@ -125,7 +149,8 @@ def test_exceptions_are_still_needed() -> None:
 
 def test_the_checker_sees_violations() -> None:
     """The checker itself: a module doing everything wrong is caught on each count."""
-    bad = ("import os, sys\nfrom inferencex_tools.cli.common import emit\n"
+    bad = ("import os, sys, subprocess\nfrom inferencex_tools.cli.common import emit\n"
+           "errors = list(v.iter_errors(doc))\n"
            "def f():\n    print(os.environ['X'], file=sys.stderr)\n    sys.exit(1)\n")
     found = _violations_in(bad, "<probe>")
-    assert found["cli"] and found["environ"] and found["terminal"] and found["exit"]
+    assert all(found.values()), found

@@ -172,14 +172,9 @@ def driver_pr(explicit: int | None, actions: ActionsEnv) -> int:
 
 def _text_merge(req: DriverRequest) -> None:
     """Leave git's ordinary conflict markers in %A (the driver refused)."""
-    import git
+    from inferencex_tools.io.git import merge_file
 
-    git.cmd.Git(str(req.cwd)).execute(
-        ["git", "merge-file", "-L", f"{req.pathname} (current)", "-L",
-         f"{req.pathname} (merge-base)", "-L", f"{req.pathname} (other)",
-         str(req.current), str(req.ancestor), str(req.other)],
-        with_exceptions=False,
-    )
+    merge_file(req.cwd, req.current, req.ancestor, req.other, name=req.pathname)
 
 
 def run_driver(req: DriverRequest) -> Result:

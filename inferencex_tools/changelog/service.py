@@ -13,13 +13,11 @@ from inferencex_tools.changelog.validate import Options, analyze_change, validat
 from inferencex_tools.errors import InputError, UsageError
 from inferencex_tools.io.actions import ActionsEnv
 from inferencex_tools.io.files import atomic_write, read_bytes
+from inferencex_tools.io.layout import master_files, master_paths_at
 from inferencex_tools.report.findings import Result
 
 if TYPE_CHECKING:
     from inferencex_tools.io.git import GitRepo
-
-MASTER_GLOB = "*-master.yaml"
-MASTER_RX = r"configs/[^/]*-master\.yaml"
 
 
 @dataclass
@@ -75,7 +73,7 @@ def _open_git(path: Path) -> GitRepo | None:
 def _master_keys_worktree(root: Path, explicit: list[Path] | None) -> list[str] | None:
     from inferencex_tools.changelog.configkeys import top_level_keys
 
-    files = explicit if explicit else sorted((root / "configs").glob(MASTER_GLOB))
+    files = explicit if explicit else master_files(root)
     if not files:
         return None
     keys: list[str] = []
@@ -87,7 +85,7 @@ def _master_keys_worktree(root: Path, explicit: list[Path] | None) -> list[str] 
 def _master_keys_at(git_repo: GitRepo, ref: str) -> list[str] | None:
     from inferencex_tools.changelog.configkeys import top_level_keys
 
-    paths = git_repo.list_files(ref, MASTER_RX)
+    paths = master_paths_at(git_repo, ref)
     if not paths:
         return None
     keys: list[str] = []

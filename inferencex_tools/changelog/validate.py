@@ -13,14 +13,17 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.configkeys import resolve_items
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_new_link, is_canonical
 from inferencex_tools.changelog.model import Changelog, Entry, parse, parse_extending
-from inferencex_tools.report.findings import Finding, Severity
+from inferencex_tools.report.findings import Finding, Rule, Severity
+from inferencex_tools.schemas import SchemaIssue
 
 _SCAFFOLD_RX = re.compile(r"\bTEMP\b|\bDO[ _-]?NOT[ _-]?MERGE\b|\bDNM\b", re.I)
 _TEMP_CASE_RX = re.compile(r"\bTEMP\b")
@@ -59,20 +62,35 @@ class ChangeAnalysis:
 def schema_findings(cl: Changelog, entries: list[Entry], severity: Severity | None = None
                     ) -> list[Finding]:
     """Validate entries against schemas/perf-changelog.schema.json (line-precise)."""
-    from inferencex_tools.schemas import def_validator
+    from inferencex_tools.schemas import schema_findings as findings_of
 
-    v = def_validator(_SCHEMA_NAME, "entry")
     out: list[Finding] = []
     for e in entries:
-        if not isinstance(e.data, dict):
-            continue
-        errors = sorted(v.iter_errors(e.data), key=lambda er: list(er.absolute_path))
-        if not errors:
-            continue
-        rt_entry = _rt_entry(cl, e)
-        for er in errors:
-            out.append(_schema_finding(cl, e, er, rt_entry, severity))
+        if isinstance(e.data, dict):
+            out += findings_of(_SCHEMA_NAME, e.data, definition="entry", file=cl.label,
+                               rule=R.SCHEMA, describe=partial(_describe, e),
+                               locate=_entry_locator(cl, e), severity=severity)
     return out
+
+
+def _entry_locator(cl: Changelog, e: Entry) -> Callable[[SchemaIssue], tuple[int | None,
+                                                                             int | None]]:
+    """(line, column) of an issue inside entry ``e``; the entry is loaded round-trip for
+    marks on the first call only (the failure path)."""
+    from inferencex_tools.io.yamlio import rt_path_position
+
+    loaded: list[Any] = []
+
+    def locate(issue: SchemaIssue) -> tuple[int | None, int | None]:
+        if not loaded:
+            loaded.append(_rt_entry(cl, e))
+        if loaded[0] is not None and e.line is not None:
+            rl, rc = rt_path_position(loaded[0], list(issue.at))
+            if rl is not None:
+                return e.line + rl - 1, rc
+        return e.line, 1
+
+    return locate
 
 
 def _rt_entry(cl: Changelog, e: Entry) -> Any:
@@ -89,48 +107,32 @@ def _rt_entry(cl: Changelog, e: Entry) -> Any:
     return doc[0] if isinstance(doc, list) and doc else None
 
 
-def _schema_finding(cl: Changelog, e: Entry, er: Any, rt_entry: Any,
-                    severity: Severity | None) -> Finding:
-    from inferencex_tools.io.yamlio import rt_path_position
-
-    path = list(er.absolute_path)
-    line: int | None = e.line
-    col: int | None = 1
-    if rt_entry is not None and e.line is not None:
-        rl, rc = rt_path_position(rt_entry, path)
-        if rl is not None:
-            line, col = e.line + rl - 1, rc
-    where = "/".join(str(p) for p in path) or "entry"
-    rule, hint = R.SCHEMA, None
-    msg = f"{e.describe()}: {where}: {er.message}"
-    if er.validator == "additionalProperties":
-        rule = R.UNKNOWN_KEY
-        extra = [k for k in e.data if k not in _KNOWN_KEYS]
-        if extra:
-            key = str(extra[0])
-            if rt_entry is not None and e.line is not None:
-                rl, rc = rt_path_position(rt_entry, [key])
-                if rl is not None:
-                    line, col = e.line + rl - 1, rc
-            spelled = key.replace("_", "-")
-            if spelled in _KNOWN_KEYS:
-                msg = f"{e.describe()}: key {key!r} is the Python field name, not the YAML key"
-                hint = f"write '{spelled}:' (with a hyphen)"
-            else:
-                msg = f"{e.describe()}: unknown key {key!r}"
-    elif er.validator == "required":
-        msg = f"{e.describe()}: {er.message}"
-    elif er.validator == "const" and path and path[0] in ("evals-only", "all-evals"):
-        rule = R.APPEND_ONLY_MIX
-        msg = f"{e.describe()}: append-only cannot be combined with {path[0]}: true"
-    elif er.validator == "type" and path and path[0] == "eval-min-prefill-ep":
+def _describe(e: Entry, issue: SchemaIssue) -> tuple[Rule, str, str | None]:
+    """(rule, message, hint) of a schema issue in entry ``e``."""
+    head = e.describe()
+    key, first = issue.unknown_key, (issue.path[0] if issue.path else None)
+    if key is not None:
+        spelled = key.replace("_", "-")
+        if spelled in _KNOWN_KEYS:
+            return (R.UNKNOWN_KEY, f"{head}: key {key!r} is the Python field name, not the "
+                    "YAML key", f"write '{spelled}:' (with a hyphen)")
+        return R.UNKNOWN_KEY, f"{head}: unknown key {key!r}", None
+    if issue.keyword == "required":
+        return R.SCHEMA, f"{head}: {issue.detail}", None
+    if issue.keyword == "const" and first in ("evals-only", "all-evals"):
+        return (R.APPEND_ONLY_MIX, f"{head}: append-only cannot be combined with {first}: "
+                "true", None)
+    rule = R.SCHEMA
+    where = issue.where or "entry"
+    msg = f"{head}: {where}: {issue.detail}"
+    if issue.keyword == "type" and first == "eval-min-prefill-ep":
         rule = R.APPEND_ONLY_MIX if e.data.get("append-only") is True else R.SCHEMA
-    elif er.validator == "type" and er.instance is None:
-        msg = f"{e.describe()}: {where} has no value"
-    elif er.validator == "type" and er.validator_value == "boolean":
-        msg = (f"{e.describe()}: {where} must be true or false, found "
-               f"{er.instance!r} ({type(er.instance).__name__})")
-    return rule.at(cl.label, line, col, msg, hint=hint, severity=severity)
+    elif issue.keyword == "type" and issue.instance is None:
+        msg = f"{head}: {where} has no value"
+    elif issue.keyword == "type" and issue.expected == "boolean":
+        msg = (f"{head}: {where} must be true or false, found "
+               f"{issue.instance!r} ({type(issue.instance).__name__})")
+    return rule, msg, None
 
 
 # ---------------------------------------------------------------------- standalone

@@ -142,3 +142,15 @@ class GitRepo:
         if not m or url.startswith(("/", ".", "file:")):
             return None
         return f"{m.group(1)}/{m.group(2)}"
+
+
+def merge_file(cwd: Path, current: Path, ancestor: Path, other: Path, *, name: str) -> None:
+    """``git merge-file``: a three-way text merge into ``current``, leaving ordinary
+    conflict markers (labelled ``<name> (current|merge-base|other)``) where it cannot."""
+    import git
+
+    git.cmd.Git(str(cwd)).execute(
+        ["git", "merge-file", "-L", f"{name} (current)", "-L", f"{name} (merge-base)",
+         "-L", f"{name} (other)", str(current), str(ancestor), str(other)],
+        with_exceptions=False,
+    )

@@ -1,6 +1,6 @@
 """Trace records → what a row really launches, plus the row ↔ launch findings.
 
-Pure functions: a :class:`~inferencex_tools.launch.trace.LaunchTrace` and the row
+Pure functions: a :class:`~inferencex_tools.launch.stages.LaunchTrace` and the row
 in, the allocation, job step, server launch and findings out.
 """
 
@@ -13,69 +13,13 @@ from typing import Any
 
 from inferencex_tools.launch import rules as R
 from inferencex_tools.launch.env import gpu_count
-from inferencex_tools.launch.trace import LaunchTrace, args_of
+from inferencex_tools.launch.slurmargs import gpus_requested, last_value, parse_slurm_args
+from inferencex_tools.launch.stages import LaunchTrace, args_of
 from inferencex_tools.report.findings import Finding
 
 ALLOC_TOOLS = ("salloc", "sbatch")
 SIDECAR_TOOLS = ("mooncake_master", "mooncake_client", "etcd", "nats-server", "vllm-router")
 SANDBOX_ENV = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "TMPDIR", "LANG", "SHLVL", "_"})
-
-_SHORT = {"-p": "--partition", "-A": "--account", "-N": "--nodes", "-t": "--time",
-          "-J": "--job-name", "-G": "--gpus", "-n": "--ntasks", "-c": "--cpus-per-task",
-          "-w": "--nodelist", "-o": "--output", "-e": "--error", "-D": "--chdir"}
-_VALUED = {"--partition", "--account", "--nodes", "--time", "--job-name", "--gpus",
-           "--ntasks", "--cpus-per-task", "--nodelist", "--output", "--error", "--chdir",
-           "--gres", "--export", "--jobid", "--gpus-per-node", "--mem", "--ntasks-per-node",
-           "--qos", "--reservation", "--container-image", "--container-mounts",
-           "--container-workdir", "--container-name", "--mpi", "--exclude", "--constraint"}
-
-
-def parse_slurm_args(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
-    """Slurm client argv → ({long option: [values]}, command).  Flags map to ``[""]``."""
-    opts: dict[str, list[str]] = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--":
-            return opts, argv[i + 1:]
-        if not a.startswith("-"):
-            return opts, argv[i:]
-        if a.startswith("--") and "=" in a:
-            k, v = a.split("=", 1)
-            opts.setdefault(k, []).append(v)
-            i += 1
-            continue
-        name = _SHORT.get(a, a)
-        if name in _VALUED and i + 1 < len(argv):
-            opts.setdefault(name, []).append(argv[i + 1])
-            i += 2
-        else:
-            opts.setdefault(name, []).append("")
-            i += 1
-    return opts, []
-
-
-def _last(opts: dict[str, list[str]], *names: str) -> str | None:
-    for n in names:
-        if opts.get(n):
-            return opts[n][-1]
-    return None
-
-
-def gpus_requested(opts: dict[str, list[str]]) -> int | None:
-    for g in opts.get("--gres", []):
-        for part in g.split(","):
-            bits = part.split(":")
-            if bits[0] == "gpu" and bits[-1].isdigit():
-                return int(bits[-1])
-    for n in ("--gpus", "--gpus-per-node"):
-        v = _last(opts, n)
-        if v:
-            tail = v.split(":")[-1]
-            if tail.isdigit():
-                return int(tail)
-    return None
-
 
 @dataclass
 class Allocation:
@@ -155,18 +99,8 @@ class RenderedJob:
         }
 
 
-def step_runs(args: list[str], script: str | None) -> bool:
-    """Does an srun argument list run ``script`` (any benchmark script when None)?"""
-    _, cmd = parse_slurm_args(args)
-    if not cmd:
-        return False
-    if script is None:
-        return any(c.endswith(".sh") and "benchmarks/" in c for c in cmd)
-    return any(c == script or c.endswith("/" + script) for c in cmd)
-
-
 @dataclass
-class Analysis:
+class Inspection:
     allocation: Allocation | None = None
     step: list[str] | None = None
     server: ServerLaunch | None = None
@@ -175,93 +109,126 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
 
 
-def analyse(lt: LaunchTrace, *, row: dict[str, Any], script: str | None, launcher: str,
-            workflow_env: dict[str, str]) -> Analysis:
+def inspect_launch(lt: LaunchTrace, *, row: dict[str, Any], script: str | None,
+                   launcher: str, workflow_env: dict[str, str]) -> Inspection:
     """Allocation, job step, server launch, launcher exports and findings of one launch."""
-    from inferencex_tools.policy.engines import engine_of
-
-    out = Analysis()
-    show = lt.show
-    step_rec = lt.step_record
-    alloc_rec = next((r for r in lt.launcher.records if r.tool in ALLOC_TOOLS), None)
-    if alloc_rec is None and step_rec is not None \
-            and "--jobid" not in parse_slurm_args(args_of(step_rec))[0]:
-        alloc_rec = step_rec  # srun outside an allocation allocates by itself
-    if alloc_rec is None:
-        out.findings.append(R.NO_ALLOCATION.at(
-            launcher, None, None, "no salloc/sbatch/srun allocation was recorded"))
-    else:
-        args = [show(a) for a in args_of(alloc_rec)]
-        opts, _ = parse_slurm_args(args)
-        nodes = _last(opts, "--nodes")
-        first = nodes.split("-")[0] if nodes else "1"
-        out.allocation = Allocation(
-            tool=alloc_rec.tool, argv=args, partition=_last(opts, "--partition"),
-            account=_last(opts, "--account"), nodes=int(first) if first.isdigit() else None,
-            gpus=gpus_requested(opts), gres=_last(opts, "--gres"), time=_last(opts, "--time"),
-            exclusive="--exclusive" in opts, job_name=_last(opts, "--job-name"))
-    if step_rec is None:
+    out = Inspection()
+    out.allocation = _allocation(lt, launcher, out.findings)
+    if lt.step_record is None:
         out.findings.append(R.NO_STEP.at(launcher, None, None,
                                          f"no srun step ran {script or 'a benchmark script'}"))
     else:
-        out.step = ["srun", *[show(a) for a in args_of(step_rec)]]
-        sopts, _ = parse_slurm_args(out.step[1:])
-        if out.allocation is not None:
-            out.allocation.container_image = _last(sopts, "--container-image")
-            mounts = _last(sopts, "--container-mounts")
-            out.allocation.container_mounts = mounts.split(",") if mounts else []
-            out.allocation.container_workdir = _last(sopts, "--container-workdir")
-        for k, v in sorted(lt.step_env.items()):
-            if k == "GITHUB_WORKSPACE" or workflow_env.get(k) == v:
-                continue
-            out.launcher_env[k] = v
-        for k, v in workflow_env.items():
-            got = lt.step_env.get(k)
-            if k == "GITHUB_WORKSPACE" or got == v:
-                continue
-            out.findings.append(R.VAR_DROPPED.at(
-                launcher, None, None,
-                f"{k}={v!r} is exported by the workflow but the job step sees "
-                + ("it unset" if got is None else repr(got))))
+        _job_step(lt, out, launcher, workflow_env)
     if lt.step_script is not None and script is not None and lt.step_script != script:
         out.findings.append(R.OTHER_SCRIPT.at(
             launcher, None, None, f"the job step runs {lt.step_script}, the row resolves to "
             f"{script}"))
-    if lt.script is not None:
-        for rec in lt.script.records:
-            if out.server is None and engine_of(rec) is not None:
-                env = {k: show(v) for k, v in sorted(rec.env.items())
-                       if k not in SANDBOX_ENV and k != "GITHUB_WORKSPACE"
-                       and lt.step_env.get(k) != show(v)}
-                out.server = ServerLaunch(rec.tool.replace("python -m ", "python3 -m "),
-                                          [show(a) for a in args_of(rec)], env)
-            elif rec.tool in SIDECAR_TOOLS:
-                out.sidecars.append([rec.tool, *[show(a) for a in args_of(rec)]])
-    if step_rec is not None and lt.script is not None and out.server is None:
+    _script_processes(lt, out)
+    if lt.step_record is not None and lt.script is not None and out.server is None:
         out.findings.append(R.NO_SERVER.at(script or launcher, None, None,
                                            "no server launch was recorded"))
-    a = out.allocation
-    if a is not None:
-        for piece, value in (("partition", a.partition), ("time limit", a.time),
-                             ("container image", a.container_image)):
-            if not value:
-                out.findings.append(R.ALLOC_UNRESOLVED.at(
-                    launcher, None, None, f"the allocation states no {piece}"))
-        want = gpu_count(row)
-        if a.gpus is None:
-            out.findings.append(R.ALLOC_UNRESOLVED.at(launcher, None, None,
-                                                      "the allocation requests no GPUs"))
-        elif a.gpus * (a.nodes or 1) != want:
-            out.findings.append(R.GPU_MISMATCH.at(
-                launcher, None, None, f"allocation requests {a.gpus} GPU(s) per node on "
-                f"{a.nodes or 1} node(s), the row needs {want} (tp·pp·pcp)"))
-        image = row.get("image")
-        if a.container_image and image and a.container_image != image \
-                and str(image) not in a.container_image:
-            out.findings.append(R.IMAGE_MISMATCH.at(
-                launcher, None, None, f"container {a.container_image}, row image {image}"))
+    if out.allocation is not None:
+        out.findings.extend(_allocation_checks(out.allocation, row, launcher))
     if out.server is not None:
         out.findings.extend(check_server(out.server, row, script or launcher))
+    out.findings.extend(_trace_failures(lt, launcher, script))
+    return out
+
+
+def _allocation(lt: LaunchTrace, launcher: str, findings: list[Finding]) -> Allocation | None:
+    """The salloc/sbatch the launcher ran (an srun outside an allocation allocates by
+    itself); NO_ALLOCATION when there is none."""
+    step_rec = lt.step_record
+    alloc_rec = next((r for r in lt.launcher.records if r.tool in ALLOC_TOOLS), None)
+    if alloc_rec is None and step_rec is not None \
+            and "--jobid" not in parse_slurm_args(args_of(step_rec))[0]:
+        alloc_rec = step_rec
+    if alloc_rec is None:
+        findings.append(R.NO_ALLOCATION.at(
+            launcher, None, None, "no salloc/sbatch/srun allocation was recorded"))
+        return None
+    args = [lt.show(a) for a in args_of(alloc_rec)]
+    opts, _ = parse_slurm_args(args)
+    nodes = last_value(opts, "--nodes")
+    first = nodes.split("-")[0] if nodes else "1"
+    return Allocation(
+        tool=alloc_rec.tool, argv=args, partition=last_value(opts, "--partition"),
+        account=last_value(opts, "--account"), nodes=int(first) if first.isdigit() else None,
+        gpus=gpus_requested(opts), gres=last_value(opts, "--gres"),
+        time=last_value(opts, "--time"), exclusive="--exclusive" in opts,
+        job_name=last_value(opts, "--job-name"))
+
+
+def _job_step(lt: LaunchTrace, out: Inspection, launcher: str,
+              workflow_env: dict[str, str]) -> None:
+    """The job step's command, its container (into the allocation), what the launcher
+    added to the environment and which workflow variables it lost (VAR_DROPPED)."""
+    assert lt.step_record is not None
+    out.step = ["srun", *[lt.show(a) for a in args_of(lt.step_record)]]
+    sopts, _ = parse_slurm_args(out.step[1:])
+    if out.allocation is not None:
+        out.allocation.container_image = last_value(sopts, "--container-image")
+        mounts = last_value(sopts, "--container-mounts")
+        out.allocation.container_mounts = mounts.split(",") if mounts else []
+        out.allocation.container_workdir = last_value(sopts, "--container-workdir")
+    for k, v in sorted(lt.step_env.items()):
+        if k != "GITHUB_WORKSPACE" and workflow_env.get(k) != v:
+            out.launcher_env[k] = v
+    for k, v in workflow_env.items():
+        got = lt.step_env.get(k)
+        if k == "GITHUB_WORKSPACE" or got == v:
+            continue
+        out.findings.append(R.VAR_DROPPED.at(
+            launcher, None, None,
+            f"{k}={v!r} is exported by the workflow but the job step sees "
+            + ("it unset" if got is None else repr(got))))
+
+
+def _script_processes(lt: LaunchTrace, out: Inspection) -> None:
+    """The first inference-server launch of the benchmark script, and its sidecars."""
+    from inferencex_tools.policy.engines import engine_of
+
+    if lt.script is None:
+        return
+    show = lt.show
+    for rec in lt.script.records:
+        if out.server is None and engine_of(rec) is not None:
+            env = {k: show(v) for k, v in sorted(rec.env.items())
+                   if k not in SANDBOX_ENV and k != "GITHUB_WORKSPACE"
+                   and lt.step_env.get(k) != show(v)}
+            out.server = ServerLaunch(rec.tool.replace("python -m ", "python3 -m "),
+                                      [show(a) for a in args_of(rec)], env)
+        elif rec.tool in SIDECAR_TOOLS:
+            out.sidecars.append([rec.tool, *[show(a) for a in args_of(rec)]])
+
+
+def _allocation_checks(a: Allocation, row: dict[str, Any], launcher: str) -> list[Finding]:
+    """The allocation against the row: stated pieces, GPU count, container image."""
+    out: list[Finding] = []
+    for piece, value in (("partition", a.partition), ("time limit", a.time),
+                         ("container image", a.container_image)):
+        if not value:
+            out.append(R.ALLOC_UNRESOLVED.at(
+                launcher, None, None, f"the allocation states no {piece}"))
+    want = gpu_count(row)
+    if a.gpus is None:
+        out.append(R.ALLOC_UNRESOLVED.at(launcher, None, None,
+                                         "the allocation requests no GPUs"))
+    elif a.gpus * (a.nodes or 1) != want:
+        out.append(R.GPU_MISMATCH.at(
+            launcher, None, None, f"allocation requests {a.gpus} GPU(s) per node on "
+            f"{a.nodes or 1} node(s), the row needs {want} (tp·pp·pcp)"))
+    image = row.get("image")
+    if a.container_image and image and a.container_image != image \
+            and str(image) not in a.container_image:
+        out.append(R.IMAGE_MISMATCH.at(
+            launcher, None, None, f"container {a.container_image}, row image {image}"))
+    return out
+
+
+def _trace_failures(lt: LaunchTrace, launcher: str, script: str | None) -> list[Finding]:
+    """TRACE_FAILED for a launcher or benchmark script that did not finish cleanly."""
+    out: list[Finding] = []
     for stage, tr, where in (("launcher", lt.launcher, launcher),
                              ("benchmark script", lt.script, script or launcher)):
         if tr is None or tr.ok:
@@ -269,10 +236,10 @@ def analyse(lt: LaunchTrace, *, row: dict[str, Any], script: str | None, launche
         what = (f"timed out after {tr.seconds:.0f}s" if tr.timed_out
                 else f"exited {tr.returncode}")
         err = tr.stderr_tail.strip().splitlines()
-        out.findings.append(R.TRACE_FAILED.at(
+        out.append(R.TRACE_FAILED.at(
             where, None, None,
-            f"the {stage} {what}; last traced line: {show(tr.last_line or '?')}"
-            + (f"; stderr: {show(err[-1])}" if err else "")))
+            f"the {stage} {what}; last traced line: {lt.show(tr.last_line or '?')}"
+            + (f"; stderr: {lt.show(err[-1])}" if err else "")))
     return out
 
 
@@ -421,5 +388,5 @@ def format_job_text(job: RenderedJob) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["Allocation", "Analysis", "RenderedJob", "ServerLaunch", "analyse",
-           "format_job_text"]
+__all__ = ["Allocation", "Inspection", "RenderedJob", "ServerLaunch", "format_job_text",
+           "inspect_launch"]

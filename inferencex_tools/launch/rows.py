@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.io.layout import RUNNERS, master_files
 
 if TYPE_CHECKING:
     from inferencex_tools.sweep.load import Configs, Runners
@@ -80,12 +81,8 @@ def _single_arm(cfg: dict[str, Any], arm: Arm) -> dict[str, Any]:
     return one
 
 
-def master_files(root: Path) -> list[Path]:
-    return sorted((root / "configs").glob("*-master.yaml"))
-
-
 def runners_file(root: Path) -> Path:
-    return root / "configs" / "runners.yaml"
+    return root / RUNNERS
 
 
 def load_configs(root: Path) -> tuple[Configs, Runners]:

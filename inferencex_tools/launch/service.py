@@ -11,8 +11,7 @@ from pathlib import Path
 from inferencex_tools.errors import UsageError
 from inferencex_tools.launch import rules as R
 from inferencex_tools.launch.env import row_env
-from inferencex_tools.launch.render import RenderedJob, analyse
-from inferencex_tools.launch.resolve import resolve
+from inferencex_tools.launch.render import RenderedJob, inspect_launch
 from inferencex_tools.launch.rows import (
     SelectedRow,
     Selection,
@@ -23,9 +22,10 @@ from inferencex_tools.launch.rows import (
     rows_from_matrix,
     runners_file,
 )
-from inferencex_tools.launch.sbatch import BatchJob
-from inferencex_tools.launch.trace import trace_launch
-from inferencex_tools.report.findings import Finding, Result
+from inferencex_tools.launch.sbatch import BatchJob, BatchOptions
+from inferencex_tools.launch.stages import trace_launch
+from inferencex_tools.launch.targets import resolve
+from inferencex_tools.report.findings import Result
 
 
 @dataclass
@@ -99,7 +99,7 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
                                eval_only=sel.eval_only)
     lt = trace_launch(root, res.launcher, dict(job.workflow_env), script=res.script,
                       timeout=timeout)
-    an = analyse(lt, row=row, script=res.script, launcher=res.launcher,
+    an = inspect_launch(lt, row=row, script=res.script, launcher=res.launcher,
                  workflow_env={k: v for k, v in job.workflow_env.items()
                                if k != "GITHUB_WORKSPACE"})
     job.allocation, job.step, job.server = an.allocation, an.step, an.server
@@ -152,10 +152,6 @@ def _same_arm(a: dict[str, object], b: dict[str, object]) -> bool:
     return all(a.get(k) == b.get(k) for k in keys)
 
 
-def findings_of(jobs: list[RenderedJob]) -> list[Finding]:
-    return [f for j in jobs for f in j.findings]
-
-
 # ---------------------------------------------------------------------------- submit / status
 
 @dataclass
@@ -174,8 +170,6 @@ class SubmitRequest:
 
 def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
     """Rows → batch jobs, with the render checks run on each row first (``check``)."""
-    from inferencex_tools.launch.sbatch import BatchOptions, build
-
     rows = select_rows(root, req.src)
     result = Result(command="launch submit")
     if not rows:
@@ -190,28 +184,46 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
     jobs: list[BatchJob] = []
     rendered = _render_all(root, rows, labels, req.runner) if req.check else []
     for i, sel in enumerate(rows, 1):
-        res = resolve(sel.row, labels, req.runner, root)
-        where = res.launcher or str(sel.row.get("runner", "<row>"))
-        name = str(sel.row.get("exp-name", f"row {i}"))
-        rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
-        problems = [rule_by_id[rid].at(where, None, None, f"{name}: {msg}")
-                    for rid, msg in res.problems]
-        if rendered and not problems:
-            problems = rendered[i - 1].findings
-        result.extend(problems)
-        if any(p.severity.value == "error" for p in problems) or res.node is None \
-                or res.launcher is None:
-            continue
-        row_opts = opts
-        alloc = rendered[i - 1].allocation if rendered else None
-        if alloc is not None:  # what the launcher itself requests fills the gaps
-            row_opts = replace(opts, partition=opts.partition or alloc.partition,
-                               time=opts.time or alloc.time,
-                               account=opts.account or alloc.account,
-                               exclusive=opts.exclusive or alloc.exclusive)
-        jobs.append(build(i, len(rows), sel, node=res.node, launcher=res.launcher,
-                          opts=row_opts))
-        result.checked.append(name)
+        job = _plan_row(root, i, rows, sel, labels, req.runner, opts,
+                        rendered[i - 1] if rendered else None, result)
+        if job is not None:
+            jobs.append(job)
+    _name_clashes(jobs, result)
+    result.info["jobs"] = [{"index": j.index, "exp-name": j.name, "node": j.node,
+                            "gpus": j.gpus, "script": j.script_name, "output": j.output,
+                            "sbatch": j.text} for j in jobs]
+    return result, jobs
+
+
+def _plan_row(root: Path, i: int, rows: list[SelectedRow], sel: SelectedRow,
+              labels: dict[str, list[str]], runner: str | None, opts: BatchOptions,
+              rendered: RenderedJob | None, result: Result) -> BatchJob | None:
+    """Row ``i`` → its batch job, or None when resolving or rendering it found an error
+    (the findings and the checked row go to ``result``)."""
+    from inferencex_tools.launch.sbatch import build
+
+    res = resolve(sel.row, labels, runner, root)
+    where = res.launcher or str(sel.row.get("runner", "<row>"))
+    name = str(sel.row.get("exp-name", f"row {i}"))
+    rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
+    problems = [rule_by_id[rid].at(where, None, None, f"{name}: {msg}")
+                for rid, msg in res.problems]
+    if rendered is not None and not problems:
+        problems = rendered.findings
+    result.extend(problems)
+    if any(p.severity.value == "error" for p in problems) or res.node is None \
+            or res.launcher is None:
+        return None
+    alloc = rendered.allocation if rendered is not None else None
+    if alloc is not None:  # what the launcher itself requests fills the gaps
+        opts = replace(opts, partition=opts.partition or alloc.partition,
+                       time=opts.time or alloc.time, account=opts.account or alloc.account,
+                       exclusive=opts.exclusive or alloc.exclusive)
+    result.checked.append(name)
+    return build(i, len(rows), sel, node=res.node, launcher=res.launcher, opts=opts)
+
+
+def _name_clashes(jobs: list[BatchJob], result: Result) -> None:
     seen: dict[str, list[int]] = {}
     for j in jobs:
         seen.setdefault(j.name, []).append(j.index)
@@ -219,21 +231,18 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
         if len(idx) > 1:
             result.add(R.NAME_CLASH.at("<matrix>", None, None,
                                        f"rows {', '.join(map(str, idx))} share exp-name {name}"))
-    result.info["jobs"] = [{"index": j.index, "exp-name": j.name, "node": j.node,
-                            "gpus": j.gpus, "script": j.script_name, "output": j.output,
-                            "sbatch": j.text} for j in jobs]
-    return result, jobs
 
 
 def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path | None]:
     """Plan, and with ``req.submit`` write the scripts, sbatch them and record the ids."""
+    from inferencex_tools.io import slurm
     from inferencex_tools.io.files import atomic_write
-    from inferencex_tools.launch import slurmio, state
+    from inferencex_tools.launch import state
 
     result, jobs = plan_jobs(root, req)
     if not req.submit or not jobs:
         return result, jobs, None
-    if not slurmio.available("sbatch"):
+    if not slurm.available("sbatch"):
         result.add(R.NO_SCHEDULER.at("sbatch", None, None, "sbatch is not on PATH"))
         return result, jobs, None
     out = req.out_dir.resolve()
@@ -243,7 +252,7 @@ def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path
     for j in jobs:
         script = out / j.script_name
         atomic_write(script, j.text.encode("utf-8"))
-        job_id, msg = slurmio.sbatch(script)
+        job_id, msg = slurm.sbatch(script)
         if job_id is None:
             result.add(R.SUBMIT_FAILED.at(str(script), None, None, f"{j.name}: {msg}"))
             continue
@@ -263,11 +272,12 @@ def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path
 
 def refresh(state_path: Path) -> dict[str, object]:
     """Query the scheduler for every recorded job and write the states back."""
-    from inferencex_tools.launch import slurmio, state
+    from inferencex_tools.io import slurm
+    from inferencex_tools.launch import state
 
     st = state.load(state_path)
     ids = [str(j["job-id"]) for j in st["jobs"]]
-    statuses = slurmio.query(ids)
+    statuses = slurm.query(ids)
     for j in st["jobs"]:
         s = statuses[str(j["job-id"])]
         j["state"] = s.state
@@ -278,7 +288,7 @@ def refresh(state_path: Path) -> dict[str, object]:
 
 
 def status_result(st: dict[str, object]) -> Result:
-    from inferencex_tools.launch.slurmio import TERMINAL
+    from inferencex_tools.io.slurm import TERMINAL
 
     result = Result(command="launch status")
     jobs = st.get("jobs")
@@ -315,7 +325,7 @@ def counts(st: dict[str, object]) -> dict[str, int]:
 def wait(state_path: Path, *, interval: float, timeout: float,
          progress: Callable[[dict[str, object], float], None]) -> dict[str, object]:
     """Refresh until every job is in a terminal state or ``timeout`` seconds passed."""
-    from inferencex_tools.launch.slurmio import TERMINAL
+    from inferencex_tools.io.slurm import TERMINAL
 
     start = time.monotonic()
     while True:

@@ -32,7 +32,7 @@ def save(path: Path, state: dict[str, Any]) -> None:
 
 
 def load(path: Path) -> dict[str, Any]:
-    from inferencex_tools.schemas import validator
+    from inferencex_tools.schemas import schema_issues
 
     raw = read_bytes(path)
     try:
@@ -40,11 +40,10 @@ def load(path: Path) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a launch state file ({exc})",
                          hint="pass the state.json written by `ixtool launch submit`") from None
-    errors = sorted(validator("launch-state").iter_errors(data), key=lambda e: list(e.path))
-    if errors:
-        e = errors[0]
-        where = "/".join(str(p) for p in e.path) or "(root)"
-        raise InputError(f"{path}: invalid launch state at {where}: {e.message}",
+    issues = schema_issues("launch-state", data)
+    if issues:
+        where = issues[0].where or "(root)"
+        raise InputError(f"{path}: invalid launch state at {where}: {issues[0].detail}",
                          hint="the file is written by `ixtool launch submit`; do not edit it")
     state: dict[str, Any] = data
     return state

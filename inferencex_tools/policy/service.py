@@ -11,6 +11,7 @@ from typing import Any
 
 from inferencex_tools.errors import InputError, UsageError, YamlError
 from inferencex_tools.io.files import read_bytes
+from inferencex_tools.io.layout import master_files
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.policy import rules as R
 from inferencex_tools.policy.check import RowOutcome, Verdict, evaluate
@@ -70,7 +71,7 @@ def run_check(req: CheckRequest) -> Result:
     result = Result("policy check")
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
-    configs = req.configs or sorted((root / "configs").glob("*-master.yaml"))
+    configs = req.configs or master_files(root)
     if not configs:
         raise InputError(f"no master configs under {root / 'configs'}",
                          hint="pass --configs FILE…")

@@ -6,52 +6,44 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.io.layout import (
+    RUNNERS,
+    find_master_files,
+    master_files,
+    master_paths_at,
+    relative_to,
+    repo_root,
+)
 from inferencex_tools.sweep.checks import first_failing
 from inferencex_tools.sweep.generate import Matrix, SweepRequest, generate_matrix
 from inferencex_tools.sweep.load import Configs, Runners, load_masters, load_runners
 
-DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
-DEFAULT_RUNNERS = "configs/runners.yaml"
+if TYPE_CHECKING:
+    from inferencex_tools.io.git import GitRepo
+    from inferencex_tools.sweep.changelog import Snapshot
 
-
-def _repo_root(start: Path) -> Path | None:
-    for d in (start, *start.parents):
-        if (d / ".git").exists():
-            return d
-    return None
-
-
-def _rel(path: Path, here: Path) -> Path:
-    """``path`` relative to ``here`` when it lies below it (readable findings/annotations)."""
-    try:
-        return path.relative_to(here)
-    except ValueError:
-        return Path(os.path.relpath(path, here)) if path.is_absolute() else path
+DEFAULT_RUNNERS = RUNNERS
 
 
 def default_master_files(cwd: Path | None = None) -> list[Path]:
     """``configs/*-master.yaml`` of the current directory, else of the repository root."""
-    here = Path.cwd() if cwd is None else cwd
-    for base in (here, _repo_root(here)):
-        if base is None:
-            continue
-        found = sorted(base.glob(DEFAULT_MASTER_GLOB))
-        if found:
-            return [_rel(p, here) for p in found]
-    raise UsageError("no master configs found (configs/*-master.yaml)",
-                     hint="pass --config-files or run from the repository root")
+    found = find_master_files(Path.cwd() if cwd is None else cwd)
+    if not found:
+        raise UsageError("no master configs found (configs/*-master.yaml)",
+                         hint="pass --config-files or run from the repository root")
+    return found
 
 
 def default_runners_file(cwd: Path | None = None) -> Path:
     here = Path.cwd() if cwd is None else cwd
     if (here / DEFAULT_RUNNERS).exists():
         return Path(DEFAULT_RUNNERS)
-    root = _repo_root(here)
+    root = repo_root(here)
     if root is not None and (root / DEFAULT_RUNNERS).exists():
-        return _rel(root / DEFAULT_RUNNERS, here)
+        return relative_to(root / DEFAULT_RUNNERS, here)
     return Path(DEFAULT_RUNNERS)
 
 
@@ -173,7 +165,6 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
 
 # ------------------------------------------------------------------ from-changelog
 
-MASTER_RX = r"configs/[^/]*-master\.yaml"
 _FATAL_CHANGELOG = ("CL1", "CL2", "CL401", "CL402")
 
 
@@ -186,14 +177,14 @@ class FromChangelogResult:
     keys: list[str]
 
 
-def snapshot_at(repo: Any, ref: str | None) -> Any:
+def snapshot_at(repo: GitRepo, ref: str | None) -> Snapshot:
     """Master configs + runners.yaml at ``ref`` (None: the working tree), validated."""
     from inferencex_tools.sweep.changelog import Snapshot
     from inferencex_tools.sweep.load import merge_masters, parse_runners
 
     if ref is None:
         root = repo.root
-        paths = sorted((root / "configs").glob("*-master.yaml"))
+        paths = master_files(root)
         parts = [(str(p.relative_to(root)), p.read_bytes()) for p in paths]
         rpath = root / DEFAULT_RUNNERS
         runners_raw = rpath.read_bytes() if rpath.exists() else None
@@ -201,7 +192,7 @@ def snapshot_at(repo: Any, ref: str | None) -> Any:
     else:
         short = repo.resolve(ref)[:12]
         parts = [(f"{p}@{short}", repo.show(ref, p) or b"")
-                 for p in repo.list_files(ref, MASTER_RX)]
+                 for p in master_paths_at(repo, ref)]
         runners_raw = repo.show(ref, DEFAULT_RUNNERS)
         where = f"{ref} ({short})"
     if not parts:

@@ -19,6 +19,7 @@ from typing import Any
 from inferencex_tools.errors import LimitExceeded, YamlError
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.report.findings import Finding, Result, Rule, Severity
+from inferencex_tools.schemas import SchemaIssue
 from inferencex_tools.sweep import rules as R
 from inferencex_tools.sweep.checks import Issue, check_configs, where
 
@@ -120,38 +121,29 @@ def _load(f: _File, rule: Rule) -> bool:
 
 def _schema(f: _File, name: str, generic: Rule) -> set[tuple[str, tuple[Any, ...]]]:
     """Schema findings (one per rule and location); returns what was reported."""
-    from inferencex_tools.schemas import validator
+    from inferencex_tools.schemas import schema_issues
 
-    v = validator(name)
     bad: set[tuple[str, tuple[Any, ...]]] = set()
-    errors = sorted(v.iter_errors(f.data), key=lambda e: [str(p) for p in e.absolute_path])
-    for er in errors:
-        path = tuple(er.absolute_path)
-        rule = _SCHEMA_RULES.get(er.validator, generic)
-        msg = er.message
-        at = path
-        if er.validator == "additionalProperties" and isinstance(er.instance, dict):
-            allowed = set((er.schema.get("properties") or {}).keys())
-            extra = [k for k in er.instance if k not in allowed]
-            if extra:
-                at = (*path, extra[0])
-                msg = f"unknown key {extra[0]!r}"
-                if allowed:
-                    msg += f" (allowed: {', '.join(sorted(allowed))})"
-        elif er.validator == "type":
-            msg = (f"must be {er.validator_value}, found {er.instance!r} "
-                   f"({type(er.instance).__name__})")
-        elif er.validator == "not" and path and path[-1] == "version":
-            rule = R.IMAGE_VERSION
-            msg = f"version {er.instance!r} is an image reference"
-        elif er.validator == "propertyNames":
-            at = (er.instance,) if isinstance(er.instance, str) else path
-            msg = f"config key {er.instance!r} contains '*'"
+    for issue in schema_issues(name, f.data):
+        rule, at, msg = _schema_rule(issue, generic)
         if (rule.id, at) in bad:
             continue
         bad.add((rule.id, at))
         f.add(rule, at, f"{where(at) or '(root)'}: {msg}")
     return bad
+
+
+def _schema_rule(issue: SchemaIssue, generic: Rule) -> tuple[Rule, tuple[Any, ...], str]:
+    """(rule, location, message) of one schema issue in a master config / runners file."""
+    rule = _SCHEMA_RULES.get(issue.keyword, generic)
+    if issue.unknown_key is not None and issue.allowed:
+        return rule, issue.at, f"{issue.message} (allowed: {', '.join(sorted(issue.allowed))})"
+    if issue.keyword == "not" and issue.path and issue.path[-1] == "version":
+        return R.IMAGE_VERSION, issue.path, f"version {issue.instance!r} is an image reference"
+    if issue.keyword == "propertyNames":
+        at = (issue.instance,) if isinstance(issue.instance, str) else issue.path
+        return rule, at, f"config key {issue.instance!r} contains '*'"
+    return rule, issue.at, issue.message
 
 
 def _label_sets(runners: Any) -> tuple[set[str] | None, dict[str, Any]]:

@@ -7,7 +7,8 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferencex_tools.launch.render import format_command, gpus_requested, parse_slurm_args
+from inferencex_tools.launch.render import format_command
+from inferencex_tools.launch.slurmargs import gpus_requested, parse_slurm_args
 
 ARG = st.one_of(
     st.sampled_from(["--port", "8888", "--speculative-config", '{"a": 1, "b": "x y"}',

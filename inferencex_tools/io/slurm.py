@@ -73,33 +73,50 @@ def query(job_ids: list[str]) -> dict[str, JobStatus]:
     job-completion log), then ``scontrol show job`` for jobs the controller still holds."""
     if not job_ids:
         return {}
-    found: dict[str, JobStatus] = {}
-    ids = ",".join(job_ids)
-    proc = _run(["squeue", "-h", "-j", ids, "-o", "%i|%T|%r"])
-    if proc.returncode == 0:
-        for jid, state, reason in _parse_pipe(proc.stdout, 3):
-            found[jid] = JobStatus(jid, state, None, reason, "squeue")
+    found = _squeue(job_ids)
     missing = [j for j in job_ids if j not in found]
     if missing and available("sacct"):
-        for extra in ([], ["-c"]):
-            proc = _run(["sacct", *extra, "-n", "-P", "-X", "-j", ",".join(missing),
-                         "-o", "JobID,State,ExitCode"])
-            if proc.returncode != 0:
-                continue
-            for jid, state, code in _parse_pipe(proc.stdout, 3):
-                if jid in missing:
-                    found[jid] = JobStatus(jid, state.split()[0], code, None,
-                                           "sacct" + (" -c" if extra else ""))
-            if all(j in found for j in missing):
-                break
+        found.update(_sacct(missing))
     for jid in [j for j in job_ids if j not in found]:
-        proc = _run(["scontrol", "show", "job", "-o", jid])
-        if proc.returncode != 0:
-            continue
-        fields = dict(tok.split("=", 1) for tok in proc.stdout.split() if "=" in tok)
-        if "JobState" in fields:
-            found[jid] = JobStatus(jid, fields["JobState"], fields.get("ExitCode"),
-                                   fields.get("Reason"), "scontrol")
+        status = _scontrol(jid)
+        if status is not None:
+            found[jid] = status
     for jid in job_ids:
         found.setdefault(jid, JobStatus(jid, "UNKNOWN"))
     return found
+
+
+def _squeue(job_ids: list[str]) -> dict[str, JobStatus]:
+    proc = _run(["squeue", "-h", "-j", ",".join(job_ids), "-o", "%i|%T|%r"])
+    if proc.returncode != 0:
+        return {}
+    return {jid: JobStatus(jid, state, None, reason, "squeue")
+            for jid, state, reason in _parse_pipe(proc.stdout, 3)}
+
+
+def _sacct(missing: list[str]) -> dict[str, JobStatus]:
+    """Accounting first, then the job-completion log (``-c``) for what is still missing."""
+    found: dict[str, JobStatus] = {}
+    for extra in ([], ["-c"]):
+        proc = _run(["sacct", *extra, "-n", "-P", "-X", "-j", ",".join(missing),
+                     "-o", "JobID,State,ExitCode"])
+        if proc.returncode != 0:
+            continue
+        for jid, state, code in _parse_pipe(proc.stdout, 3):
+            if jid in missing:
+                found[jid] = JobStatus(jid, state.split()[0], code, None,
+                                       "sacct" + (" -c" if extra else ""))
+        if all(j in found for j in missing):
+            break
+    return found
+
+
+def _scontrol(jid: str) -> JobStatus | None:
+    proc = _run(["scontrol", "show", "job", "-o", jid])
+    if proc.returncode != 0:
+        return None
+    fields = dict(tok.split("=", 1) for tok in proc.stdout.split() if "=" in tok)
+    if "JobState" not in fields:
+        return None
+    return JobStatus(jid, fields["JobState"], fields.get("ExitCode"), fields.get("Reason"),
+                     "scontrol")

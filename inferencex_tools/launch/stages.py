@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferencex_tools.launch.slurmargs import parse_slurm_args, step_runs
 from inferencex_tools.policy.trace import Record, TraceResult, trace_script
 
 WS_TOKEN = "_ixtool_workspace_"
@@ -55,8 +56,6 @@ class LaunchTrace:
 
 
 def _opts(args: list[str]) -> dict[str, list[str]]:
-    from inferencex_tools.launch.render import parse_slurm_args
-
     return parse_slurm_args(args)[0]
 
 
@@ -87,43 +86,56 @@ def _step_env(rec: Record, root: str) -> dict[str, str]:
 def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str | None,
                  timeout: float = 60.0) -> LaunchTrace:
     """Trace ``launcher`` with ``env``; then the job step that runs ``script``."""
-    from inferencex_tools.launch.render import parse_slurm_args, step_runs
-
     lenv = {k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"}
     lt = LaunchTrace(trace_script(root, launcher, lenv, timeout=timeout))
-    root_s = lt.launcher.root
-    steps = [r for r in lt.launcher.records if r.tool == "srun"]
-    rec = next((r for r in steps if step_runs(args_of(r), script)), None) or \
-        next((r for r in steps if step_runs(args_of(r), None)), None)
+    rec = _job_step(lt.launcher.records, script)
     if rec is None:
         return lt
+    root_s = lt.launcher.root
     lt.step_record = rec
-    _, cmd = parse_slurm_args(args_of(rec))
-    ran = next((c for c in cmd if c.endswith(".sh")), None)
-    if ran is not None:
-        ran = ran.replace(root_s + "/", "")
-        lt.step_script = ran
-        if ran.startswith("/"):  # a container path of the workspace mount
-            ran = next((ran[len(c) + 1:] for h, c in _mounts(rec) if h == root_s
-                        and ran.startswith(c + "/")), ran)
-            lt.step_script = ran
-    opts = _opts(args_of(rec))
     lt.mounts = _mounts(rec)
+    lt.step_script = _step_script(rec, root_s, lt.mounts)
+    opts = _opts(args_of(rec))
     container = bool(opts.get("--container-image"))
-    wd = (opts.get("--container-workdir") or [""])[-1]
     if container:
         ws_mount = next((c for h, c in lt.mounts if h == root_s), None)
-        lt.workdir = wd or ws_mount or "/"
-    step_env = _step_env(rec, root_s)
-    lt.step_env = {k: lt.show(v) for k, v in step_env.items()}
+        lt.workdir = (opts.get("--container-workdir") or [""])[-1] or ws_mount or "/"
+    lt.step_env = {k: lt.show(v) for k, v in _step_env(rec, root_s).items()}
     if lt.step_script is None or lt.step_script.startswith("/"):
         return lt
-    # the script stage: container paths under the workspace mount become relative paths
+    lt.script = trace_script(root, lt.step_script, _script_env(lt, container),
+                             timeout=timeout)
+    return lt
+
+
+def _job_step(records: list[Record], script: str | None) -> Record | None:
+    """The srun that runs ``script``, else the first srun running any benchmark script."""
+    steps = [r for r in records if r.tool == "srun"]
+    return next((r for r in steps if step_runs(args_of(r), script)), None) or \
+        next((r for r in steps if step_runs(args_of(r), None)), None)
+
+
+def _step_script(rec: Record, root: str, mounts: list[tuple[str, str]]) -> str | None:
+    """The script the job step runs, repository-relative when it can be (a container
+    path under the workspace mount is mapped back); None when it runs no ``.sh``."""
+    _, cmd = parse_slurm_args(args_of(rec))
+    ran = next((c for c in cmd if c.endswith(".sh")), None)
+    if ran is None:
+        return None
+    ran = ran.replace(root + "/", "")
+    if ran.startswith("/"):  # a container path of the workspace mount
+        ran = next((ran[len(c) + 1:] for h, c in mounts
+                    if h == root and ran.startswith(c + "/")), ran)
+    return ran
+
+
+def _script_env(lt: LaunchTrace, container: bool) -> dict[str, str]:
+    """The job step's environment for the script stage: container paths under the
+    workspace mount become relative paths below :data:`WS_TOKEN`."""
     senv: dict[str, str] = {}
+    w = lt.workdir.rstrip("/")
     for k, v in lt.step_env.items():
-        w = lt.workdir.rstrip("/")
         if container and w and (v == w or v.startswith(w + "/")):
             v = WS_TOKEN + v[len(w):]
         senv[k] = v.replace(HOST_WORKSPACE, WS_TOKEN)
-    lt.script = trace_script(root, lt.step_script, senv, timeout=timeout)
-    return lt
+    return senv
