@@ -96,7 +96,6 @@ class MergeTree:
     """``git merge-tree --write-tree`` of two commits: conflicts and their stages."""
 
     clean: bool
-    tree: str
     conflicts: dict[str, set[int]] = field(default_factory=dict)  # path → stages present
 
 
@@ -210,11 +209,6 @@ class Workspace:
         status, _, _ = _run(self.repo.repo, "merge-base", "--is-ancestor", a, b, check=False)
         return status == 0
 
-    def has_commit(self, sha: str) -> bool:
-        status, _, _ = _run(self.repo.repo, "cat-file", "-e", f"{sha}^{{commit}}",
-                            check=False)
-        return status == 0
-
     def parents(self, sha: str) -> list[str]:
         _, out, _ = _run(self.repo.repo, "rev-list", "--parents", "-n", "1", sha)
         return out.split()[1:]
@@ -242,7 +236,7 @@ class Workspace:
             raise GitError(f"git merge-tree failed: {_last_error(err)}",
                            hint="ixtool needs git 2.38 or newer")
         parts = out.split("\0")
-        result = MergeTree(clean=status == 0, tree=parts[0].strip())
+        result = MergeTree(clean=status == 0)  # parts[0] is the merged tree's id
         for item in parts[1:]:
             if not item:
                 break

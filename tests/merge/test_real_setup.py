@@ -253,16 +253,22 @@ def author_commit(world: World, message: str, *, merge_main: bool = False) -> st
     return git(other, "rev-parse", "HEAD")
 
 
-@pytest.mark.parametrize("merge_main", [False, True], ids=["commit", "merge-of-main"])
-def test_spoofed_trailer_is_not_ixtool_s_commit(world: World, merge_main: bool) -> None:
+@pytest.mark.parametrize("how", ["commit", "merge-of-main", "comment-record"])
+def test_spoofed_trailer_is_not_ixtool_s_commit(world: World, how: str) -> None:
     """An author's commit after the benchmarked one carries 'Ixtool-Reuse-Run: 1001'.
     Before: taken for ixtool's preparation commit (not reported; with a merge of
-    main it was even merged as 'already prepared').  Now: MR303, nothing written."""
+    main it was even merged as 'already prepared').  Now: MR303, nothing written —
+    also when the author (read permission) posts a comment imitating ixtool's record
+    of its commit: only the authorization in force can record one."""
     world.open_pr()
-    if merge_main:
+    if how == "merge-of-main":
         world.move_main(conflict=False)
     spoof = author_commit(world, "chore: refresh PR #7 for sweep reuse [skip-sweep]\n\n"
-                          "Ixtool-Reuse-Run: 1001\n", merge_main=merge_main)
+                          "Ixtool-Reuse-Run: 1001\n", merge_main=how == "merge-of-main")
+    if how == "comment-record":
+        world.fake.add_comment(
+            PRN, f"/reuse-sweep-run 1001\n<!-- ixtool merge-with-reuse: prepared {spoof} -->",
+            login="author", association="COLLABORATOR", permission="read")
     world.clone_user()
     res = assert_refused(world, "MR303")
     assert spoof[:12] in next(f.message for f in res.findings if f.rule == "MR303")

@@ -438,7 +438,16 @@ def test_run_made_under_trimmed_label_is_not_reused(world: World) -> None:
                                   ("unlabeled", "sweep-enabled", 150),
                                   ("labeled", "full-sweep-enabled", 151)]
     world.clone_user()
-    _refused(world, "MR301")
+    res = _refused(world, "MR301")
+    # issue 14 item 6: the message says the real reason (was: "none succeeded on a
+    # commit of this PR with result artifacts"), in text as in JSON
+    f = next(f for f in res.findings if f.rule == "MR301")
+    assert "run 1001: it ran while the PR was labelled sweep-enabled" in f.message
+    assert "none succeeded" not in f.message
+    from inferencex_tools.report.reporters import render
+
+    for fmt in ("text", "json"):
+        assert "labelled sweep-enabled" in render(res, fmt)
 
 
 def test_newest_run_made_under_trimmed_label_is_skipped(world: World) -> None:
