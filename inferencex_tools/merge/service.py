@@ -52,6 +52,7 @@ from inferencex_tools.merge.rules import (
     NO_CHANGELOG_CHANGE,
     NO_GIT_IDENTITY,
     NOT_AUTHORIZED,
+    PINNED_RUN_INVALID,
     PR_ALREADY_MERGED,
     PR_FORK,
     PR_NOT_OPEN,
@@ -311,7 +312,9 @@ def _choose_source(ctx: Context, pr: PullInfo) -> None:
     if len(ctx.commits) >= PR_COMMITS_CAP:  # the API list is truncated: ask git
         ctx.commits = [PullCommit(sha, msg)
                        for sha, msg in ws.commits_between(ctx.base_sha, ctx.head_sha)]
-    pinned = forge.run(run_id) if run_id is not None else None
+    pinned = _pinned_run_record(ctx, run_id) if run_id is not None else None
+    if run_id is not None and pinned is None:
+        return
     runs = None if pinned is not None else forge.sweep_runs(pr.head_ref)
     events = forge.label_events(pr.number)
     choice = reuse.choose_run(
@@ -350,6 +353,19 @@ def _pinned_run(ctx: Context, in_force: Authorization | None) -> int | None:
             ctx.where, None, None, f"{in_force.author}'s comment pins run "
             f"{pin}; --run-id {req.run_id} replaces it"))
     return req.run_id
+
+
+def _pinned_run_record(ctx: Context, run_id: int) -> WorkflowRun | None:
+    """The pinned run from the API; a run that does not exist is MR302, not exit 2."""
+    try:
+        return ctx.forge.run(run_id)
+    except ForgeError as exc:
+        if "HTTP 404" not in exc.message:
+            raise
+    ctx.add(PINNED_RUN_INVALID.at(ctx.where, None, None,
+                                  f"run {run_id} cannot be reused: it does not exist in "
+                                  f"{ctx.slug}"))
+    return None
 
 
 def _check_benchmarked(ctx: Context, run: WorkflowRun) -> None:

@@ -234,6 +234,14 @@ def test_pinned_run_that_failed_is_refused(world: World) -> None:
     _refused(world, "MR302", run_id=1003)
 
 
+def test_pinned_run_that_does_not_exist_is_a_finding(world: World) -> None:
+    """A typo in a maintainer's pin (or --run-id) is MR302, not an API error (exit 2)."""
+    world.open_pr()
+    world.clone_user()
+    res = _refused(world, "MR302", run_id=4242)
+    assert "does not exist" in next(f.message for f in res.findings if f.rule == "MR302")
+
+
 def test_push_between_fetch_and_push_is_not_overwritten(world: World) -> None:
     """The push is lease-protected: a commit pushed to the PR after ixtool fetched it
     is neither overwritten nor merged."""
