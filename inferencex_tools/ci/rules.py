@@ -55,3 +55,17 @@ REUSE_AUTHORIZED = rule(
 TOO_MANY_JOBS = rule(
     "CI401", E, "the sweep has more jobs than the workflow's shards can run",
     "narrow the sweep or add shard jobs (and raise --max-shards)", area=A)
+RUNNER_NOT_ALLOWED = rule(
+    "CI402", E, "a sweep row names a runner label that is not on the trusted allow-list",
+    "add the label to configs/runners.yaml in a separate, reviewed change to the default "
+    "branch first; PR data never chooses where jobs run", area=A)
+OUTPUT_LIMIT = rule(
+    "CI403", E, "the job's outputs exceed GitHub's 1 MB per job",
+    "pass rows as an artifact (ci gate --matrix-out) and only handles through outputs",
+    area=A)
+
+# --- ci gate ------------------------------------------------------------------------
+GATE_STAGE = rule(
+    "CI501", E, "a ci gate stage could not run on its input",
+    "fix the input named in the message; the other stages still report their findings",
+    area=A)

@@ -186,3 +186,78 @@ def priority(
         policy=policy, event_name=event_name, labels_json=labels_json,
         namespace=queue_namespace, pr_number=pr_number, criteria_json=criteria_json),
         raw, source))
+
+
+@app.command("gate")
+def gate(
+    event: Path | None = typer.Option(
+        None, "--event", help="Event payload JSON (default: $GITHUB_EVENT_PATH without --base)."),
+    event_name: str | None = typer.Option(
+        None, "--event-name",
+        help="pull_request, push or merge_group (default: $GITHUB_EVENT_NAME)."),
+    base: str | None = typer.Option(
+        None, "--base", help="Without an event: the base ref (a local PR-style gate)."),
+    head: str | None = typer.Option(None, "--head", help="With --base: the head ref (HEAD)."),
+    pr: int | None = typer.Option(None, "--pr", min=1, help="With --base: the PR number."),
+    label: list[str] | None = typer.Option(
+        None, "--label", help="With --base: a PR label (repeatable) for the plan."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The clone (full history)."),
+    changelog: str = typer.Option(
+        "perf-changelog.yaml", "--changelog", help="Changelog path inside the repository."),
+    comments: Path | None = typer.Option(
+        None, "--comments", help="The PR's issue comments (GitHub API JSON) for reuse."),
+    repo_slug: str | None = typer.Option(
+        None, "--repo-slug", help="owner/name for PR links (default: $GITHUB_REPOSITORY)."),
+    priority: str = typer.Option(
+        "auto", "--priority",
+        help="Queue priority of the rows: auto (configs/ci-priority.yaml at the base), "
+        "none, or a policy file."),
+    queue_namespace: str | None = typer.Option(
+        None, "--queue-namespace",
+        help="Queue-token namespace (default: $GITHUB_RUN_ID:$GITHUB_RUN_ATTEMPT, else local)."),
+    criteria_json: str = typer.Option(
+        "", "--criteria-json", help="Classifier criteria for the priority (JSON array)."),
+    matrix_out: Path | None = typer.Option(
+        None, "--matrix-out", help="Write the sweep matrix here (upload it as an artifact)."),
+    max_shards: int = typer.Option(
+        4, "--max-shards", min=1, max=64, help="Shard jobs of the workflow (shard-1…N)."),
+    allow_runner: list[str] | None = typer.Option(
+        None, "--allow-runner",
+        help="Extra trusted runner label (repeatable); default: labels of runners.yaml at "
+        "the base."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """The whole PR gate in one process: plan → changelog → configs → policy → matrix.
+
+    \b
+    Each YAML file is parsed once; findings of every stage are one result; the
+    decisions and the matrix shards (row handles) go to $GITHUB_OUTPUT, a summary to
+    $GITHUB_STEP_SUMMARY (see docs/ci.md). Exit codes: 0 pass, 1 findings, 2 usage error.
+    """
+    from inferencex_tools.ci.gate import GateRequest
+    from inferencex_tools.ci.gate import gate as run_gate
+    from inferencex_tools.ci.outputs import explain_text
+    from inferencex_tools.ci.service import append_outputs, write_github_files
+    from inferencex_tools.report.reporters import render
+
+    env = os.environ
+    if event is None and base is None and env.get("GITHUB_EVENT_PATH"):
+        event = Path(env["GITHUB_EVENT_PATH"])
+    namespace = queue_namespace or (
+        f"{env['GITHUB_RUN_ID']}:{env.get('GITHUB_RUN_ATTEMPT', '1')}"
+        if env.get("GITHUB_RUN_ID") else "local")
+    outcome = run_gate(GateRequest(
+        event_path=event, event_name=event_name or env.get("GITHUB_EVENT_NAME"), base=base,
+        head=head, pr=pr, labels=tuple(label or ()), repo=repo, changelog=changelog,
+        comments=comments, repo_slug=repo_slug or env.get("GITHUB_REPOSITORY"),
+        priority=priority, namespace=namespace, criteria_json=criteria_json,
+        matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ())))
+    if env.get("GITHUB_OUTPUT"):
+        append_outputs(env["GITHUB_OUTPUT"], outcome.outputs)
+    write_github_files(outcome.decision, output=None, summary=env.get("GITHUB_STEP_SUMMARY"))
+    if fmt is Format.text:
+        sys.stdout.write(explain_text(outcome.decision))
+        stages = outcome.result.info["stages"]
+        sys.stdout.write("stages: " + ", ".join(f"{k} {v}" for k, v in stages.items()) + "\n")
+    sys.stdout.write(render(outcome.result, fmt.value))
+    raise typer.Exit(outcome.result.exit_code())

@@ -110,7 +110,8 @@ def test_pr_gate_triggers_and_concurrency_match_the_policy() -> None:
 
 def test_action_inputs() -> None:
     doc = load(ACTION)
-    assert set(doc["inputs"]) == {"command", "args", "python-version"}
+    assert set(doc["inputs"]) == {"command", "args", "python-version", "working-directory",
+                                  "strict", "sarif", "version", "cache"}
     assert doc["runs"]["using"] == "composite"
     text = ACTION.read_text(encoding="utf-8")
     assert "github.action_path" in text and "--format github" in text
@@ -127,7 +128,9 @@ def run_action_step(tmp_path: Path, command: str, args: str) -> tuple[int, str, 
     ixtool = shutil.which("ixtool", path=str(Path(sys.executable).parent))
     assert ixtool is not None
     env = {"PATH": "/usr/bin:/bin", "IXTOOL": ixtool, "IXTOOL_COMMAND": command,
-           "IXTOOL_ARGS": args, "GITHUB_OUTPUT": str(out), "HOME": str(tmp_path)}
+           "IXTOOL_ARGS": args, "GITHUB_OUTPUT": str(out), "HOME": str(tmp_path),
+           "IXTOOL_STRICT": "true", "IXTOOL_SARIF": "", "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_RUN_ID": "1"}
     p = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)],
                        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
                        timeout=60)

@@ -1,0 +1,588 @@
+"""``ixtool ci gate``: the whole PR gate in one process.
+
+event → plan (the label policy) → changelog gate → config validation → policy check
+→ matrix (+ queue priority, shards of row handles), with every YAML file parsed once
+and the findings of all stages in one :class:`Result`; the decisions become outputs.
+
+* The changelog is read at the merge-base and at the head and analysed once; its new
+  entries drive the matrix.
+* Master configs are split into top-level blocks (:mod:`inferencex_tools.sweep.blocks`):
+  config validation checks the blocks the change touched, the matrix parses the
+  blocks its entries select; a file that cannot be split safely is parsed whole.
+* Trusted inputs come from the base side: the runner labels a row may name (its
+  ``runs-on``) are those of ``configs/runners.yaml`` at the base, and the priority
+  policy is ``configs/ci-priority.yaml`` at the base.  PR data never widens them.
+* Job outputs stay small: the matrix goes to a file (an artifact), outputs carry row
+  handles, and the total is checked against GitHub's 1 MB per job.
+
+The policy stage is pluggable (:data:`PolicyStage`): by default it runs only when the
+change touches recipe inputs, through the policy area's public function.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.ci import rules as R
+from inferencex_tools.ci.labels import LABELS_FILE, ZERO_SHA, Decision, Facts, decide
+from inferencex_tools.ci.outputs import output_pairs
+from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
+from inferencex_tools.io.files import DEFAULT_MAX_BYTES
+from inferencex_tools.report.findings import Finding, Result, Severity
+
+MASTER_RX = r"configs/[^/]*-master\.yaml"
+RUNNERS = "configs/runners.yaml"
+PRIORITY_POLICY = "configs/ci-priority.yaml"
+JOB_OUTPUT_LIMIT = 1_000_000  # bytes for all outputs of one job (GitHub, UTF-16 measured)
+
+
+@dataclass
+class GateRequest:
+    event_path: Path | None = None
+    event_name: str | None = None
+    base: str | None = None
+    head: str | None = None
+    pr: int | None = None
+    labels: tuple[str, ...] = ()
+    repo: Path = Path(".")
+    changelog: str = "perf-changelog.yaml"
+    comments: Path | None = None
+    repo_slug: str | None = None
+    priority: str = "auto"  # auto (base ref's policy) | none | a file
+    namespace: str = "local"
+    criteria_json: str = ""
+    matrix_out: Path | None = None
+    max_shards: int = 4
+    runner_allow: tuple[str, ...] = ()
+
+
+@dataclass
+class GateContext:
+    """What the stages share (one git handle, blobs read once)."""
+
+    repo: Any  # io.git.GitRepo
+    decision: Decision
+    base: str | None  # merge-base (pr) or range base
+    head: str
+    changed: list[str] = field(default_factory=list)
+
+
+PolicyStage = Callable[[GateContext], list[Finding]]
+
+
+@dataclass
+class GateOutcome:
+    decision: Decision
+    result: Result
+    outputs: list[tuple[str, str]]
+    matrix: dict[str, Any] | None = None
+
+
+class _Blobs:
+    """Blob reads at refs: each ref resolved once, each (ref, path) read once, one
+    ``git cat-file --batch`` process (GitPython's object database) for all of them."""
+
+    def __init__(self, repo: Any) -> None:
+        self.repo = repo
+        self._commits: dict[str, Any] = {}
+        self._cache: dict[tuple[str, str], bytes | None] = {}
+
+    def commit(self, ref: str) -> Any:
+        if ref not in self._commits:
+            self._commits[ref] = self.repo.repo.commit(self.repo.resolve(ref))
+        return self._commits[ref]
+
+    def get(self, ref: str, path: str) -> bytes | None:
+        key = (ref, path)
+        if key not in self._cache:
+            try:
+                blob = self.commit(ref).tree / path
+            except KeyError:
+                blob = None
+            data: bytes | None = None
+            if blob is not None and blob.type == "blob":
+                if blob.size > DEFAULT_MAX_BYTES:
+                    raise InputError(f"{path}@{ref[:12]}: file is {blob.size / 1e6:.1f} MB, "
+                                     "over the limit")
+                data = blob.data_stream.read()
+            self._cache[key] = data
+        return self._cache[key]
+
+    def names(self, ref: str, folder: str, pattern: str) -> list[str]:
+        """Blob paths directly in ``folder`` at ``ref`` matching ``pattern`` (full match)."""
+        try:
+            tree = self.commit(ref).tree / folder
+        except KeyError:
+            return []
+        rx = re.compile(pattern)
+        return sorted(b.path for b in tree.blobs if rx.fullmatch(b.path))
+
+    def paths(self, ref: str, *folders: str) -> set[str]:
+        """Every file path below ``folders`` at ``ref`` (one ``git ls-tree``)."""
+        sha = self.commit(ref).hexsha
+        out: str = self.repo._git("ls-tree", "-r", "--name-only", "-z", sha, "--", *folders)
+        return {p for p in out.split("\0") if p}
+
+
+def _stage(result: Result, stages: dict[str, str], name: str, fn: Callable[[], Any]) -> Any:
+    """Run one stage; an input error becomes a finding of that stage, never a crash."""
+    before = len(result.findings)
+    try:
+        out = fn()
+    except IxtoolError as exc:
+        result.add(R.GATE_STAGE.at(LABELS_FILE, None, None, f"{name}: {exc.message}",
+                                   hint=exc.hint))
+        stages[name] = "error"
+        return None
+    n = len(result.findings) - before
+    stages[name] = f"{n} finding(s)" if n else "ok"
+    return out
+
+
+# ---------------------------------------------------------------------------- plan
+
+def _plan(req: GateRequest, repo: Any) -> tuple[Decision, str]:
+    from inferencex_tools.ci import service as plan_service
+    from inferencex_tools.ci.event import facts_from_payload
+
+    if req.event_path is not None:
+        if not req.event_name:
+            raise UsageError("--event needs the event name",
+                             hint="pass --event-name or set $GITHUB_EVENT_NAME")
+        payload = plan_service._read_json(req.event_path, "event payload")
+        facts = facts_from_payload(req.event_name, payload)
+        source = str(req.event_path)
+    else:
+        if req.base is None:
+            raise UsageError("ci gate needs --event PATH or --base REF",
+                             hint="in a workflow: --event \"$GITHUB_EVENT_PATH\"")
+        facts = Facts(event="pull_request", action="synchronize",
+                      labels=frozenset(req.labels), pr_number=req.pr,
+                      base_sha=repo.resolve(req.base), head_sha=repo.resolve(req.head or "HEAD"),
+                      ref="refs/heads/local")
+        source = f"{req.base}..{req.head or 'HEAD'}"
+    facts, extra = _local_facts(facts, repo, req.changelog)
+    facts = plan_service._authorization(facts, req.comments)
+    decision = decide(facts)
+    if not decision.noop:
+        decision = replace(decision, findings=(*decision.findings, *extra))
+    return decision, source
+
+
+def _local_facts(facts: Facts, repo: Any, changelog: str) -> tuple[Facts, list[Finding]]:
+    """Head message and changelog change from the clone (as ``ci plan``), one git handle."""
+    from inferencex_tools.ci.event import with_local_facts
+
+    if facts.head_sha is None:
+        return facts, []
+    try:
+        head = repo.resolve(facts.head_sha)
+        message: str | None = repo.repo.commit(head).message
+        if facts.event == "pull_request" and facts.base_sha:
+            base: str | None = repo.merge_base(facts.base_sha, head)
+        else:
+            base = facts.base_sha if facts.base_sha not in (None, "", ZERO_SHA) else None
+        changed = None if base is None else repo.show(base, changelog) != repo.show(
+            head, changelog)
+    except GitError as exc:
+        return facts, [R.HEAD_UNAVAILABLE.at(
+            LABELS_FILE, None, None, f"cannot inspect the event's commits locally: {exc}")]
+    return with_local_facts(facts, head_message=message, changelog_changed=changed), []
+
+
+class _Repo:
+    """The gate's git handle: refs resolved once (the gate never moves a ref)."""
+
+    def __init__(self, path: Path) -> None:
+        from inferencex_tools.io.git import GitRepo
+
+        self._git_repo = GitRepo.open(path)
+        self.repo = self._git_repo.repo
+        self._resolved: dict[str, str] = {}
+        self._mb: dict[tuple[str, str], str] = {}
+        self._shown: dict[tuple[str, str], bytes | None] = {}
+
+    @property
+    def root(self) -> Path:
+        return self._git_repo.root
+
+    def resolve(self, ref: str) -> str:
+        if ref not in self._resolved:
+            sha = self._git_repo.resolve(ref)
+            self._resolved[ref] = self._resolved[sha] = sha
+        return self._resolved[ref]
+
+    def merge_base(self, a: str, b: str) -> str:
+        key = (self.resolve(a), self.resolve(b))
+        if key not in self._mb:
+            self._mb[key] = self._git_repo.merge_base(*key)
+        return self._mb[key]
+
+    def show(self, ref: str, path: str) -> bytes | None:
+        key = (self.resolve(ref), path)
+        if key not in self._shown:
+            self._shown[key] = self._git_repo.show(key[0], path)
+        return self._shown[key]
+
+    def remote_slug(self, remote: str) -> str | None:
+        out: str | None = self._git_repo.remote_slug(remote)
+        return out
+
+    def _git(self, *args: str) -> str:
+        out: str = self._git_repo._git(*args)
+        return out
+
+
+# ----------------------------------------------------------------------- changelog
+
+def _slug(req: GateRequest, repo: Any) -> str:
+    from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
+
+    if req.repo_slug:
+        return check_slug(req.repo_slug)
+    for remote in ("upstream", "origin"):
+        s = repo.remote_slug(remote)
+        if s:
+            return str(s)
+    return DEFAULT_REPO
+
+
+def _master_paths(blobs: _Blobs, ref: str) -> list[str]:
+    return blobs.names(ref, "configs", MASTER_RX)
+
+
+def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str],
+               result: Result) -> Any:
+    from inferencex_tools.changelog.configkeys import top_level_keys
+    from inferencex_tools.changelog.validate import Options, analyze_change, validate_standalone
+
+    d = ctx.decision
+    head_raw = blobs.get(ctx.head, req.changelog)
+    if head_raw is None:
+        raise InputError(f"{req.changelog} does not exist at {ctx.head[:12]}")
+    keys: list[str] = []
+    for p in masters:
+        keys += top_level_keys((blobs.get(ctx.head, p) or b"").decode("utf-8", "replace"),
+                               source=p)
+    opts = Options(repo=_slug(req, ctx.repo), pr=d.pr_number if d.changelog_mode == "pr"
+                   else None, master_keys=keys or None)
+    if d.changelog_mode == "standalone" or ctx.base is None:
+        cl = validate_standalone(head_raw, req.changelog, opts)
+        result.extend(cl.findings)
+        result.info.setdefault("sources", {})[req.changelog] = cl.text or ""
+        return None
+    base_raw = blobs.get(ctx.base, req.changelog) or b""
+    a = analyze_change(base_raw, head_raw, req.changelog, opts,
+                       base_label=f"{req.changelog}@{ctx.base[:12]}")
+    result.extend(a.findings)
+    result.info.setdefault("sources", {})[req.changelog] = a.head.text or ""
+    result.info["new_entries"] = [e.number for e in a.new_entries]
+    return a
+
+
+# -------------------------------------------------------------------------- configs
+
+def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result) -> None:
+    """Config validation of the blocks the change touched (whole files when unsplittable)."""
+    from inferencex_tools.sweep import blocks as B
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+
+    files: list[MasterFile] = []
+    line_maps: dict[str, list[tuple[int, int]]] = {}
+    base_keys: set[str] = set()
+    touched_keys: list[str] = []
+    for p in masters:
+        head = (blobs.get(ctx.head, p) or b"").decode("utf-8", "replace")
+        base_b = blobs.get(ctx.base, p) if ctx.base else None
+        base = base_b.decode("utf-8", "replace") if base_b is not None else None
+        t = B.touched(head, base)
+        if t is None:
+            files.append(MasterFile(p, head.encode()))
+            if base is not None:
+                from inferencex_tools.changelog.configkeys import top_level_keys
+
+                base_keys.update(top_level_keys(base, source=p))
+            continue
+        blocks_, old_keys = t
+        base_keys.update(old_keys)
+        if not blocks_:
+            continue
+        touched_keys += [b.key for b in blocks_]
+        text, cursor, spans = "", 1, []
+        for b in blocks_:
+            spans.append((cursor, b.line))
+            body = b.text if b.text.endswith("\n") else b.text + "\n"
+            text += body
+            cursor += body.count("\n")
+        line_maps[p] = spans
+        files.append(MasterFile(p, text.encode()))
+    result.info["touched_config_keys"] = touched_keys
+    if not files:
+        return
+    runners = blobs.get(ctx.head, RUNNERS)
+    paths = blobs.paths(ctx.head, "benchmarks", "runners")
+    res = validate(ValidateInput(
+        masters=files,
+        runners=MasterFile(RUNNERS, runners) if runners is not None else None,
+        exists=paths.__contains__ if paths else None,
+        base_keys=base_keys if ctx.base else None))
+    for f in res.findings:
+        spans = line_maps.get(f.file) or []
+        if spans and f.line is not None:
+            start, orig = max((s for s in spans if s[0] <= f.line), default=spans[0])
+            f = replace(f, line=orig + (f.line - start))
+        result.add(f)
+
+
+# --------------------------------------------------------------------------- policy
+
+def default_policy_stage(ctx: GateContext) -> list[Finding]:
+    """The policy check, when the change touches what it reads (recipes, curves,
+    launchers, configs); through the policy area's public entry point."""
+    relevant = [p for p in ctx.changed
+                if p.startswith(("benchmarks/", "golden_al_distribution/", "runners/",
+                                 "configs/"))]
+    if not relevant:
+        return []
+    from inferencex_tools.policy import service as policy_service
+
+    check = getattr(policy_service, "run_check_incremental", None)
+    if check is not None:  # the policy area's incremental mode (policy check --base)
+        return list(check(ctx.repo.root, base=ctx.base, head=ctx.head).findings)
+    if not any(p.startswith("benchmarks/") for p in relevant):
+        return []  # no recipe changed: nothing for a full check to find that is new
+    res = policy_service.run_check(policy_service.CheckRequest(root=ctx.repo.root))
+    return list(res.findings)
+
+
+# --------------------------------------------------------------------------- matrix
+
+def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
+              entries: list[dict[str, Any]]) -> Any:
+    """Configs at ``ref`` for the keys the entries select (blocks), runners.yaml."""
+    from inferencex_tools.sweep import blocks as B
+    from inferencex_tools.sweep.changelog import Snapshot, resolve_entry_keys
+    from inferencex_tools.sweep.load import Configs, merge_masters, parse_runners
+    from inferencex_tools.sweep.service import validate_for_generation
+
+    texts = [(p, (blobs.get(ref, p) or b"").decode("utf-8", "replace")) for p in masters]
+    runners_raw = blobs.get(ref, RUNNERS)
+    if runners_raw is None:
+        raise InputError(f"no {RUNNERS} at {ref[:12]}")
+    try:
+        split = [(p, B.split(t)) for p, t in texts]
+        if any(s is None for _, s in split):
+            raise B.Unsplittable("file")
+        all_keys = [b.key for _, s in split for b in s or []]
+        if len(set(all_keys)) != len(all_keys):
+            raise B.Unsplittable("duplicate keys across files")
+        wanted: set[str] = set()
+        for e in entries:
+            wanted.update(resolve_entry_keys(list(e.get("config-keys") or []), all_keys))
+        configs = Configs()
+        for p, s in split:
+            for b in s or []:
+                if b.key in wanted:
+                    configs.data[b.key] = B.parse_block(b, p)
+                    configs.origin[b.key] = p
+        # keys outside the selection stay known (for globs) but unparsed
+        configs.sources = {p: t.encode() for p, t in texts}
+    except B.Unsplittable:
+        configs = merge_masters([(p, t.encode()) for p, t in texts])
+    validate_for_generation(configs)
+    return Snapshot(configs, parse_runners(runners_raw, f"{RUNNERS}@{ref[:12]}"))
+
+
+def _allowed_runners(ctx: GateContext, blobs: _Blobs, extra: tuple[str, ...]) -> set[str]:
+    from inferencex_tools.io.yamlio import load_safe
+
+    ref = ctx.base or ctx.head
+    raw = blobs.get(ref, RUNNERS)
+    labels: set[str] = set(extra)
+    if raw is not None:
+        data = load_safe(raw, source=f"{RUNNERS}@{ref[:12]}")
+        if isinstance(data, dict) and isinstance(data.get("labels"), dict):
+            labels.update(str(k) for k in data["labels"])
+    return labels
+
+
+def _priority(req: GateRequest, ctx: GateContext, blobs: _Blobs, matrix: dict[str, Any]
+              ) -> dict[str, Any]:
+    from inferencex_tools.ci.priority import Context, annotate, parse_policy, parse_string_list
+    from inferencex_tools.io.yamlio import load_safe
+
+    if req.priority == "none":
+        return matrix
+    if req.priority == "auto":
+        raw = blobs.get(ctx.base or ctx.head, PRIORITY_POLICY)
+        if raw is None:
+            return matrix
+        label = f"{PRIORITY_POLICY}@{(ctx.base or ctx.head)[:12]}"
+        policy = parse_policy(load_safe(raw, source=label), label)
+    else:
+        from inferencex_tools.ci.priority_service import load_policy
+
+        policy = load_policy(req.priority)
+    d = ctx.decision
+    pctx = Context(event_name=d.event, labels=frozenset(d.labels) | frozenset(d.policy_labels),
+                   namespace=req.namespace, pr_number=d.pr_number,
+                   criteria=parse_string_list(req.criteria_json, "--criteria-json"))
+    out: dict[str, Any] = annotate(matrix, policy, pctx)
+    return out
+
+
+def _matrix(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str],
+            analysis: Any, result: Result) -> dict[str, Any] | None:
+    from inferencex_tools.sweep.changelog import FromChangelogOptions, build_matrix
+    from inferencex_tools.sweep.generate import generate_matrix
+
+    if analysis is None:
+        raise InputError("the matrix needs the changelog range (no base revision)")
+    entries = [e.data for e in analysis.new_entries if isinstance(e.data, dict)]
+    s = ctx.decision.sweep
+    opts = FromChangelogOptions(trim_conc=s.trim_conc, all_evals=s.all_evals,
+                                evals_only=s.evals_only)
+    head = _snapshot(ctx, blobs, masters, ctx.head, entries)
+    base = (_snapshot(ctx, blobs, masters, ctx.base, entries)
+            if ctx.base and any(e.get("append-only") for e in entries) else None)
+    if base is not None and ctx.base is not None:  # append-only compares whole configs
+        from inferencex_tools.sweep.load import merge_masters
+
+        for snap, ref in ((head, ctx.head), (base, ctx.base)):
+            snap.configs = merge_masters([(p, blobs.get(ref, p) or b"") for p in masters])
+    matrix = build_matrix(entries, head, base, opts, generate_matrix,
+                          base_ref=ctx.base or "", head_ref=ctx.head)
+    allowed = _allowed_runners(ctx, blobs, req.runner_allow)
+    _check_runners(matrix, allowed, result)
+    return _priority(req, ctx, blobs, matrix)
+
+
+def _check_runners(matrix: dict[str, Any], allowed: set[str], result: Result) -> None:
+    """Every row's runner label must be on the trusted allow-list (base runners.yaml)."""
+    from inferencex_tools.ci.shards import _buckets
+
+    bad: dict[str, int] = {}
+    for _, rows in _buckets(matrix):
+        for row in rows:
+            label = row.get("runner") if isinstance(row, dict) else None
+            if not isinstance(label, str) or label not in allowed:
+                bad[str(label)] = bad.get(str(label), 0) + 1
+    for label, n in sorted(bad.items()):
+        result.add(R.RUNNER_NOT_ALLOWED.at(
+            LABELS_FILE, None, None,
+            f"{n} sweep row(s) name runner label {label!r}, which is not in the base "
+            "revision's configs/runners.yaml: no job is started on it"))
+
+
+# --------------------------------------------------------------------------- outputs
+
+def _shard_outputs(matrix: dict[str, Any] | None, d: Decision, max_shards: int,
+                   result: Result) -> list[tuple[str, str]]:
+    from inferencex_tools.ci.shards import make_shards
+
+    empty = [("jobs", "0"), ("shard-count", "0"), ("canary", "[]")] + [
+        (f"shard-{i}", "[]") for i in range(1, max_shards + 1)]
+    if matrix is None or result.errors:
+        return empty
+    sh = make_shards(matrix, max_shards=max_shards, canary=d.sweep.canary)
+    result.extend(sh.findings)
+    pairs = [("jobs", str(sh.total)), ("shard-count", str(sum(1 for s in sh.shards if s))),
+             ("canary", json.dumps(sh.canary, separators=(",", ":")))]
+    pairs += [(f"shard-{i}", json.dumps(s, separators=(",", ":")))
+              for i, s in enumerate(sh.shards, 1)]
+    return pairs
+
+
+def output_size(pairs: list[tuple[str, str]]) -> int:
+    """Bytes the outputs take as GitHub measures them (UTF-16)."""
+    return sum(len(k.encode("utf-16-le")) + len(v.encode("utf-16-le")) for k, v in pairs)
+
+
+# ----------------------------------------------------------------------------- gate
+
+def gate(req: GateRequest, policy_stage: PolicyStage | None = default_policy_stage
+         ) -> GateOutcome:
+    repo = _Repo(req.repo)
+    decision, source = _plan(req, repo)
+    result = Result(command="ci gate", checked=[source])
+    result.extend(decision.findings)
+    stages: dict[str, str] = {"plan": "ok"}
+    matrix: dict[str, Any] | None = None
+    if not decision.noop:
+        head = repo.resolve(decision.diff_head or req.head or "HEAD")
+        base = decision.diff_base if decision.diff_base not in (None, "", ZERO_SHA) else None
+        if base is not None:
+            try:
+                base = (repo.merge_base(base, head) if decision.changelog_mode == "pr"
+                        else repo.resolve(base))
+            except GitError as exc:
+                result.add(R.HEAD_UNAVAILABLE.at(LABELS_FILE, None, None,
+                                                 f"base revision unavailable: {exc}"))
+                base = None
+        ctx = GateContext(repo=repo, decision=decision, base=base, head=head)
+        blobs = _Blobs(repo)
+        if base is not None:
+            ctx.changed = _changed_paths(repo, base, head)
+        masters = _master_paths(blobs, head)
+        analysis = None
+        if decision.changelog_gate:
+            analysis = _stage(result, stages, "changelog", lambda: _changelog(
+                req, ctx, blobs, masters, result))
+            _stage(result, stages, "configs", lambda: _configs(ctx, blobs, masters, result))
+        else:
+            stages["changelog"] = stages["configs"] = "skipped"
+        if decision.policy_check and policy_stage is not None:
+            _stage(result, stages, "policy", lambda: result.extend(policy_stage(ctx)))
+        else:
+            stages["policy"] = "skipped"
+        sweep_ok = decision.sweep.run and not result.errors
+        if sweep_ok:
+            matrix = _stage(result, stages, "matrix", lambda: _matrix(
+                req, ctx, blobs, masters, analysis, result))
+        else:
+            stages["matrix"] = "skipped"
+        if matrix is not None and req.matrix_out is not None:
+            from inferencex_tools.io.files import atomic_write
+
+            atomic_write(req.matrix_out, (json.dumps(matrix) + "\n").encode())
+    outputs = _outputs(req, decision, result, stages, matrix)
+    result.info["decision"] = decision.to_dict()
+    result.info["stages"] = stages
+    result.info["outputs"] = {k: v for k, v in outputs if k != "decision"}
+    return GateOutcome(decision, result, outputs, matrix)
+
+
+def _outputs(req: GateRequest, decision: Decision, result: Result, stages: dict[str, str],
+             matrix: dict[str, Any] | None) -> list[tuple[str, str]]:
+    errors = sum(1 for f in result.findings if f.severity is Severity.ERROR)
+    pairs = [(k, v) for k, v in output_pairs(decision) if k not in ("errors", "sweep")]
+    sweep = decision.sweep.run and errors == 0 and matrix is not None
+    pairs += [("sweep", "true" if sweep else "false"), ("errors", str(errors)),
+              ("gate", "fail" if errors else "pass"),
+              ("stages", json.dumps(stages, separators=(",", ":"))),
+              ("matrix-file", str(req.matrix_out) if matrix is not None and req.matrix_out
+               else "")]
+    pairs += _shard_outputs(matrix if sweep else None, decision, req.max_shards, result)
+    size = output_size(pairs)
+    if size > JOB_OUTPUT_LIMIT:
+        result.add(R.OUTPUT_LIMIT.at(LABELS_FILE, None, None,
+                                     f"the gate's outputs take {size:,} bytes, over GitHub's "
+                                     f"{JOB_OUTPUT_LIMIT:,} per job"))
+        pairs = [(k, "[]" if k.startswith("shard-") or k == "canary" else v)
+                 for k, v in pairs]
+        pairs = [(k, "fail" if k == "gate" else v) for k, v in pairs]
+    result.info["output_bytes"] = output_size(pairs)
+    return pairs
+
+
+def _changed_paths(repo: Any, base: str, head: str) -> list[str]:
+    try:
+        out: str = repo._git("diff", "--name-only", "--no-renames", "-z", base, head)
+    except GitError:
+        return []
+    return [p for p in out.split("\0") if p]

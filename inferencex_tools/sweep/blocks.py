@@ -1,0 +1,138 @@
+"""Top-level blocks of a master config: parse only the config keys a change needs.
+
+A master config is a block mapping ``config key → entry``; each entry's text runs
+from its key line (column 0) to the next key line.  When a PR touches a few of the
+~200 keys, the gate and ``sweep from-changelog`` parse just those blocks.
+
+Splitting is used only where it cannot change the meaning of the document:
+
+* every non-blank, non-comment line at column 0 is a plain ``key:`` line (no flow
+  or complex keys, no document markers or directives, no tabs at column 0);
+* no alias refers to an anchor outside its own block (anchors and aliases are
+  recognised conservatively, also where YAML would read them as text);
+* keys are unique;
+* each block that is parsed must load, alone, as a mapping with exactly its key.
+
+Otherwise :func:`split` returns None (or :func:`parse_keys` raises
+:class:`Unsplittable`) and the caller parses the whole file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from inferencex_tools.errors import YamlError
+from inferencex_tools.io.yamlio import load_safe
+
+_KEY_LINE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.+/-]*):(?:[ \t]|$)")
+_ANCHOR = re.compile(r"(?:^|[\s,\[{])&([^\s,\[\]{}]+)")
+_ALIAS = re.compile(r"(?:^|[\s,\[{])\*([^\s,\[\]{}]+)")
+
+
+_TOKEN_BEFORE = frozenset(" \t\r\n,[{")
+_NOT_NAME = frozenset(" \t\r\n,[]{}")
+
+
+def _may_alias(text: str) -> bool:
+    """Whether ``text`` may use an alias (a ``*`` starting a token followed by a name)."""
+    i = text.find("*")
+    while i >= 0:
+        if (i == 0 or text[i - 1] in _TOKEN_BEFORE) and i + 1 < len(text) \
+                and text[i + 1] not in _NOT_NAME:
+            return True
+        i = text.find("*", i + 1)
+    return False
+
+
+class Unsplittable(Exception):
+    """The file cannot be split safely: parse it whole."""
+
+
+@dataclass(frozen=True)
+class Block:
+    key: str
+    line: int  # 1-based line of the key
+    text: str
+
+
+_MEMO: dict[str, list[Block] | None] = {}
+
+
+def split(text: str) -> list[Block] | None:
+    """The top-level blocks of ``text`` in file order, or None when not safe to split."""
+    if text in _MEMO:
+        return _MEMO[text]
+    if len(_MEMO) >= 8:
+        _MEMO.clear()
+    out = _MEMO[text] = _split(text)
+    return out
+
+
+def _split(text: str) -> list[Block] | None:
+    lines = text.splitlines(keepends=True)
+    starts: list[tuple[int, str]] = []
+    for i, ln in enumerate(lines):
+        c = ln[:1]
+        if c in ("", " ", "#", "\n", "\r"):
+            continue
+        m = _KEY_LINE.match(ln)
+        if not m:
+            return None  # flow/complex keys, markers, directives, tabs, odd layouts
+        starts.append((i, m.group(1)))
+    if not starts:
+        return None
+    keys = [k for _, k in starts]
+    if len(set(keys)) != len(keys):
+        return None
+    blocks: list[Block] = []
+    for n, (i, key) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
+        blocks.append(Block(key, i + 1, "".join(lines[i:end])))
+    if not _may_alias(text):
+        return blocks  # no alias anywhere: nothing can cross a block boundary
+    defined: dict[str, int] = {}
+    for n, b in enumerate(blocks):
+        for a in _ANCHOR.findall(b.text):
+            defined.setdefault(a, n)
+    for n, b in enumerate(blocks):
+        for a in _ALIAS.findall(b.text):
+            if defined.get(a) != n:
+                return None  # an alias that may point into another block
+    return blocks
+
+
+def parse_block(block: Block, source: str) -> Any:
+    """The entry of one block, checked to be exactly ``{key: entry}``."""
+    try:
+        data = load_safe(block.text, source=f"{source}:{block.line}")
+    except YamlError:
+        raise Unsplittable(block.key) from None
+    if not isinstance(data, dict) or list(data) != [block.key]:
+        raise Unsplittable(block.key)
+    return data[block.key]
+
+
+def parse_keys(text: str, wanted: set[str], source: str) -> tuple[list[str], dict[str, Any]]:
+    """All keys of the file (in order) and the parsed entries of ``wanted`` keys only."""
+    blocks = split(text)
+    if blocks is None:
+        raise Unsplittable(source)
+    entries = {b.key: parse_block(b, source) for b in blocks if b.key in wanted}
+    return [b.key for b in blocks], entries
+
+
+def touched(head: str, base: str | None) -> tuple[list[Block], list[str]] | None:
+    """Blocks of ``head`` whose text differs from ``base`` (or are new), and the keys
+    ``base`` had; None when either file cannot be split."""
+    hb = split(head)
+    if hb is None:
+        return None
+    if base is None:
+        return hb, []
+    bb = split(base)
+    if bb is None:
+        return None
+    old = {b.key: b.text for b in bb}
+    return [b for b in hb if old.get(b.key) != b.text], list(old)
