@@ -485,14 +485,14 @@ def _shard_outputs(matrix: dict[str, Any] | None, d: Decision, max_shards: int,
                    result: Result) -> list[tuple[str, str]]:
     from inferencex_tools.ci.shards import make_shards
 
-    empty = [("jobs", "0"), ("shard-count", "0"), ("canary", "[]")] + [
+    empty = [("jobs", "0"), ("shard-count", "0"), ("canary-row", "[]")] + [
         (f"shard-{i}", "[]") for i in range(1, max_shards + 1)]
     if matrix is None or result.errors:
         return empty
     sh = make_shards(matrix, max_shards=max_shards, canary=d.sweep.canary)
     result.extend(sh.findings)
     pairs = [("jobs", str(sh.total)), ("shard-count", str(sum(1 for s in sh.shards if s))),
-             ("canary", json.dumps(sh.canary, separators=(",", ":")))]
+             ("canary-row", json.dumps(sh.canary, separators=(",", ":")))]
     pairs += [(f"shard-{i}", json.dumps(s, separators=(",", ":")))
               for i, s in enumerate(sh.shards, 1)]
     return pairs
@@ -573,7 +573,7 @@ def _outputs(req: GateRequest, decision: Decision, result: Result, stages: dict[
         result.add(R.OUTPUT_LIMIT.at(LABELS_FILE, None, None,
                                      f"the gate's outputs take {size:,} bytes, over GitHub's "
                                      f"{JOB_OUTPUT_LIMIT:,} per job"))
-        pairs = [(k, "[]" if k.startswith("shard-") or k == "canary" else v)
+        pairs = [(k, "[]" if k.startswith("shard-") or k == "canary-row" else v)
                  for k, v in pairs]
         pairs = [(k, "fail" if k == "gate" else v) for k, v in pairs]
     result.info["output_bytes"] = output_size(pairs)

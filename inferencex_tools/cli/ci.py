@@ -225,6 +225,9 @@ def gate(
         None, "--allow-runner",
         help="Extra trusted runner label (repeatable); default: labels of runners.yaml at "
         "the base."),
+    no_policy: bool = typer.Option(
+        False, "--no-policy", help="Skip the policy stage (it runs recipes; privileged "
+        "planning jobs must not)."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """The whole PR gate in one process: plan → changelog → configs → policy → matrix.
@@ -234,7 +237,7 @@ def gate(
     decisions and the matrix shards (row handles) go to $GITHUB_OUTPUT, a summary to
     $GITHUB_STEP_SUMMARY (see docs/ci.md). Exit codes: 0 pass, 1 findings, 2 usage error.
     """
-    from inferencex_tools.ci.gate import GateRequest
+    from inferencex_tools.ci.gate import GateRequest, default_policy_stage
     from inferencex_tools.ci.gate import gate as run_gate
     from inferencex_tools.ci.outputs import explain_text
     from inferencex_tools.ci.service import append_outputs, write_github_files
@@ -251,7 +254,8 @@ def gate(
         head=head, pr=pr, labels=tuple(label or ()), repo=repo, changelog=changelog,
         comments=comments, repo_slug=repo_slug or env.get("GITHUB_REPOSITORY"),
         priority=priority, namespace=namespace, criteria_json=criteria_json,
-        matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ())))
+        matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ())),
+        policy_stage=None if no_policy else default_policy_stage)
     if env.get("GITHUB_OUTPUT"):
         append_outputs(env["GITHUB_OUTPUT"], outcome.outputs)
     write_github_files(outcome.decision, output=None, summary=env.get("GITHUB_STEP_SUMMARY"))

@@ -10,11 +10,9 @@ replaced by the prepared clone and the installed ixtool.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +103,11 @@ def clone(temp_repo: TempRepo) -> tuple[TempRepo, str, str]:
             shutil.copytree(src, dst)
         else:
             shutil.copy2(src, dst)
+    from tests.conftest import CORPUS
+
+    policy = CORPUS / "configs" / "ci-priority.yaml"  # the real queue policy, at the base
+    if policy.is_file():
+        shutil.copy2(policy, temp_repo.path / "configs" / "ci-priority.yaml")
     base = temp_repo.commit("base")
     with (temp_repo.path / "perf-changelog.yaml").open("a", encoding="utf-8") as fh:
         fh.write(NEW_ENTRY)
@@ -113,8 +116,13 @@ def clone(temp_repo: TempRepo) -> tuple[TempRepo, str, str]:
 
 
 @pytest.mark.slow
-def test_gate_and_setup_jobs_run_end_to_end(clone: tuple[TempRepo, str, str],
-                                            tmp_path: Path) -> None:
+def test_gate_job_runs_end_to_end(clone: tuple[TempRepo, str, str], tmp_path: Path) -> None:
+    """pr-gate.yml's gate job: the trusted action (this checkout) runs `ci gate` over the
+    PR clone as GitHub would run it (tests/ci/action_harness.py); its outputs feed the
+    job's outputs and the sweep-matrix artifact."""
+    from tests.ci.action_harness import Runner, interpolate
+    from tests.ci.test_action import _warm_cache
+
     repo, base, head = clone
     wf = yaml.safe_load((ROOT / ".github" / "workflows" / "pr-gate.yml").read_text("utf-8"))
     event = json.loads((ROOT / "tests" / "cases" / "ci" / "events" /
@@ -122,31 +130,36 @@ def test_gate_and_setup_jobs_run_end_to_end(clone: tuple[TempRepo, str, str],
                        .replace("__BASE_SHA__", base).replace("__HEAD_SHA__", head))
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(event), encoding="utf-8")
-    summary = tmp_path / "summary.md"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    env |= {"GITHUB_EVENT_PATH": str(event_path), "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(tmp_path),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
-    comments = [{"id": 1, "created_at": "2026-01-01T00:00:00Z", "author_association": "MEMBER",
-                 "body": "thanks", "user": {"login": "m"}}]
-    ctx: dict[str, Any] = {"github": {"event": event},
-                           "needs": {"reuse-comments": {"outputs": {
-                               "comments": json.dumps(comments)}}}}
-    gate = dict(wf["jobs"]["gate"])  # the installed ixtool stands in for `pip install .`
-    gate["steps"] = [s for s in gate["steps"] if "Install" not in s.get("name", "")]
-    gate_out, rcs = run_job(gate, ctx, repo.path, env, tmp_path)
-    assert rcs == [0, 0, 0, 0]  # plan, changelog validate, config validate, policy check
-    assert gate_out["sweep"] == "true" and gate_out["sweep-flags"] == "--trim-conc"
-    assert gate_out["diff-head"] == head and gate_out["canary"] == "false"
-    text = summary.read_text(encoding="utf-8")
-    assert "`ixtool ci plan`" in text and "changelog validate" in text
-
-    ctx = {"github": {"event": event},
-           "needs": {"gate": {"outputs": gate_out, "result": "success"}}}
-    setup = dict(wf["jobs"]["setup"])
-    setup["steps"] = [s for s in setup["steps"] if "Install" not in s.get("name", "")]
-    setup_out, _ = run_job(setup, ctx, repo.path, env, tmp_path)
-    shard = json.loads(setup_out["shard-1"])
-    assert shard and all(h["runner"] for h in shard) and setup_out["canary"] == "[]"
-    assert int(setup_out["jobs"]) == len(shard)
-    assert (repo.path / "sweep-matrix.json").is_file()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.move(str(repo.path), ws / "pr")  # the PR head checkout (path: pr)
+    store = tmp_path / "cache"
+    store.mkdir()
+    _warm_cache(store)
+    runner = Runner(workspace=ws, temp=tmp_path / "temp", cache_store=store, action_path=ROOT,
+                    base_env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                              "GITHUB_EVENT_PATH": str(event_path),
+                              "GITHUB_EVENT_NAME": "pull_request",
+                              "GITHUB_REPOSITORY": "SemiAnalysisAI/InferenceX"})
+    runner.temp.mkdir()
+    (runner.temp / "comments.json").write_text("[]")
+    step = next(st for st in wf["jobs"]["gate"]["steps"] if st.get("id") == "gate")
+    ctx = {"runner": {"temp": str(runner.temp)}}
+    inputs = {k: interpolate(v, ctx) for k, v in step["with"].items()}
+    run = runner.run_action(inputs)
+    assert run.failed_step is None, run.log
+    assert run.outputs["sweep"] == "true" and run.outputs["sweep-flags"] == "--trim-conc"
+    assert run.outputs["diff-head"] == head and run.outputs["canary"] == "false"
+    shard = json.loads(run.outputs["shard-1"])
+    assert shard and all(h["runner"] for h in shard)
+    assert int(run.outputs["jobs"]) == len(shard)
+    matrix = json.loads((runner.temp / "sweep-matrix.json").read_text())
+    rows = [r for v in matrix["single_node"].values() for r in v]
+    assert rows
+    if (ws / "pr" / "configs" / "ci-priority.yaml").is_file():
+        assert all("priority" in r and "queue-token" in r for r in rows)
+    assert json.loads((ws / "pr" / "ixtool.sarif").read_text())["version"] == "2.1.0"
+    job_outputs = {k: interpolate(v, {"steps": {"gate": {"outputs": run.outputs}}})
+                   for k, v in wf["jobs"]["gate"]["outputs"].items()}
+    assert job_outputs["sweep"] == "true" and job_outputs["pr-number"] == str(
+        event["pull_request"]["number"])
