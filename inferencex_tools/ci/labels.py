@@ -164,6 +164,9 @@ class Decision:
     policy_labels: tuple[str, ...]
     reasons: tuple[str, ...]
     findings: tuple[Finding, ...] = field(default=())
+    # a fork PR whose labels ask for a sweep: it runs through the trusted path
+    # (sweep.yml dispatched by a maintainer for the approved head SHA)
+    trusted_sweep: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -341,9 +344,13 @@ def _decide_pr(facts: Facts) -> Decision:
         findings.append(R.DRAFT_NO_SWEEP.at(
             LABELS_FILE, None, None, f"draft PR labeled {sweep.label}: no sweep yet"))
     elif facts.fork:
-        sweep = _off(sweep, "fork PR: sweeps never run fork code on self-hosted runners")
+        trusted = not skip_tag and facts.changelog_changed is not False
+        sweep = _off(sweep, "fork PR: no sweep from the PR's own workflow run" + (
+            "; a maintainer dispatches the trusted sweep (sweep.yml) for the approved head"
+            if trusted else ""))
         findings.append(R.FORK_NO_SWEEP.at(
-            LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep does not run"))
+            LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep runs only "
+            "through the trusted path (sweep.yml on the default branch, approved SHA)"))
     elif skip_tag:
         sweep = _off(sweep, f"{SKIP_SWEEP_TAG} in the head commit message")
         findings.append(R.SKIP_SWEEP_TAG.at(
@@ -361,13 +368,15 @@ def _decide_pr(facts: Facts) -> Decision:
     reasons.append(("sweep: " if sweep.run else "no sweep: ") + sweep.reason)
     if reuse_check == "pr":
         reasons.append("reuse authorization is checked (synchronize, reusable full sweep)")
+    trusted_sweep = (facts.fork and has_primary and action in SWEEP_ACTIONS and not facts.draft
+                     and not skip_tag and facts.changelog_changed is not False)
     return Decision(
         event=facts.event, action=facts.action, noop=False, changelog_gate=True,
         changelog_mode="pr", diff_base=facts.base_sha, diff_head=facts.head_sha,
         pr_number=facts.pr_number, policy_check=True, sweep=sweep,
         reuse_check=reuse_check, skip_sweep_tag=skip_tag,
         concurrency_group=_pr_group(facts), labels=present, policy_labels=policy_labels,
-        reasons=tuple(reasons), findings=tuple(findings),
+        reasons=tuple(reasons), findings=tuple(findings), trusted_sweep=trusted_sweep,
     )
 
 

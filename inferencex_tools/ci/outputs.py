@@ -43,6 +43,7 @@ def output_pairs(d: Decision) -> list[tuple[str, str]]:
         ("agentx-fast", _b(s.agentx_fast)),
         ("skip-queue", _b(s.skip_queue)),
         ("reusable", _b(s.reusable)),
+        ("trusted-sweep", _b(d.trusted_sweep and errors == 0)),
         ("reuse-check", d.reuse_check),
         ("skip-sweep-tag", _b(d.skip_sweep_tag)),
         ("concurrency-group", d.concurrency_group),

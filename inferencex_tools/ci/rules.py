@@ -22,9 +22,10 @@ NOT_REUSABLE = rule(
     "drop evals-only/agentx-fast (or use a full-sweep label) if main should reuse this run",
     area=A)
 FORK_NO_SWEEP = rule(
-    "CI105", W, "fork PR: the labeled sweep does not run",
-    "sweeps run self-hosted and never for fork code; a maintainer can push the branch to "
-    "this repository", area=A)
+    "CI105", W, "fork PR: the labeled sweep runs only through the trusted path",
+    "a maintainer reviews the head and dispatches sweep.yml for that SHA (`gh workflow run "
+    "sweep.yml -f pr=N -f sha=SHA`); the self-hosted jobs then wait for the environment's "
+    "approval", area=A)
 DRAFT_NO_SWEEP = rule(
     "CI106", N, "draft PR: the labeled sweep waits for 'ready for review'",
     "mark the PR ready for review to start the sweep", area=A)
