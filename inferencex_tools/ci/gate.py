@@ -167,7 +167,7 @@ def _plan(req: GateRequest, repo: Any) -> tuple[Decision, str]:
                       ref="refs/heads/local")
         source = f"{req.base}..{req.head or 'HEAD'}"
     facts, extra = _local_facts(facts, repo, req.changelog)
-    facts = plan_service._authorization(facts, req.comments)
+    facts, _auth = plan_service._authorization(facts, req.comments)
     decision = decide(facts)
     if not decision.noop:
         decision = replace(decision, findings=(*decision.findings, *extra))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -239,26 +240,24 @@ def gate(
     """
     from inferencex_tools.ci.gate import GateRequest, default_policy_stage
     from inferencex_tools.ci.gate import gate as run_gate
-    from inferencex_tools.ci.outputs import explain_text
-    from inferencex_tools.ci.service import append_outputs, write_github_files
+    from inferencex_tools.ci.outputs import explain_text, summary_markdown
     from inferencex_tools.report.reporters import render
 
-    env = os.environ
-    if event is None and base is None and env.get("GITHUB_EVENT_PATH"):
-        event = Path(env["GITHUB_EVENT_PATH"])
+    env = actions_env()
+    if event is None and base is None:
+        event = env.event_path
+    run_id = os.environ.get("GITHUB_RUN_ID")  # the queue namespace of the reference
     namespace = queue_namespace or (
-        f"{env['GITHUB_RUN_ID']}:{env.get('GITHUB_RUN_ATTEMPT', '1')}"
-        if env.get("GITHUB_RUN_ID") else "local")
+        f"{run_id}:{os.environ.get('GITHUB_RUN_ATTEMPT', '1')}" if run_id else "local")
     outcome = run_gate(GateRequest(
-        event_path=event, event_name=event_name or env.get("GITHUB_EVENT_NAME"), base=base,
+        event_path=event, event_name=event_name or env.event_name, base=base,
         head=head, pr=pr, labels=tuple(label or ()), repo=repo, changelog=changelog,
-        comments=comments, repo_slug=repo_slug or env.get("GITHUB_REPOSITORY"),
+        comments=comments, repo_slug=repo_slug or env.repository,
         priority=priority, namespace=namespace, criteria_json=criteria_json,
         matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ())),
         policy_stage=None if no_policy else default_policy_stage)
-    if env.get("GITHUB_OUTPUT"):
-        append_outputs(env["GITHUB_OUTPUT"], outcome.outputs)
-    write_github_files(outcome.decision, output=None, summary=env.get("GITHUB_STEP_SUMMARY"))
+    write_outputs(outcome.outputs, env=env)
+    write_summary(summary_markdown(outcome.decision), env=env)
     if fmt is Format.text:
         sys.stdout.write(explain_text(outcome.decision))
         stages = outcome.result.info["stages"]
