@@ -22,9 +22,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.configkeys import resolve_items
 from inferencex_tools.changelog.links import PLACEHOLDER, check_slug, pr_url
+from inferencex_tools.changelog.rules import FINAL_NEWLINE, GLOB_EMPTY, KEY_UNKNOWN
 from inferencex_tools.changelog.validate import Options, analyze_change
 from inferencex_tools.errors import UsageError
 from inferencex_tools.report.findings import Finding, Severity
@@ -121,11 +121,11 @@ def key_findings(spec: EntrySpec, master_keys: list[str], label: str) -> list[Fi
         if r.matches:
             continue
         if r.is_glob:
-            out.append(R.GLOB_EMPTY.at(label, None, None,
+            out.append(GLOB_EMPTY.at(label, None, None,
                                        f"pattern {r.item!r} matches no key of the master configs"))
         else:
             close = difflib.get_close_matches(r.item, master_keys, n=1)
-            out.append(R.KEY_UNKNOWN.at(
+            out.append(KEY_UNKNOWN.at(
                 label, None, None, f"config key {r.item!r} is not defined in the master configs",
                 hint=f"did you mean {close[0]!r}?" if close else None))
     return out
@@ -145,7 +145,7 @@ def append_entry(raw: bytes, spec: EntrySpec, *, master_keys: list[str], label: 
     if findings:
         return AddOutcome(None, entry, findings, "refused: unknown config keys")
     if raw and not raw.endswith(b"\n"):
-        return AddOutcome(None, entry, [R.FINAL_NEWLINE.at(
+        return AddOutcome(None, entry, [FINAL_NEWLINE.at(
             label, raw.count(b"\n") + 1, None,
             "the file does not end with a newline; appending would change its last line",
             hint="add the missing newline in a separate change, then run add again")],

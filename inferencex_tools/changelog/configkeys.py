@@ -47,10 +47,6 @@ def _compile(pattern: str) -> re.Pattern[str]:
                               for part in re.split(r"(\*)", pattern)), re.S)
 
 
-def glob_match(pattern: str, key: str) -> bool:
-    return _compile(pattern).fullmatch(key) is not None
-
-
 @dataclass(frozen=True)
 class KeyResolution:
     item: str
@@ -73,11 +69,3 @@ def resolve_items(items: Iterable[str], master_keys: list[str]) -> list[KeyResol
             out.append(KeyResolution(item, (item,) if item in key_set else ()))
     return out
 
-
-def resolve_keys(items: Iterable[str], master_keys: list[str]) -> list[str]:
-    """De-duplicated resolved keys (first occurrence kept)."""
-    seen: dict[str, None] = {}
-    for r in resolve_items(items, master_keys):
-        for k in r.matches:
-            seen.setdefault(k, None)
-    return list(seen)

@@ -22,10 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.fix import replace_link
 from inferencex_tools.changelog.links import check_new_link, check_slug, pr_url
 from inferencex_tools.changelog.model import Changelog, Entry, canonical_json, parse_extending
+from inferencex_tools.changelog.rules import (
+    LINK_FOLDED,
+    LINK_PR,
+    MERGE_DROPPED,
+    MERGE_TWIN,
+    NO_CONFIGS,
+)
 from inferencex_tools.changelog.validate import ChangeAnalysis, Options, analyze_change
 from inferencex_tools.errors import ConflictError, UsageError
 from inferencex_tools.report.findings import Finding, Severity
@@ -33,9 +39,9 @@ from inferencex_tools.report.findings import Finding, Severity
 __all__ = ["MergeOutcome", "canonicalize", "resolve_conflict"]
 
 # Rules that say nothing useful at merge time: config keys are not checked here.
-_SILENT = frozenset({R.NO_CONFIGS.id})
+_SILENT = frozenset({NO_CONFIGS.id})
 # A folded link on an appended entry is repaired by the surgery itself (G11).
-_REPAIRED = frozenset({R.LINK_FOLDED.id})
+_REPAIRED = frozenset({LINK_FOLDED.id})
 _MAX_REASONS = 5
 
 
@@ -98,7 +104,7 @@ def _check_links(a: ChangeAnalysis, repo: str, pr: int, refusal: str) -> None:
             continue
         verdict = check_new_link(e.link, repo, pr)
         if not verdict.ok:
-            raise ConflictError(f"{refusal}: {a.head.label}:{line} [{R.LINK_PR.id}] "
+            raise ConflictError(f"{refusal}: {a.head.label}:{line} [{LINK_PR.id}] "
                                 f"{e.describe()}: {verdict.message}")
 
 
@@ -249,13 +255,13 @@ def _re_append(a: ChangeAnalysis, main: Changelog, repo: str, pr: int, refusal: 
         copy = _already_on_main(p, main, expected)
         if copy is not None:
             dropped.append(f"{p.describe()} is already on main as {copy.describe()}")
-            notes.append(R.MERGE_DROPPED.at(
+            notes.append(MERGE_DROPPED.at(
                 main.label, copy.line, 1,
                 f"{p.describe()} is already on main as {copy.describe()}; not appended again"))
             continue
         twin = sigs.get(_signature(p.data))
         if twin is not None:
-            notes.append(R.MERGE_TWIN.at(
+            notes.append(MERGE_TWIN.at(
                 a.head.label, p.line, 1,
                 f"{p.describe()} has the same content as main's {twin.describe()}; kept, "
                 "because it is a different PR's entry"))

@@ -15,7 +15,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferencex_tools.changelog import rules as R
+from inferencex_tools.changelog.rules import (
+    BOM,
+    CONFLICT,
+    CR,
+    DUP_KEY,
+    FINAL_NEWLINE,
+    LIMIT,
+    LINE_SEP,
+    NOT_MAPPING,
+    NUL,
+    ROOT,
+    TAB,
+    UTF8,
+    YAML_SYNTAX,
+)
+from inferencex_tools.changelog.rules import HEADER as HEADER_RULE
 from inferencex_tools.errors import LimitExceeded, YamlError
 from inferencex_tools.io.yamlio import DEFAULT_LIMITS, Limits, load_rt, load_safe
 from inferencex_tools.report.findings import Finding
@@ -163,7 +178,7 @@ def _line_sep_findings(raw: bytes, label: str, out: list[Finding], cl: Changelog
         last_line = line
         ch = m.group(0)
         name = _SEP_NAMES.get(ch) or f"control character 0x{ch[0]:02x}"
-        out.append(R.LINE_SEP.at(label, line, cl.col_of(m.start()), f"{name}"))
+        out.append(LINE_SEP.at(label, line, cl.col_of(m.start()), f"{name}"))
         reported += 1
         if reported >= MAX_PER_RULE:
             break
@@ -172,15 +187,15 @@ def _line_sep_findings(raw: bytes, label: str, out: list[Finding], cl: Changelog
 def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> bool:
     """Spec §1 rules 1–5 plus BOM/conflict markers.  Returns False if YAML can't be tried."""
     if not raw:
-        out.append(R.ROOT.at(label, 1, 1, "the file is empty; expected a list of entries"))
+        out.append(ROOT.at(label, 1, 1, "the file is empty; expected a list of entries"))
         return False
     if not raw.endswith(b"\n"):
         last = raw.count(b"\n") + 1
-        out.append(R.FINAL_NEWLINE.at(label, last, None, "file does not end with a newline"))
+        out.append(FINAL_NEWLINE.at(label, last, None, "file does not end with a newline"))
     for rule, needle, what in (
-        (R.CR, b"\r", "CR character"),
-        (R.TAB, b"\t", "TAB character"),
-        (R.NUL, b"\0", "NUL byte"),
+        (CR, b"\r", "CR character"),
+        (TAB, b"\t", "TAB character"),
+        (NUL, b"\0", "NUL byte"),
     ):
         i = raw.find(needle)
         reported = 0
@@ -194,18 +209,18 @@ def _byte_checks(raw: bytes, label: str, out: list[Finding], cl: Changelog) -> b
     if _LINE_SEP_RX.search(raw):
         _line_sep_findings(raw, label, out, cl)
     if raw.startswith(_BOM):
-        out.append(R.BOM.at(label, 1, 1, "file starts with a UTF-8 byte-order mark"))
+        out.append(BOM.at(label, 1, 1, "file starts with a UTF-8 byte-order mark"))
     # YAML cannot hold NUL or other C0 controls: CL104 / CL108 say it all
     ok = b"\0" not in raw and not _CONTROL_RX.search(raw)
     for m in _CONFLICT_RX.finditer(raw):
         ok = False
         marker = m.group(1).decode()
-        out.append(R.CONFLICT.at(label, cl.line_of(m.start()), 1,
+        out.append(CONFLICT.at(label, cl.line_of(m.start()), 1,
                                  f"conflict marker '{marker}'"))
     try:
         cl.text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        out.append(R.UTF8.at(label, cl.line_of(exc.start), cl.col_of(exc.start),
+        out.append(UTF8.at(label, cl.line_of(exc.start), cl.col_of(exc.start),
                              f"invalid UTF-8 byte 0x{raw[exc.start]:02x}"))
         return False
     return ok
@@ -253,7 +268,7 @@ def _oversize(raw: bytes, label: str, limits: Limits) -> Changelog | None:
     if len(raw) <= limits.max_bytes:
         return None
     cl = Changelog(raw=raw, label=label)
-    cl.findings.append(R.LIMIT.at(
+    cl.findings.append(LIMIT.at(
         label, None, None,
         f"file is {len(raw) / 1e6:.1f} MB, over the {limits.max_bytes // (1024 * 1024)} MiB "
         "limit", hint="a changelog is a few hundred kB; check that the right file was given"))
@@ -295,9 +310,9 @@ def parse_extending(base: Changelog, raw: bytes, label: str, *,
 
 def _yaml_finding(cl: Changelog, exc: YamlError) -> None:
     if isinstance(exc, LimitExceeded) or exc.kind == "limit":
-        cl.findings.append(R.LIMIT.at(cl.label, exc.line, exc.column, exc.detail, hint=exc.hint))
+        cl.findings.append(LIMIT.at(cl.label, exc.line, exc.column, exc.detail, hint=exc.hint))
         return
-    rule = R.DUP_KEY if exc.kind == "duplicate-key" else R.YAML_SYNTAX
+    rule = DUP_KEY if exc.kind == "duplicate-key" else YAML_SYNTAX
     cl.findings.append(rule.at(cl.label, exc.line, exc.column, exc.detail))
 
 
@@ -307,7 +322,7 @@ def _build(cl: Changelog, data: Any, starts: list[int]) -> None:
     cl.data = data
     if not isinstance(data, list):
         what = "empty" if data is None else type(data).__name__
-        out.append(R.ROOT.at(label, 1, 1, f"root must be a YAML list of entries, found {what}"))
+        out.append(ROOT.at(label, 1, 1, f"root must be a YAML list of entries, found {what}"))
         return
     cl.parsed = True
     cl.entries = [Entry(index=i, data=d) for i, d in enumerate(data)]
@@ -323,7 +338,7 @@ def _build(cl: Changelog, data: Any, starts: list[int]) -> None:
         _report_headers(cl, len(starts))
     for e in cl.entries:
         if not isinstance(e.data, dict):
-            out.append(R.NOT_MAPPING.at(label, e.line, 1 if e.line else None,
+            out.append(NOT_MAPPING.at(label, e.line, 1 if e.line else None,
                                         f"entry {e.number} is a {type(e.data).__name__}, "
                                         "not a mapping"))
 
@@ -346,7 +361,7 @@ def _report_headers(cl: Changelog, n_headers: int) -> None:
             if not text.startswith("- config-keys:") or first_key != "config-keys":
                 reported += 1
                 shown = text.strip()[:60]
-                cl.findings.append(R.HEADER.at(
+                cl.findings.append(HEADER_RULE.at(
                     cl.label, line + 1, col + 1,
                     f"entry {i + 1} starts with {shown!r}; every entry must start with "
                     "'- config-keys:' at column 0",
@@ -354,7 +369,7 @@ def _report_headers(cl: Changelog, n_headers: int) -> None:
             if i < len(cl.entries):
                 cl.entries[i].line = line + 1
     if not reported:
-        cl.findings.append(R.HEADER.at(
+        cl.findings.append(HEADER_RULE.at(
             cl.label, 1, 1,
             f"{n_headers} lines start with '- config-keys:' but the file has "
             f"{len(cl.entries)} entries",

@@ -18,10 +18,39 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from inferencex_tools.changelog import rules as R
 from inferencex_tools.changelog.configkeys import resolve_items
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_new_link, is_canonical
 from inferencex_tools.changelog.model import Changelog, Entry, parse, parse_extending
+from inferencex_tools.changelog.rules import (
+    APPEND_ONLY_MIX,
+    BASE_INVALID,
+    CHANGED,
+    CORRECTION_BYTES,
+    CORRECTION_LINK,
+    CR,
+    DELETED,
+    GLOB_EMPTY,
+    HISTORY_BYTES,
+    HISTORY_LINK,
+    INSERTED,
+    KEY_UNKNOWN,
+    LINE_SEP,
+    LINK_FOLDED,
+    LINK_MAIN,
+    LINK_PR,
+    MIXED,
+    NO_CONFIGS,
+    NUL,
+    SCAFFOLD,
+    SCHEMA,
+    SEPARATOR_BEFORE,
+    SEPARATOR_BETWEEN,
+    SEPARATOR_STYLE,
+    TAB,
+    TRAILING_BLANK,
+    TRAILING_WS,
+    UNKNOWN_KEY,
+)
 from inferencex_tools.report.findings import Finding, Rule, Severity
 from inferencex_tools.schemas import SchemaIssue
 
@@ -50,7 +79,6 @@ class ChangeAnalysis:
     appended: bool = True  # all new entries sit after every base entry
     corrections: list[tuple[Entry, Entry]] = field(default_factory=list)  # (base, head)
     structural: bool = False  # deleted/changed entries (history semantically altered)
-    history_bytes_ok: bool = True  # head starts with base bytes (when appending)
 
     @property
     def ok(self) -> bool:
@@ -68,7 +96,7 @@ def schema_findings(cl: Changelog, entries: list[Entry], severity: Severity | No
     for e in entries:
         if isinstance(e.data, dict):
             out += findings_of(_SCHEMA_NAME, e.data, definition="entry", file=cl.label,
-                               rule=R.SCHEMA, describe=partial(_describe, e),
+                               rule=SCHEMA, describe=partial(_describe, e),
                                locate=_entry_locator(cl, e), severity=severity)
     return out
 
@@ -114,19 +142,19 @@ def _describe(e: Entry, issue: SchemaIssue) -> tuple[Rule, str, str | None]:
     if key is not None:
         spelled = key.replace("_", "-")
         if spelled in _KNOWN_KEYS:
-            return (R.UNKNOWN_KEY, f"{head}: key {key!r} is the Python field name, not the "
+            return (UNKNOWN_KEY, f"{head}: key {key!r} is the Python field name, not the "
                     "YAML key", f"write '{spelled}:' (with a hyphen)")
-        return R.UNKNOWN_KEY, f"{head}: unknown key {key!r}", None
+        return UNKNOWN_KEY, f"{head}: unknown key {key!r}", None
     if issue.keyword == "required":
-        return R.SCHEMA, f"{head}: {issue.detail}", None
+        return SCHEMA, f"{head}: {issue.detail}", None
     if issue.keyword == "const" and first in ("evals-only", "all-evals"):
-        return (R.APPEND_ONLY_MIX, f"{head}: append-only cannot be combined with {first}: "
+        return (APPEND_ONLY_MIX, f"{head}: append-only cannot be combined with {first}: "
                 "true", None)
-    rule = R.SCHEMA
+    rule = SCHEMA
     where = issue.where or "entry"
     msg = f"{head}: {where}: {issue.detail}"
     if issue.keyword == "type" and first == "eval-min-prefill-ep":
-        rule = R.APPEND_ONLY_MIX if e.data.get("append-only") is True else R.SCHEMA
+        rule = APPEND_ONLY_MIX if e.data.get("append-only") is True else SCHEMA
     elif issue.keyword == "type" and issue.instance is None:
         msg = f"{head}: {where} has no value"
     elif issue.keyword == "type" and issue.expected == "boolean":
@@ -148,7 +176,7 @@ def _whitespace_findings(cl: Changelog, lines: range | None = None,
         ln = text_lines[n - 1].rstrip(b"\r")
         if ln and ln != ln.rstrip(b" \t"):
             what = "whitespace-only line" if not ln.strip() else "trailing whitespace"
-            out.append(R.TRAILING_WS.at(cl.label, n, len(ln.rstrip(b" \t")) + 1, what,
+            out.append(TRAILING_WS.at(cl.label, n, len(ln.rstrip(b" \t")) + 1, what,
                                         severity=severity))
     return out
 
@@ -161,7 +189,7 @@ def _separator_findings(cl: Changelog) -> list[Finding]:
         sep = cl.raw[prev.end:nxt.start]
         if sep != b"\n":
             shown = sep.decode("utf-8", "replace").replace("\n", "\\n")
-            out.append(R.SEPARATOR_STYLE.at(
+            out.append(SEPARATOR_STYLE.at(
                 cl.label, cl.line_of(prev.end), 1,
                 f"between entries {prev.number} and {nxt.number}: separator {shown!r} is not "
                 "exactly one empty line"))
@@ -178,7 +206,7 @@ def validate_standalone(raw: bytes, label: str, opts: Options) -> Changelog:
         cl.findings.extend(_whitespace_findings(cl))
         cl.findings.extend(_separator_findings(cl))
         if cl.raw.endswith(b"\n\n"):
-            cl.findings.append(R.TRAILING_BLANK.at(
+            cl.findings.append(TRAILING_BLANK.at(
                 label, cl.line_of(len(cl.raw) - 1), 1, "file ends with a blank line",
                 severity=Severity.WARNING))
     for e in cl.entries:
@@ -187,11 +215,11 @@ def validate_standalone(raw: bytes, label: str, opts: Options) -> Changelog:
         line, folded = cl.link_line(e)
         link = e.link
         if folded:
-            cl.findings.append(R.LINK_FOLDED.at(
+            cl.findings.append(LINK_FOLDED.at(
                 label, line, 3, f"{e.describe()}: pr-link value is on a continuation line",
                 severity=Severity.WARNING))
         if not is_canonical(link, opts.repo):
-            cl.findings.append(R.HISTORY_LINK.at(
+            cl.findings.append(HISTORY_LINK.at(
                 label, line or e.line, 3,
                 f"{e.describe()}: pr-link {link!r} is not a canonical "
                 f"https://github.com/{opts.repo}/pull/N URL"))
@@ -244,7 +272,7 @@ def _new_line_numbers(base: bytes, head: bytes) -> set[int]:
 
 _DIFF_CELLS = 4_000_000  # above this many line pairs the middle is compared as a multiset
 
-_LINE_RULES = {R.CR.id, R.TAB.id, R.NUL.id, R.LINE_SEP.id, R.TRAILING_WS.id}
+_LINE_RULES = {CR.id, TAB.id, NUL.id, LINE_SEP.id, TRAILING_WS.id}
 
 
 def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
@@ -272,7 +300,7 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
         first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
         detail = (f"{first.rule} {first.message}" + (f" at line {first.line}" if first.line
                                                         else "")) if first else "unparsable"
-        out.append(R.BASE_INVALID.at(head.label, None, None,
+        out.append(BASE_INVALID.at(head.label, None, None,
                                      f"the base snapshot {base.label} is not a valid changelog "
                                      f"({detail})"))
         return a
@@ -284,7 +312,7 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
             _history_bytes(a, "the change")
         return a
     if a.corrections and a.new_entries:
-        out.append(R.MIXED.at(label, a.new_entries[0].line, 1,
+        out.append(MIXED.at(label, a.new_entries[0].line, 1,
                               f"{len(a.corrections)} pr-link correction(s) and "
                               f"{len(a.new_entries)} new entr(y/ies) in one change"))
     if not a.structural:
@@ -296,7 +324,7 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
     for b_e, h_e in a.corrections:
         line, _ = head.link_line(h_e)
         if not is_canonical(h_e.link, opts.repo):
-            out.append(R.CORRECTION_LINK.at(
+            out.append(CORRECTION_LINK.at(
                 label, line or h_e.line, 3,
                 f"{h_e.describe()}: corrected pr-link {h_e.link!r} (was {b_e.link!r}) is not "
                 f"a canonical https://github.com/{opts.repo}/pull/N URL"))
@@ -369,7 +397,7 @@ def _align(a: ChangeAnalysis) -> None:
         b_e = base.entries[bi]
         a.structural = True
         before = [h for b2, h in kept if b2 < bi]  # where the entry used to be
-        out.append(R.DELETED.at(head.label, _deleted_anchor(head, before[-1] + 1 if before
+        out.append(DELETED.at(head.label, _deleted_anchor(head, before[-1] + 1 if before
                                                             else 0), 1,
                                 f"{b_e.describe()} (base line {b_e.line}) was deleted"))
     last_kept = max((h for _, h in kept), default=-1)
@@ -379,7 +407,7 @@ def _align(a: ChangeAnalysis) -> None:
         if hj < last_kept:
             a.appended = False
             nxt_b = min(b2 for b2, h in kept if h > hj)
-            out.append(R.INSERTED.at(
+            out.append(INSERTED.at(
                 head.label, h_e.line, 1,
                 f"new {h_e.describe()} is inserted before existing "
                 f"{base.entries[nxt_b].describe()}; new entries go at the end of the file"))
@@ -401,7 +429,7 @@ def _moved(a: ChangeAnalysis, deleted: list[int], new: list[int]) -> None:
         new.remove(hj)
         h_e = a.head.entries[hj]
         a.structural = True
-        a.findings.append(R.CHANGED.at(
+        a.findings.append(CHANGED.at(
             a.head.label, h_e.line, 1,
             f"{b_e.describe()} was moved to position {h_e.number}; history keeps its order"))
 
@@ -415,7 +443,7 @@ def _pair(a: ChangeAnalysis, b_e: Entry, h_e: Entry) -> None:
         return
     a.structural = True
     fields = ", ".join(_changed_fields(b_e.data, h_e.data))
-    a.findings.append(R.CHANGED.at(
+    a.findings.append(CHANGED.at(
         a.head.label, h_e.line, 1,
         f"{b_e.describe()} was changed (fields: {fields}); history is immutable "
         "apart from link-only corrections"))
@@ -434,14 +462,13 @@ def _first_diff_line(base: bytes, head: bytes) -> int:
 
 
 def _history_bytes(a: ChangeAnalysis, what: str) -> None:
-    a.history_bytes_ok = False
     base, head = a.base.raw, a.head.raw
     line = _first_diff_line(base, head)
     bl = base.split(b"\n")
     hl = head.split(b"\n")
     was = bl[line - 1] if line - 1 < len(bl) else b"<end of file>"
     now = hl[line - 1] if line - 1 < len(hl) else b"<end of file>"
-    a.findings.append(R.HISTORY_BYTES.at(
+    a.findings.append(HISTORY_BYTES.at(
         a.head.label, line, 1,
         f"{what} rewrites historical bytes at line {line}: "
         f"{was.decode('utf-8', 'replace')!r} → {now.decode('utf-8', 'replace')!r}"))
@@ -463,7 +490,7 @@ def _appended_bytes(a: ChangeAnalysis) -> None:
         shown = "no empty line" if n_empty == 0 else f"{n_empty} blank lines"
         if blanks.strip(b"\n"):
             shown = "a whitespace-only or comment line"
-        out.append(R.SEPARATOR_BEFORE.at(
+        out.append(SEPARATOR_BEFORE.at(
             label, first.line, 1,
             f"{first.describe()} is separated from history by {shown}, not exactly one "
             "empty line"))
@@ -471,12 +498,12 @@ def _appended_bytes(a: ChangeAnalysis) -> None:
         before = head[: e.start]
         if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
             gap = head[prev.end:e.start].count(b"\n")
-            out.append(R.SEPARATOR_BETWEEN.at(
+            out.append(SEPARATOR_BETWEEN.at(
                 label, e.line, 1,
                 f"{e.describe()} follows the previous entry with {gap} blank line(s), "
                 "not exactly one"))
     if head.endswith(b"\n\n"):
-        out.append(R.TRAILING_BLANK.at(label, a.head.line_of(len(head) - 1), 1,
+        out.append(TRAILING_BLANK.at(label, a.head.line_of(len(head) - 1), 1,
                                        "file ends with a blank line after the last entry"))
 
 
@@ -485,7 +512,7 @@ def _correction_bytes(a: ChangeAnalysis) -> None:
     hl = a.head.raw.splitlines(keepends=True)
     label = a.head.label
     if len(bl) != len(hl):
-        a.findings.append(R.CORRECTION_BYTES.at(
+        a.findings.append(CORRECTION_BYTES.at(
             label, None, None,
             f"a pr-link correction may not add or delete lines ({len(bl)} → {len(hl)})"))
         return
@@ -496,12 +523,12 @@ def _correction_bytes(a: ChangeAnalysis) -> None:
         changed += 1
         if not (x.startswith(b"  pr-link:") and y.startswith(b"  pr-link:")
                 and x.endswith(b"\n") and y.endswith(b"\n")):
-            a.findings.append(R.CORRECTION_BYTES.at(
+            a.findings.append(CORRECTION_BYTES.at(
                 label, n, 1, f"line {n} changed but is not a '  pr-link:' line"))
     if changed and changed != len(a.corrections) and not any(
-        f.rule == R.CORRECTION_BYTES.id for f in a.findings
+        f.rule == CORRECTION_BYTES.id for f in a.findings
     ):
-        a.findings.append(R.CORRECTION_BYTES.at(
+        a.findings.append(CORRECTION_BYTES.at(
             label, None, None,
             f"{changed} pr-link line(s) changed for {len(a.corrections)} corrected entr(y/ies)"))
 
@@ -517,13 +544,13 @@ def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> N
             out.extend(_whitespace_findings(head, rng))
         link_line, folded = head.link_line(e)
         if folded:
-            out.append(R.LINK_FOLDED.at(label, link_line, 3,
+            out.append(LINK_FOLDED.at(label, link_line, 3,
                                         f"{e.describe()}: pr-link value is on a continuation "
                                         "line"))
         elif "pr-link" in e.mapping and isinstance(e.mapping.get("pr-link"), str):
             v = check_new_link(e.link, opts.repo, opts.pr)
             if not v.ok:
-                rule = R.LINK_MAIN if opts.pr is None else R.LINK_PR
+                rule = LINK_MAIN if opts.pr is None else LINK_PR
                 out.append(rule.at(label, link_line or e.line, 3,
                                    f"{e.describe()}: {v.message}",
                                    data={"fixable": v.fixable}))
@@ -531,11 +558,11 @@ def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> N
         for n, text in enumerate(block.split("\n")):
             m = _SCAFFOLD_RX.search(text)
             if m and (m.group(0).upper() != "TEMP" or _TEMP_CASE_RX.search(text)):
-                out.append(R.SCAFFOLD.at(label, (e.line or 1) + n, m.start() + 1,
+                out.append(SCAFFOLD.at(label, (e.line or 1) + n, m.start() + 1,
                                          f"{e.describe()}: scaffold marker {m.group(0)!r}"))
         _key_rules(a, e, opts)
     if a.new_entries and opts.master_keys is None:
-        out.append(R.NO_CONFIGS.at(label, None, None,
+        out.append(NO_CONFIGS.at(label, None, None,
                                    "no master configs found; config keys of new entries "
                                    "were not checked"))
 
@@ -564,13 +591,13 @@ def _key_rules(a: ChangeAnalysis, e: Entry, opts: Options) -> None:
             continue
         line = _item_line(lines, r.item, e.line)
         if r.is_glob:
-            out = R.GLOB_EMPTY.at(a.head.label, line, None,
+            out = GLOB_EMPTY.at(a.head.label, line, None,
                                   f"{e.describe()}: pattern {r.item!r} matches no key of the "
                                   "master configs")
         else:
             close = difflib.get_close_matches(r.item, opts.master_keys, n=1)
             hint = f"did you mean {close[0]!r}?" if close else None
-            out = R.KEY_UNKNOWN.at(a.head.label, line, None,
+            out = KEY_UNKNOWN.at(a.head.label, line, None,
                                    f"{e.describe()}: config key {r.item!r} is not defined in "
                                    "the master configs", hint=hint)
         a.findings.append(out)

@@ -24,7 +24,18 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from inferencex_tools.ci import rules as R
+from inferencex_tools.ci.rules import (
+    DRAFT_NO_SWEEP,
+    FORK_NO_SWEEP,
+    INEFFECTIVE_MODIFIER,
+    MODIFIER_WITHOUT_PRIMARY,
+    NEAR_MISS,
+    NOT_REUSABLE,
+    PRIMARY_CONFLICT,
+    REUSE_AUTHORIZED,
+    WAIVER_WITHOUT_PATCHWORK,
+)
+from inferencex_tools.ci.rules import SKIP_SWEEP_TAG as SKIP_SWEEP_TAG_RULE
 from inferencex_tools.report.findings import Finding
 
 PRIMARY: tuple[str, ...] = (
@@ -208,7 +219,7 @@ def label_findings(labels: frozenset[str]) -> list[Finding]:
     primaries = _ordered(labels, PRIMARY)
     if len(primaries) > 1:
         count = "two" if len(primaries) == 2 else str(len(primaries))
-        out.append(R.PRIMARY_CONFLICT.at(
+        out.append(PRIMARY_CONFLICT.at(
             LABELS_FILE, None, None,
             f"{count} primary sweep labels: {', '.join(primaries)}; no sweep runs",
             hint=f"{count} primary labels: remove all but one of {', '.join(primaries)}",
@@ -216,13 +227,13 @@ def label_findings(labels: frozenset[str]) -> list[Finding]:
         ))
     sweep_mods = _ordered(labels, MODIFIERS)
     if sweep_mods and not primaries:
-        out.append(R.MODIFIER_WITHOUT_PRIMARY.at(
+        out.append(MODIFIER_WITHOUT_PRIMARY.at(
             LABELS_FILE, None, None,
             f"{', '.join(sweep_mods)} without a primary sweep label has no effect",
             hint="add one of " + ", ".join(PRIMARY) + f" or remove {', '.join(sweep_mods)}",
         ))
     if "agentx-fast" in labels and "evals-only" in labels:
-        out.append(R.INEFFECTIVE_MODIFIER.at(
+        out.append(INEFFECTIVE_MODIFIER.at(
             LABELS_FILE, None, None,
             "agentx-fast has no effect with evals-only (no throughput jobs run)",
             hint="remove agentx-fast, or remove evals-only to run throughput jobs",
@@ -230,20 +241,20 @@ def label_findings(labels: frozenset[str]) -> list[Finding]:
     blockers = _ordered(labels, REUSE_INCOMPATIBLE)
     full = _ordered(labels, FULL_SWEEP)
     if len(primaries) == 1 and full and blockers:
-        out.append(R.NOT_REUSABLE.at(
+        out.append(NOT_REUSABLE.at(
             LABELS_FILE, None, None,
             f"{full[0]} with {', '.join(blockers)}: main will not reuse this sweep and "
             "runs its own after merge",
         ))
     if "ci-patchwork-waived" in labels and not ({"ci-patchwork", "engine-patch"} & labels):
-        out.append(R.WAIVER_WITHOUT_PATCHWORK.at(
+        out.append(WAIVER_WITHOUT_PATCHWORK.at(
             LABELS_FILE, None, None,
             "ci-patchwork-waived is set but neither ci-patchwork nor engine-patch is",
         ))
     for lab in sorted(labels):
         meant = near_miss(lab)
         if meant is not None:
-            out.append(R.NEAR_MISS.at(
+            out.append(NEAR_MISS.at(
                 LABELS_FILE, None, None,
                 f"label {lab!r} is not a sweep/policy label; did you mean {meant!r}?",
                 hint=f"replace label {lab!r} with {meant!r}",
@@ -341,26 +352,26 @@ def _decide_pr(facts: Facts) -> Decision:
                             "creation arrive as labeled events)")
     elif facts.draft:
         sweep = _off(sweep, "draft PR: the sweep waits for ready_for_review")
-        findings.append(R.DRAFT_NO_SWEEP.at(
+        findings.append(DRAFT_NO_SWEEP.at(
             LABELS_FILE, None, None, f"draft PR labeled {sweep.label}: no sweep yet"))
     elif facts.fork:
         trusted = not skip_tag and facts.changelog_changed is not False
         sweep = _off(sweep, "fork PR: no sweep from the PR's own workflow run" + (
             "; a maintainer dispatches the trusted sweep (sweep.yml) for the approved head"
             if trusted else ""))
-        findings.append(R.FORK_NO_SWEEP.at(
+        findings.append(FORK_NO_SWEEP.at(
             LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep runs only "
             "through the trusted path (sweep.yml on the default branch, approved SHA)"))
     elif skip_tag:
         sweep = _off(sweep, f"{SKIP_SWEEP_TAG} in the head commit message")
-        findings.append(R.SKIP_SWEEP_TAG.at(
+        findings.append(SKIP_SWEEP_TAG_RULE.at(
             LABELS_FILE, None, None,
             f"head commit {(facts.head_sha or '')[:12]} says {SKIP_SWEEP_TAG}: no PR sweep"))
     elif facts.changelog_changed is False:
         sweep = _off(sweep, "perf-changelog.yaml is unchanged: nothing to sweep")
     elif reuse_check == "pr" and facts.reuse_authorized:
         sweep = _off(sweep, "reuse authorized: " + (facts.reuse_detail or "by a maintainer"))
-        findings.append(R.REUSE_AUTHORIZED.at(
+        findings.append(REUSE_AUTHORIZED.at(
             LABELS_FILE, None, None, "sweep reuse authorized "
             + (facts.reuse_detail or "by a maintainer") + ": no new PR sweep"))
     if facts.head_message is None and facts.head_sha:

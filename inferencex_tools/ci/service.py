@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.ci import rules as R
 from inferencex_tools.ci.authorization import Authorization, find_authorization
 from inferencex_tools.ci.event import facts_from_payload, with_local_facts
 from inferencex_tools.ci.labels import (
@@ -28,6 +27,7 @@ from inferencex_tools.ci.labels import (
     Facts,
     decide,
 )
+from inferencex_tools.ci.rules import HEAD_UNAVAILABLE
 from inferencex_tools.errors import GitError, UsageError
 from inferencex_tools.io.actions import MAX_EVENT_BYTES, ActionsEnv
 from inferencex_tools.io.files import read_json
@@ -58,7 +58,7 @@ def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
     try:
         repo = GitRepo.open(req.repo)
         head = repo.resolve(facts.head_sha)
-        message: str | None = repo.repo.commit(head).message
+        message: str | None = repo.message(head)
         if facts.event == "pull_request" and facts.base_sha:
             base: str | None = repo.merge_base(facts.base_sha, head)
         else:
@@ -66,7 +66,7 @@ def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
         changed = None if base is None else (
             repo.show(base, req.changelog) != repo.show(head, req.changelog))
     except GitError as exc:
-        return facts, [R.HEAD_UNAVAILABLE.at(
+        return facts, [HEAD_UNAVAILABLE.at(
             LABELS_FILE, None, None, f"cannot inspect the event's commits locally: {exc}")]
     return with_local_facts(facts, head_message=message, changelog_changed=changed), []
 

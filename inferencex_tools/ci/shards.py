@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferencex_tools.ci import rules as R
+from inferencex_tools.ci.rules import TOO_MANY_JOBS
 from inferencex_tools.errors import InputError
 from inferencex_tools.report.findings import Finding
 
@@ -98,7 +98,7 @@ def make_shards(matrix: Any, *, max_shards: int, per_shard: int = MAX_JOBS,
     res = Shards(total=len(handles) + len(canary_handles), canary=canary_handles)
     capacity = max_shards * per_shard
     if len(handles) > capacity:
-        res.findings.append(R.TOO_MANY_JOBS.at(
+        res.findings.append(TOO_MANY_JOBS.at(
             "sweep matrix", None, None,
             f"{len(handles)} jobs exceed {max_shards} shards × {per_shard} jobs; "
             f"the last {len(handles) - capacity} rows would not run",

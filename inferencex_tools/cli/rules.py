@@ -25,8 +25,8 @@ def rules(
 
     docs/rules.md is generated with: ixtool rules --format markdown > docs/rules.md
     """
-    from inferencex_tools.ci import catalog
     from inferencex_tools.errors import UsageError
+    from inferencex_tools.report import catalog
     from inferencex_tools.report.findings import all_rules
 
     selected = [r for r in all_rules() if area is None or r.area == area]

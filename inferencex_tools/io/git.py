@@ -11,11 +11,12 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferencex_tools.errors import GitError, ShallowCloneError
 
-WORKTREE = None  # sentinel: "the working tree" where a ref is optional
+if TYPE_CHECKING:
+    from git import Repo
 
 # Neutralise global/system configuration for every git process GitPython starts.
 _GIT_ENV = {
@@ -30,7 +31,7 @@ _GIT_ENV = {
 class GitRepo:
     """A thin façade over ``git.Repo`` exposing what ixtool needs."""
 
-    repo: Any  # git.Repo
+    repo: Repo
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> GitRepo:
@@ -56,16 +57,6 @@ class GitRepo:
         return (Path(self.repo.common_dir) / "shallow").exists() or (
             Path(self.repo.git_dir) / "shallow"
         ).exists()
-
-    def _git(self, *args: str) -> str:
-        import git
-
-        try:
-            out: str = self.repo.git.execute(["git", *args], with_extended_output=False)
-            return out
-        except git.GitCommandError as exc:
-            stderr = (exc.stderr or "").strip().removeprefix("stderr: ").strip("'\n ")
-            raise GitError(f"git {' '.join(args)} failed: {stderr or exc}") from None
 
     def resolve(self, ref: str) -> str:
         """Full commit SHA of ``ref``; GitError with a clear message when unknown."""
@@ -116,13 +107,18 @@ class GitRepo:
 
     def list_files(self, ref: str, pattern: str) -> list[str]:
         """Paths at ``ref`` matching a regular expression (full match)."""
+        from git.objects import Blob
+
         sha = self.resolve(ref)
         rx = re.compile(pattern)
-        return sorted(
-            item.path
-            for item in self.repo.commit(sha).tree.traverse()
-            if item.type == "blob" and rx.fullmatch(item.path)
-        )
+        paths = (str(item.path) for item in self.repo.commit(sha).tree.traverse()
+                 if isinstance(item, Blob))
+        return sorted(p for p in paths if rx.fullmatch(p))
+
+    def message(self, ref: str) -> str:
+        """The commit message of ``ref``."""
+        msg = self.repo.commit(self.resolve(ref)).message
+        return msg if isinstance(msg, str) else msg.decode("utf-8", "replace")
 
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to the repository root, in git's slash form."""

@@ -26,10 +26,6 @@ class JobStatus:
     reason: str | None = None
     source: str = ""  # squeue | sacct | scontrol
 
-    @property
-    def terminal(self) -> bool:
-        return self.state in TERMINAL
-
 
 def available(tool: str = "sbatch") -> bool:
     return shutil.which(tool) is not None

@@ -11,8 +11,23 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferencex_tools.launch import rules as R
 from inferencex_tools.launch.env import gpu_count
+from inferencex_tools.launch.rules import (
+    ALLOC_UNRESOLVED,
+    CONC_MISMATCH,
+    EP_MISMATCH,
+    GPU_MISMATCH,
+    IMAGE_MISMATCH,
+    KV_MISMATCH,
+    NO_ALLOCATION,
+    NO_SERVER,
+    NO_STEP,
+    OTHER_SCRIPT,
+    SPEC_MISSING,
+    TP_MISMATCH,
+    TRACE_FAILED,
+    VAR_DROPPED,
+)
 from inferencex_tools.launch.slurmargs import gpus_requested, last_value, parse_slurm_args
 from inferencex_tools.launch.stages import LaunchTrace, args_of
 from inferencex_tools.report.findings import Finding
@@ -115,17 +130,17 @@ def inspect_launch(lt: LaunchTrace, *, row: dict[str, Any], script: str | None,
     out = Inspection()
     out.allocation = _allocation(lt, launcher, out.findings)
     if lt.step_record is None:
-        out.findings.append(R.NO_STEP.at(launcher, None, None,
+        out.findings.append(NO_STEP.at(launcher, None, None,
                                          f"no srun step ran {script or 'a benchmark script'}"))
     else:
         _job_step(lt, out, launcher, workflow_env)
     if lt.step_script is not None and script is not None and lt.step_script != script:
-        out.findings.append(R.OTHER_SCRIPT.at(
+        out.findings.append(OTHER_SCRIPT.at(
             launcher, None, None, f"the job step runs {lt.step_script}, the row resolves to "
             f"{script}"))
     _script_processes(lt, out)
     if lt.step_record is not None and lt.script is not None and out.server is None:
-        out.findings.append(R.NO_SERVER.at(script or launcher, None, None,
+        out.findings.append(NO_SERVER.at(script or launcher, None, None,
                                            "no server launch was recorded"))
     if out.allocation is not None:
         out.findings.extend(_allocation_checks(out.allocation, row, launcher))
@@ -144,7 +159,7 @@ def _allocation(lt: LaunchTrace, launcher: str, findings: list[Finding]) -> Allo
             and "--jobid" not in parse_slurm_args(args_of(step_rec))[0]:
         alloc_rec = step_rec
     if alloc_rec is None:
-        findings.append(R.NO_ALLOCATION.at(
+        findings.append(NO_ALLOCATION.at(
             launcher, None, None, "no salloc/sbatch/srun allocation was recorded"))
         return None
     args = [lt.show(a) for a in args_of(alloc_rec)]
@@ -178,7 +193,7 @@ def _job_step(lt: LaunchTrace, out: Inspection, launcher: str,
         got = lt.step_env.get(k)
         if k == "GITHUB_WORKSPACE" or got == v:
             continue
-        out.findings.append(R.VAR_DROPPED.at(
+        out.findings.append(VAR_DROPPED.at(
             launcher, None, None,
             f"{k}={v!r} is exported by the workflow but the job step sees "
             + ("it unset" if got is None else repr(got))))
@@ -208,20 +223,20 @@ def _allocation_checks(a: Allocation, row: dict[str, Any], launcher: str) -> lis
     for piece, value in (("partition", a.partition), ("time limit", a.time),
                          ("container image", a.container_image)):
         if not value:
-            out.append(R.ALLOC_UNRESOLVED.at(
+            out.append(ALLOC_UNRESOLVED.at(
                 launcher, None, None, f"the allocation states no {piece}"))
     want = gpu_count(row)
     if a.gpus is None:
-        out.append(R.ALLOC_UNRESOLVED.at(launcher, None, None,
+        out.append(ALLOC_UNRESOLVED.at(launcher, None, None,
                                          "the allocation requests no GPUs"))
     elif a.gpus * (a.nodes or 1) != want:
-        out.append(R.GPU_MISMATCH.at(
+        out.append(GPU_MISMATCH.at(
             launcher, None, None, f"allocation requests {a.gpus} GPU(s) per node on "
             f"{a.nodes or 1} node(s), the row needs {want} (tp·pp·pcp)"))
     image = row.get("image")
     if a.container_image and image and a.container_image != image \
             and str(image) not in a.container_image:
-        out.append(R.IMAGE_MISMATCH.at(
+        out.append(IMAGE_MISMATCH.at(
             launcher, None, None, f"container {a.container_image}, row image {image}"))
     return out
 
@@ -236,7 +251,7 @@ def _trace_failures(lt: LaunchTrace, launcher: str, script: str | None) -> list[
         what = (f"timed out after {tr.seconds:.0f}s" if tr.timed_out
                 else f"exited {tr.returncode}")
         err = tr.stderr_tail.strip().splitlines()
-        out.append(R.TRACE_FAILED.at(
+        out.append(TRACE_FAILED.at(
             where, None, None,
             f"the {stage} {what}; last traced line: {lt.show(tr.last_line or '?')}"
             + (f"; stderr: {lt.show(err[-1])}" if err else "")))
@@ -274,30 +289,30 @@ def check_server(server: ServerLaunch, row: dict[str, Any], where: str) -> list[
         return out
     tp = flag_values(argv, "--tensor-parallel-size", "-tp")
     if str(row.get("tp")) not in tp[-1:]:
-        out.append(R.TP_MISMATCH.at(where, None, None,
+        out.append(TP_MISMATCH.at(where, None, None,
                                     f"server TP {tp[-1] if tp else 'unset'}, row tp "
                                     f"{row.get('tp')}"))
     ep = int(row.get("ep", 1) or 1)
     has_ep = "--enable-expert-parallel" in argv or "-ep" in argv
     if (ep > 1) != has_ep:
-        out.append(R.EP_MISMATCH.at(
+        out.append(EP_MISMATCH.at(
             where, None, None,
             f"row ep {ep} but --enable-expert-parallel is {'set' if has_ep else 'absent'}"))
     kv = json_flag(argv, "--kv-transfer-config")
     dram = row.get("kv-offloading") == "dram"
     if dram != (kv is not None):
-        out.append(R.KV_MISMATCH.at(
+        out.append(KV_MISMATCH.at(
             where, None, None,
             f"row kv-offloading {row.get('kv-offloading')!r} but the server "
             f"{'has' if kv is not None else 'has no'} --kv-transfer-config"))
     spec = row.get("spec-decoding", "none")
     if spec not in (None, "none") and json_flag(argv, "--speculative-config") is None:
-        out.append(R.SPEC_MISSING.at(where, None, None,
+        out.append(SPEC_MISSING.at(where, None, None,
                                      f"row spec-decoding {spec!r}, no --speculative-config"))
     seqs = flag_values(argv, "--max-num-seqs")
     conc = row.get("conc")
     if isinstance(conc, int) and seqs and seqs[-1].isdigit() and int(seqs[-1]) < conc:
-        out.append(R.CONC_MISMATCH.at(where, None, None,
+        out.append(CONC_MISMATCH.at(where, None, None,
                                       f"--max-num-seqs {seqs[-1]} < conc {conc}"))
     return out
 

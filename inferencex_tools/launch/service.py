@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inferencex_tools.errors import UsageError
-from inferencex_tools.launch import rules as R
 from inferencex_tools.launch.env import row_env
 from inferencex_tools.launch.render import RenderedJob, inspect_launch
 from inferencex_tools.launch.rows import (
@@ -21,6 +20,21 @@ from inferencex_tools.launch.rows import (
     rows_from_json,
     rows_from_matrix,
     runners_file,
+)
+from inferencex_tools.launch.rules import (
+    BAD_ROW,
+    EVAL_UNMARKED,
+    JOB_FAILED,
+    JOB_PENDING,
+    JOB_UNKNOWN,
+    MULTINODE,
+    NAME_CLASH,
+    NO_LAUNCHER,
+    NO_NODE,
+    NO_ROWS,
+    NO_SCHEDULER,
+    NO_SCRIPT,
+    SUBMIT_FAILED,
 )
 from inferencex_tools.launch.sbatch import BatchJob, BatchOptions
 from inferencex_tools.launch.stages import trace_launch
@@ -82,7 +96,7 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
     if missing:
         job = RenderedJob(row=row, config_key=sel.config_key, arm=sel.arm,
                           eval_only=sel.eval_only, node=None, launcher=None, script=None)
-        job.findings.append(R.BAD_ROW.at("<row>", None, None,
+        job.findings.append(BAD_ROW.at("<row>", None, None,
                                          f"{job.name}: row lacks {', '.join(missing)}"))
         return job
     res = resolve(row, labels, runner, root)
@@ -90,7 +104,7 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
                       eval_only=sel.eval_only, node=res.node, launcher=res.launcher,
                       script=res.script)
     where = res.launcher or str(row.get("runner", "<row>"))
-    rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
+    rule_by_id = {r.id: r for r in (NO_NODE, NO_LAUNCHER, NO_SCRIPT, MULTINODE)}
     for rid, msg in res.problems:
         job.findings.append(rule_by_id[rid].at(where, None, None, f"{job.name}: {msg}"))
     if res.node is None or res.launcher is None or row.get("prefill") is not None:
@@ -125,7 +139,7 @@ def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list
     result = Result(command="launch render")
     if not rows:
         what = src.config_key or (str(src.matrix) if src.matrix else "--row")
-        result.add(R.NO_ROWS.at(what, None, None,
+        result.add(NO_ROWS.at(what, None, None,
                                 f"no row of {what} matches arm={src.arm} conc={src.conc}"))
         return result, []
     labels = _labels(root)
@@ -136,7 +150,7 @@ def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list
     for sel, job in zip(rows, _render_all(root, rows, labels, runner), strict=True):
         if src.eval and src.config_key and not any(
                 _same_arm(m, sel.row) for m in marked):
-            job.findings.append(R.EVAL_UNMARKED.at(
+            job.findings.append(EVAL_UNMARKED.at(
                 src.config_key, None, None,
                 f"{job.name}: the sweep's eval row for this key is "
                 + ", ".join(str(m.get("exp-name")) for m in marked)))
@@ -173,7 +187,7 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
     rows = select_rows(root, req.src)
     result = Result(command="launch submit")
     if not rows:
-        result.add(R.NO_ROWS.at(req.src.config_key or "<rows>", None, None,
+        result.add(NO_ROWS.at(req.src.config_key or "<rows>", None, None,
                                 "the selection matches no row"))
         return result, []
     labels = _labels(root)
@@ -205,7 +219,7 @@ def _plan_row(root: Path, i: int, rows: list[SelectedRow], sel: SelectedRow,
     res = resolve(sel.row, labels, runner, root)
     where = res.launcher or str(sel.row.get("runner", "<row>"))
     name = str(sel.row.get("exp-name", f"row {i}"))
-    rule_by_id = {r.id: r for r in (R.NO_NODE, R.NO_LAUNCHER, R.NO_SCRIPT, R.MULTINODE)}
+    rule_by_id = {r.id: r for r in (NO_NODE, NO_LAUNCHER, NO_SCRIPT, MULTINODE)}
     problems = [rule_by_id[rid].at(where, None, None, f"{name}: {msg}")
                 for rid, msg in res.problems]
     if rendered is not None and not problems:
@@ -229,7 +243,7 @@ def _name_clashes(jobs: list[BatchJob], result: Result) -> None:
         seen.setdefault(j.name, []).append(j.index)
     for name, idx in seen.items():
         if len(idx) > 1:
-            result.add(R.NAME_CLASH.at("<matrix>", None, None,
+            result.add(NAME_CLASH.at("<matrix>", None, None,
                                        f"rows {', '.join(map(str, idx))} share exp-name {name}"))
 
 
@@ -243,7 +257,7 @@ def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path
     if not req.submit or not jobs:
         return result, jobs, None
     if not slurm.available("sbatch"):
-        result.add(R.NO_SCHEDULER.at("sbatch", None, None, "sbatch is not on PATH"))
+        result.add(NO_SCHEDULER.at("sbatch", None, None, "sbatch is not on PATH"))
         return result, jobs, None
     out = req.out_dir.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -254,7 +268,7 @@ def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path
         atomic_write(script, j.text.encode("utf-8"))
         job_id, msg = slurm.sbatch(script)
         if job_id is None:
-            result.add(R.SUBMIT_FAILED.at(str(script), None, None, f"{j.name}: {msg}"))
+            result.add(SUBMIT_FAILED.at(str(script), None, None, f"{j.name}: {msg}"))
             continue
         st["jobs"].append({
             "index": j.index, "job-id": job_id, "exp-name": j.name,
@@ -299,13 +313,13 @@ def status_result(st: dict[str, object]) -> Result:
         if j["state"] == "COMPLETED":
             continue
         if j["state"] == "UNKNOWN":
-            result.add(R.JOB_UNKNOWN.at(str(j["script"]), None, None, f"{label}: not found"))
+            result.add(JOB_UNKNOWN.at(str(j["script"]), None, None, f"{label}: not found"))
         elif j["state"] in TERMINAL:
-            result.add(R.JOB_FAILED.at(str(j["script"]), None, None,
+            result.add(JOB_FAILED.at(str(j["script"]), None, None,
                                        f"{label}: {j['state']} (exit {j.get('exit-code')}); "
                                        f"output {j['output']}"))
         else:
-            result.add(R.JOB_PENDING.at(str(j["script"]), None, None,
+            result.add(JOB_PENDING.at(str(j["script"]), None, None,
                                         f"{label}: {j['state']}"))
     result.info["jobs"] = [{k: j.get(k) for k in ("index", "job-id", "exp-name", "conc",
                                                   "mode", "state", "exit-code", "output")}

@@ -24,7 +24,6 @@ WS_TOKEN = "_ixtool_workspace_"
 HOST_WORKSPACE = "$GITHUB_WORKSPACE"
 # variables of the sandbox itself, not of the launch
 SANDBOX_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "TMPDIR", "LANG", "SHLVL", "_"})
-SLURM_TOOLS = ("salloc", "sbatch", "srun")
 
 
 def args_of(rec: Record) -> list[str]:

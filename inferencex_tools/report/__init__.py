@@ -1,4 +1,5 @@
-"""Findings, the rule registry and the reporters that render them."""
+"""Findings, the rule registry and the reporters that render them (findings:
+:mod:`.reporters`; the rule catalog: :mod:`.catalog`)."""
 
 from inferencex_tools.report.findings import Finding, Result, Rule, Severity, rule
 

@@ -20,7 +20,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferencex_tools.report.findings import Rule, Severity
-from inferencex_tools.sweep import rules as R
+from inferencex_tools.sweep.rules import (
+    AGENTIC_RUNNER,
+    CONC_FORM,
+    DCP,
+    DISAGG_P2P,
+    DRAM_UTIL,
+    ENUM,
+    HARDWARE_PAIR,
+    IMAGE_VERSION,
+    KV_OFFLOAD,
+    NO_SCENARIO,
+    P2P_SINGLE,
+    RANGE,
+    REQUIRED,
+    SCOPE,
+    TOPOLOGY,
+    TOPOLOGY_MULTINODE,
+    TYPE,
+    UNKNOWN_KEY,
+    WORKER_FIELDS,
+)
 
 Path = tuple[str | int, ...]
 
@@ -80,13 +100,13 @@ class Checker:
             ok = int(v)
         if ok is None:
             if self.structural or not isinstance(v, int | float | str | bool):
-                self.add(R.TYPE, path, f"must be an integer, found {v!r} "
+                self.add(TYPE, path, f"must be an integer, found {v!r} "
                          f"({type(v).__name__})")
             return None
         if positive and (self.strict or strict) and ok <= 0:
-            self.add(R.RANGE, path, f"must be > 0, found {v!r}")
+            self.add(RANGE, path, f"must be > 0, found {v!r}")
         elif nonneg and self.strict and ok < 0:
-            self.add(R.RANGE, path, f"must be ≥ 0, found {v!r}")
+            self.add(RANGE, path, f"must be ≥ 0, found {v!r}")
         return ok
 
     def as_bool(self, v: Any, path: Path) -> bool | None:
@@ -98,37 +118,37 @@ class Checker:
             if isinstance(v, str) and v.lower() in _BOOL_STR:
                 return v.lower() in ("true", "yes", "on", "1", "t", "y")
         if self.structural:
-            self.add(R.TYPE, path, f"must be true or false, found {v!r} ({type(v).__name__})")
+            self.add(TYPE, path, f"must be true or false, found {v!r} ({type(v).__name__})")
         return None
 
     def as_str(self, v: Any, path: Path, *, nonempty: bool = False) -> str | None:
         if not isinstance(v, str):
             if self.structural:
-                self.add(R.TYPE, path, f"must be a string, found {v!r} ({type(v).__name__})")
+                self.add(TYPE, path, f"must be a string, found {v!r} ({type(v).__name__})")
             return None
         if nonempty and not v:
-            self.add(R.RANGE, path, "must be a non-empty string")
+            self.add(RANGE, path, "must be a non-empty string")
         return str(v)
 
     def mapping(self, v: Any, path: Path, allowed: tuple[str, ...],
                 required: tuple[str, ...] = ()) -> dict[str, Any] | None:
         if not isinstance(v, dict):
             if self.structural:
-                self.add(R.TYPE, path, f"must be a mapping, found {type(v).__name__}")
+                self.add(TYPE, path, f"must be a mapping, found {type(v).__name__}")
             return None
         if self.structural:
             for k in v:
                 if k not in allowed:
-                    self.add(R.UNKNOWN_KEY, (*path, str(k)), "extra key not permitted "
+                    self.add(UNKNOWN_KEY, (*path, str(k)), "extra key not permitted "
                              f"(allowed: {', '.join(allowed)})")
             for k in required:
                 if k not in v:
-                    self.add(R.REQUIRED, path, f"field '{k}' is required")
+                    self.add(REQUIRED, path, f"field '{k}' is required")
         return v
 
     def enum(self, v: Any, path: Path, allowed: tuple[str, ...]) -> None:
         if v not in allowed and self.structural:
-            self.add(R.ENUM, path, f"must be one of {', '.join(allowed)}, found {v!r}")
+            self.add(ENUM, path, f"must be one of {', '.join(allowed)}, found {v!r}")
 
     # ----------------------------------------------------------------- components
     def component(self, v: Any, path: Path, *, version_required: bool) -> None:
@@ -141,10 +161,10 @@ class Checker:
         if "version" in m:
             ver = self.as_str(m["version"], (*path, "version"), nonempty=True)
             if ver is not None and ver.startswith("image:") and self.structural:
-                self.add(R.IMAGE_VERSION, (*path, "version"),
+                self.add(IMAGE_VERSION, (*path, "version"),
                          f"version {ver!r} is an image reference")
             elif ver is not None and self.strict and _DOCKER_REF.match(ver):
-                self.add(R.IMAGE_VERSION, (*path, "version"),
+                self.add(IMAGE_VERSION, (*path, "version"),
                          f"version {ver!r} looks like a docker image reference")
 
     # ----------------------------------------------------------------- concurrency
@@ -154,23 +174,23 @@ class Checker:
         has_start, has_end = "conc-start" in e, "conc-end" in e
         has_range = has_start and has_end
         if has_list and (has_start or has_end):
-            self.add(R.CONC_FORM, path, "both conc-list and conc-start/conc-end are set")
+            self.add(CONC_FORM, path, "both conc-list and conc-start/conc-end are set")
             return
         if not has_list and not has_range:
             what = ("only one of conc-start/conc-end is set" if has_start or has_end
                     else "no concurrency (conc-list or conc-start/conc-end)")
-            self.add(R.CONC_FORM, path, what)
+            self.add(CONC_FORM, path, what)
             return
         if has_list:
             if not isinstance(clist, list):
-                self.add(R.TYPE, (*path, "conc-list"), "must be a list of integers")
+                self.add(TYPE, (*path, "conc-list"), "must be a list of integers")
                 return
             for i, c in enumerate(clist):
                 if self._crashy(c, (*path, "conc-list", i)):
                     continue
                 n = self.as_int(c, (*path, "conc-list", i))
                 if n is not None and n <= 0:
-                    self.add(R.CONC_FORM, (*path, "conc-list", i), f"concurrency {c!r} ≤ 0")
+                    self.add(CONC_FORM, (*path, "conc-list", i), f"concurrency {c!r} ≤ 0")
         else:
             if self._crashy(e["conc-start"], (*path, "conc-start")) or self._crashy(
                     e["conc-end"], (*path, "conc-end")):
@@ -178,16 +198,16 @@ class Checker:
             s = self.as_int(e["conc-start"], (*path, "conc-start"))
             t = self.as_int(e["conc-end"], (*path, "conc-end"))
             if s is not None and s <= 0:
-                self.add(R.CONC_FORM, (*path, "conc-start"), f"conc-start {s} ≤ 0")
+                self.add(CONC_FORM, (*path, "conc-start"), f"conc-start {s} ≤ 0")
             if t is not None and t <= 0:
-                self.add(R.CONC_FORM, (*path, "conc-end"), f"conc-end {t} ≤ 0")
+                self.add(CONC_FORM, (*path, "conc-end"), f"conc-end {t} ≤ 0")
             if s is not None and t is not None and s > t:
-                self.add(R.CONC_FORM, path, f"conc-start {s} > conc-end {t}")
+                self.add(CONC_FORM, path, f"conc-start {s} > conc-end {t}")
 
     def _crashy(self, v: Any, path: Path) -> bool:
         """A string concurrency: lax validation passes it, generation cannot use it."""
         if isinstance(v, str):
-            self.add(R.TYPE, path, f"must be an integer, found {v!r} (str); the reference "
+            self.add(TYPE, path, f"must be an integer, found {v!r} (str); the reference "
                      "generator crashes on string concurrencies")
             return True
         return False
@@ -209,7 +229,7 @@ class Checker:
         if "dp-attn" in e:
             self.as_bool(e["dp-attn"], (*path, "dp-attn"))
         if tp is not None and dcp and tp % dcp:
-            self.add(R.DCP, (*path, "tp"), f"tp {tp} is not divisible by dcp-size {dcp}")
+            self.add(DCP, (*path, "tp"), f"tp {tp} is not divisible by dcp-size {dcp}")
 
     def worker(self, w: Any, path: Path) -> dict[str, Any] | None:
         m = self.mapping(w, path, WORKER_KEYS, ("num-worker", "tp", "ep", "dp-attn"))
@@ -224,7 +244,7 @@ class Checker:
             s = m["additional-settings"]
             if self.structural and (not isinstance(s, list)
                                     or not all(isinstance(x, str) for x in s)):
-                self.add(R.TYPE, (*path, "additional-settings"),
+                self.add(TYPE, (*path, "additional-settings"),
                          "must be a list of KEY=VALUE strings")
         return m
 
@@ -232,7 +252,7 @@ class Checker:
         p = self.worker(e["prefill"], (*path, "prefill")) if "prefill" in e else None
         d = self.worker(e["decode"], (*path, "decode")) if "decode" in e else None
         if p is not None and d is not None and ("hardware" in p) != ("hardware" in d):
-            self.add(R.HARDWARE_PAIR, path, "only one of prefill/decode sets hardware")
+            self.add(HARDWARE_PAIR, path, "only one of prefill/decode sets hardware")
 
     # ----------------------------------------------------------------- config
     def config(self, key: str, cfg: Any) -> None:
@@ -252,13 +272,13 @@ class Checker:
         if "disagg" in c:
             disagg = bool(self.as_bool(c["disagg"], (*path, "disagg")))
             if disagg and not multinode and self.structural:
-                self.add(R.ENUM, (*path, "disagg"),
+                self.add(ENUM, (*path, "disagg"),
                          "disagg: true requires a multinode config (multinode: true)")
         if "router" in c:
             self.component(c["router"], (*path, "router"), version_required=True)
         if "kv-p2p-transfer" in c:
             if not multinode:
-                self.add(R.P2P_SINGLE, (*path, "kv-p2p-transfer"),
+                self.add(P2P_SINGLE, (*path, "kv-p2p-transfer"),
                          "kv-p2p-transfer is only allowed in multinode configs")
             self.as_str(c["kv-p2p-transfer"], (*path, "kv-p2p-transfer"), nonempty=True)
         scen = self.mapping(c.get("scenarios"), (*path, "scenarios"),
@@ -268,13 +288,13 @@ class Checker:
         fixed = scen.get("fixed-seq-len") or []
         agentic = scen.get("agentic-coding") or []
         if not isinstance(fixed, list):
-            self.add(R.TYPE, (*path, "scenarios", "fixed-seq-len"), "must be a list")
+            self.add(TYPE, (*path, "scenarios", "fixed-seq-len"), "must be a list")
             fixed = []
         if not isinstance(agentic, list):
-            self.add(R.TYPE, (*path, "scenarios", "agentic-coding"), "must be a list")
+            self.add(TYPE, (*path, "scenarios", "agentic-coding"), "must be a list")
             agentic = []
         if not fixed and not agentic:
-            self.add(R.NO_SCENARIO, (*path, "scenarios"),
+            self.add(NO_SCENARIO, (*path, "scenarios"),
                      "at least one of fixed-seq-len / agentic-coding must be non-empty")
         entries: list[tuple[Path, dict[str, Any]]] = []
         for i, item in enumerate(fixed):
@@ -286,7 +306,7 @@ class Checker:
             for k in ("isl", "osl"):
                 if k in it:
                     if isinstance(it[k], str):
-                        self.add(R.TYPE, (*ip, k), f"must be an integer, found {it[k]!r} "
+                        self.add(TYPE, (*ip, k), f"must be an integer, found {it[k]!r} "
                                  "(the reference generator crashes on it)")
                     else:
                         self.as_int(it[k], (*ip, k), positive=True)
@@ -306,7 +326,7 @@ class Checker:
                     self.parallel(m, ep)
         if agentic and "runner" in c and isinstance(c["runner"], str) \
                 and not c["runner"].startswith("cluster:"):
-            self.add(R.AGENTIC_RUNNER, (*path, "runner"),
+            self.add(AGENTIC_RUNNER, (*path, "runner"),
                      f"agentic scenarios need a 'cluster:' runner label, found {c['runner']!r}")
         for i, item in enumerate(agentic):
             ip = (*path, "scenarios", "agentic-coding", i)
@@ -323,10 +343,10 @@ class Checker:
                     except ValueError:
                         ok = False
                 if not ok:
-                    self.add(R.TYPE, (*ip, "dram-utilization"), f"must be a number, "
+                    self.add(TYPE, (*ip, "dram-utilization"), f"must be a number, "
                              f"found {util!r}")
                 elif not 0 < util <= 1:
-                    self.add(R.RANGE, (*ip, "dram-utilization"),
+                    self.add(RANGE, (*ip, "dram-utilization"),
                              f"must be in (0, 1], found {util!r}")
             for j, e in enumerate(self._ss(it, ip)):
                 ep = (*ip, "search-space", j)
@@ -341,7 +361,7 @@ class Checker:
         ss = item.get("search-space")
         if not isinstance(ss, list):
             if "search-space" in item and self.structural:
-                self.add(R.TYPE, (*path, "search-space"), "must be a list")
+                self.add(TYPE, (*path, "search-space"), "must be a list")
             return []
         return ss
 
@@ -354,28 +374,28 @@ class Checker:
         if has_tp and not has_p and not has_d:
             self.parallel(m, ep)
             if "kv-offloading" not in m:
-                self.add(R.KV_OFFLOAD, ep, "tp-style agentic entries must set kv-offloading")
+                self.add(KV_OFFLOAD, ep, "tp-style agentic entries must set kv-offloading")
             if multinode and self.strict:
-                self.add(R.TOPOLOGY_MULTINODE, (*ep, "tp"),
+                self.add(TOPOLOGY_MULTINODE, (*ep, "tp"),
                          "tp-style agentic entry in a multinode config (multinode: true) "
                          "— the reference generator crashes on it")
         elif has_p and has_d and not has_tp:
             for k in ("pp", "dcp-size", "pcp-size"):
                 if k in m:
-                    self.add(R.WORKER_FIELDS, (*ep, k),
+                    self.add(WORKER_FIELDS, (*ep, k),
                              f"{k} belongs in the prefill/decode workers")
             for k in ("ep", "dp-attn"):
                 if k in m and self.strict:
-                    self.add(R.WORKER_FIELDS, (*ep, k), f"{k} is ignored next to "
+                    self.add(WORKER_FIELDS, (*ep, k), f"{k} is ignored next to "
                              "prefill/decode; set it in the workers",
                              severity=Severity.WARNING)
             self.workers(m, ep)
             if not multinode and self.strict:
-                self.add(R.TOPOLOGY_MULTINODE, ep,
+                self.add(TOPOLOGY_MULTINODE, ep,
                          "prefill/decode agentic entry in a single-node config "
                          "(multinode: false) — the reference generator crashes on it")
         else:
-            self.add(R.TOPOLOGY, ep, "agentic entry must set either tp (and no prefill/"
+            self.add(TOPOLOGY, ep, "agentic entry must set either tp (and no prefill/"
                      "decode) or both prefill and decode (and no tp)")
         kv = m.get("kv-offloading")
         if "kv-offloading" in m:
@@ -384,13 +404,13 @@ class Checker:
             self.component(m["kv-offload-backend"], (*ep, "kv-offload-backend"),
                            version_required=False)
             if kv is None or kv == "none":
-                self.add(R.KV_OFFLOAD, (*ep, "kv-offload-backend"),
+                self.add(KV_OFFLOAD, (*ep, "kv-offload-backend"),
                          "kv-offload-backend requires kv-offloading: dram")
         elif kv == "dram":
-            self.add(R.KV_OFFLOAD, (*ep, "kv-offloading"),
+            self.add(KV_OFFLOAD, (*ep, "kv-offloading"),
                      "kv-offloading: dram requires kv-offload-backend")
         if kv == "dram" and not has_util:
-            self.add(R.DRAM_UTIL, (*ep, "kv-offloading"),
+            self.add(DRAM_UTIL, (*ep, "kv-offloading"),
                      "kv-offloading: dram requires dram-utilization on the agentic item")
 
     def scope(self, c: dict[str, Any], path: Path, entries: list[tuple[Path, dict[str, Any]]],
@@ -398,19 +418,19 @@ class Checker:
         for fld in ("router", "kv-p2p-transfer"):
             in_entries = [(p, e) for p, e in entries if fld in e]
             if fld in c and in_entries:
-                self.add(R.SCOPE, (*in_entries[0][0], fld),
+                self.add(SCOPE, (*in_entries[0][0], fld),
                          f"{fld} is declared at top level and in search-space entries")
         for p, e in entries:
             if "router" in e:
                 self.component(e["router"], (*p, "router"), version_required=True)
             if "kv-p2p-transfer" in e:
                 if not multinode:
-                    self.add(R.P2P_SINGLE, (*p, "kv-p2p-transfer"),
+                    self.add(P2P_SINGLE, (*p, "kv-p2p-transfer"),
                              "kv-p2p-transfer in an entry requires multinode: true")
                 self.as_str(e["kv-p2p-transfer"], (*p, "kv-p2p-transfer"), nonempty=True)
         if disagg and "kv-p2p-transfer" not in c and (
                 not entries or not all("kv-p2p-transfer" in e for _, e in entries)):
-            self.add(R.DISAGG_P2P, (*path, "disagg"),
+            self.add(DISAGG_P2P, (*path, "disagg"),
                      "disagg: true requires kv-p2p-transfer at top level or in every "
                      "search-space entry")
 

@@ -20,21 +20,43 @@ from inferencex_tools.errors import LimitExceeded, YamlError
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.report.findings import Finding, Result, Rule, Severity
 from inferencex_tools.schemas import SchemaIssue
-from inferencex_tools.sweep import rules as R
 from inferencex_tools.sweep.checks import Issue, check_configs, where
+from inferencex_tools.sweep.rules import (
+    DRAM_BUDGET,
+    DUP_ACROSS,
+    ENUM,
+    GLOB_CHAR_KEY,
+    IMAGE_VERSION,
+    LAUNCHER,
+    NO_SCRIPTS_DIR,
+    NOT_MAPPING,
+    RANGE,
+    RECIPE,
+    REQUIRED,
+    RUNNER_HARDWARE,
+    RUNNER_LABEL,
+    RUNNERS,
+    RUNNERS_YAML,
+    SCHEMA,
+    SCRIPT,
+    TYPE,
+    UNKNOWN_KEY,
+    WILDCARD_KEY,
+    YAML,
+)
 
 _SCHEMA_RULES = {
-    "additionalProperties": R.UNKNOWN_KEY,
-    "required": R.REQUIRED,
-    "type": R.TYPE,
-    "minimum": R.RANGE,
-    "exclusiveMinimum": R.RANGE,
-    "maximum": R.RANGE,
-    "minLength": R.RANGE,
-    "minItems": R.RANGE,
-    "enum": R.ENUM,
-    "const": R.ENUM,
-    "propertyNames": R.WILDCARD_KEY,
+    "additionalProperties": UNKNOWN_KEY,
+    "required": REQUIRED,
+    "type": TYPE,
+    "minimum": RANGE,
+    "exclusiveMinimum": RANGE,
+    "maximum": RANGE,
+    "minLength": RANGE,
+    "minItems": RANGE,
+    "enum": ENUM,
+    "const": ENUM,
+    "propertyNames": WILDCARD_KEY,
 }
 
 
@@ -139,7 +161,7 @@ def _schema_rule(issue: SchemaIssue, generic: Rule) -> tuple[Rule, tuple[Any, ..
     if issue.unknown_key is not None and issue.allowed:
         return rule, issue.at, f"{issue.message} (allowed: {', '.join(sorted(issue.allowed))})"
     if issue.keyword == "not" and issue.path and issue.path[-1] == "version":
-        return R.IMAGE_VERSION, issue.path, f"version {issue.instance!r} is an image reference"
+        return IMAGE_VERSION, issue.path, f"version {issue.instance!r} is an image reference"
     if issue.keyword == "propertyNames":
         at = (issue.instance,) if isinstance(issue.instance, str) else issue.path
         return rule, at, f"config key {issue.instance!r} contains '*'"
@@ -197,7 +219,7 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
         runner = cfg.get("runner")
         new = inp.base_keys is not None and key not in inp.base_keys
         if labels is not None and isinstance(runner, str) and runner not in labels:
-            f.add(R.RUNNER_LABEL, (key, "runner"),
+            f.add(RUNNER_LABEL, (key, "runner"),
                   f"{key}: runner label {runner!r} is not defined in runners.yaml labels",
                   severity=Severity.ERROR if new else Severity.WARNING)
         scen = cfg.get("scenarios") if isinstance(cfg.get("scenarios"), dict) else {}
@@ -210,7 +232,7 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
                 and _list(scen.get("agentic-coding")) and runner not in hardware
                 and runner not in warned_hw and not uses_dram):
             warned_hw.add(runner)
-            f.add(R.RUNNER_HARDWARE, (key, "runner"),
+            f.add(RUNNER_HARDWARE, (key, "runner"),
                   f"{key}: agentic config on {runner!r}, which has no hardware entry in "
                   "runners.yaml (DRAM KV offload cannot be sized)")
         if uses_dram and labels is not None and isinstance(runner, str):
@@ -218,7 +240,7 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
             missing = [k for k in ("available-cpu-dram-mib", "gpus-per-node")
                        if not isinstance(hw, dict) or k not in hw]
             if missing:
-                f.add(R.DRAM_BUDGET, (key, "runner"),
+                f.add(DRAM_BUDGET, (key, "runner"),
                       f"{key}: kv-offloading dram needs hardware.{runner}."
                       f"{' and '.join(missing)} in runners.yaml")
         if inp.exists is None:
@@ -249,7 +271,7 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
                             rp = recipe_path(str(s))
                             if rp and rp not in seen and not exists(rp):
                                 seen.add(rp)
-                                f.add(R.RECIPE, (*path, w, "additional-settings", k),
+                                f.add(RECIPE, (*path, w, "additional-settings", k),
                                       f"{key}: CONFIG_FILE recipe {rp} does not exist")
                     continue
                 spec = str(e.get("spec-decoding", "none"))
@@ -258,7 +280,7 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
                     continue
                 seen.add(cands[0])
                 if not any(exists(c) for c in cands):
-                    f.add(R.SCRIPT, path,
+                    f.add(SCRIPT, path,
                           f"{key}: no benchmark script for this {sname} entry; tried "
                           + ", ".join(cands))
 
@@ -274,7 +296,7 @@ def _launchers(rf: _File, labels: dict[str, Any], exists: Callable[[str], bool])
             reported.add(fam)
             path = f"runners/launch_{fam}.sh"
             if not exists(path):
-                rf.add(R.LAUNCHER, ("labels", label),
+                rf.add(LAUNCHER, ("labels", label),
                        f"labels.{label}: node {node!r} would run {path}, which does not exist")
 
 
@@ -288,9 +310,9 @@ def validate(inp: ValidateInput) -> Result:
         rf = _File(inp.runners.label, inp.runners.raw)
         files.append(rf)
         result.checked.append(rf.label)
-        if _load(rf, R.RUNNERS_YAML):
+        if _load(rf, RUNNERS_YAML):
             runners_data = rf.data
-            _schema(rf, "runners", R.RUNNERS)
+            _schema(rf, "runners", RUNNERS)
     labels, hardware = _label_sets(runners_data)
     if labels is not None and inp.exists is not None and rf is not None:
         _launchers(rf, runners_data["labels"], inp.exists)
@@ -298,33 +320,33 @@ def validate(inp: ValidateInput) -> Result:
         f = _File(mf.label, mf.raw)
         files.append(f)
         result.checked.append(f.label)
-        if not _load(f, R.YAML):
+        if not _load(f, YAML):
             continue
         if not isinstance(f.data, dict):
             what = "empty" if f.data is None else f"a {type(f.data).__name__}"
-            f.findings.append(R.NOT_MAPPING.at(f.label, 1, 1,
+            f.findings.append(NOT_MAPPING.at(f.label, 1, 1,
                                                f"root must be a mapping of config keys, "
                                                f"found {what}"))
             continue
         for k in f.data:
             if isinstance(k, str) and ("?" in k or "[" in k):
-                f.add(R.GLOB_CHAR_KEY, (k,), f"config key {k!r} contains a glob character")
+                f.add(GLOB_CHAR_KEY, (k,), f"config key {k!r} contains a glob character")
             if k in merged:
-                f.add(R.DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
+                f.add(DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
                       f"{merged[k][0].label}")
             else:
                 merged[k] = (f, f.data[k])
-        _schema(f, "master-config", R.SCHEMA)
+        _schema(f, "master-config", SCHEMA)
         issues: list[Issue] = check_configs(f.data, strict=True, structural=False)
         for iss in issues:
             f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
         _references(f, f.data, inp, labels, hardware)
     if inp.exists is None and inp.masters:
-        result.add(R.NO_SCRIPTS_DIR.at(inp.masters[0].label, None, None,
+        result.add(NO_SCRIPTS_DIR.at(inp.masters[0].label, None, None,
                                        "benchmarks/ not found next to the configs; benchmark "
                                        "scripts and multinode recipes were not checked"))
     if inp.runners is None and inp.masters:
-        result.add(R.RUNNER_LABEL.at(inp.masters[0].label, None, None,
+        result.add(RUNNER_LABEL.at(inp.masters[0].label, None, None,
                                      "no runners.yaml given; runner labels not checked",
                                      severity=Severity.WARNING,
                                      hint="pass --runner-config configs/runners.yaml"))

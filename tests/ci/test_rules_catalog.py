@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from inferencex_tools.ci.catalog import REGENERATE, render_markdown
+from inferencex_tools.report.catalog import REGENERATE, render_markdown
 from inferencex_tools.report.findings import all_rules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
