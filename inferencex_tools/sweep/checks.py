@@ -172,37 +172,40 @@ class Checker:
         clist = e.get("conc-list")
         has_list = bool(clist) if isinstance(clist, list) else clist is not None
         has_start, has_end = "conc-start" in e, "conc-end" in e
-        has_range = has_start and has_end
         if has_list and (has_start or has_end):
             self.add(CONC_FORM, path, "both conc-list and conc-start/conc-end are set")
-            return
-        if not has_list and not has_range:
+        elif has_list:
+            self._conc_list(clist, (*path, "conc-list"))
+        elif has_start and has_end:
+            self._conc_range(e, path)
+        else:
             what = ("only one of conc-start/conc-end is set" if has_start or has_end
                     else "no concurrency (conc-list or conc-start/conc-end)")
             self.add(CONC_FORM, path, what)
+
+    def _conc_list(self, clist: Any, path: Path) -> None:
+        if not isinstance(clist, list):
+            self.add(TYPE, path, "must be a list of integers")
             return
-        if has_list:
-            if not isinstance(clist, list):
-                self.add(TYPE, (*path, "conc-list"), "must be a list of integers")
-                return
-            for i, c in enumerate(clist):
-                if self._crashy(c, (*path, "conc-list", i)):
-                    continue
-                n = self.as_int(c, (*path, "conc-list", i))
-                if n is not None and n <= 0:
-                    self.add(CONC_FORM, (*path, "conc-list", i), f"concurrency {c!r} ≤ 0")
-        else:
-            if self._crashy(e["conc-start"], (*path, "conc-start")) or self._crashy(
-                    e["conc-end"], (*path, "conc-end")):
-                return
-            s = self.as_int(e["conc-start"], (*path, "conc-start"))
-            t = self.as_int(e["conc-end"], (*path, "conc-end"))
-            if s is not None and s <= 0:
-                self.add(CONC_FORM, (*path, "conc-start"), f"conc-start {s} ≤ 0")
-            if t is not None and t <= 0:
-                self.add(CONC_FORM, (*path, "conc-end"), f"conc-end {t} ≤ 0")
-            if s is not None and t is not None and s > t:
-                self.add(CONC_FORM, path, f"conc-start {s} > conc-end {t}")
+        for i, c in enumerate(clist):
+            if self._crashy(c, (*path, i)):
+                continue
+            n = self.as_int(c, (*path, i))
+            if n is not None and n <= 0:
+                self.add(CONC_FORM, (*path, i), f"concurrency {c!r} ≤ 0")
+
+    def _conc_range(self, e: dict[str, Any], path: Path) -> None:
+        if self._crashy(e["conc-start"], (*path, "conc-start")) or self._crashy(
+                e["conc-end"], (*path, "conc-end")):
+            return
+        s = self.as_int(e["conc-start"], (*path, "conc-start"))
+        t = self.as_int(e["conc-end"], (*path, "conc-end"))
+        if s is not None and s <= 0:
+            self.add(CONC_FORM, (*path, "conc-start"), f"conc-start {s} ≤ 0")
+        if t is not None and t <= 0:
+            self.add(CONC_FORM, (*path, "conc-end"), f"conc-end {t} ≤ 0")
+        if s is not None and t is not None and s > t:
+            self.add(CONC_FORM, path, f"conc-start {s} > conc-end {t}")
 
     def _crashy(self, v: Any, path: Path) -> bool:
         """A string concurrency: lax validation passes it, generation cannot use it."""
@@ -260,14 +263,33 @@ class Checker:
         c = self.mapping(cfg, path, TOP_KEYS, TOP_REQUIRED)
         if c is None:
             return
+        multinode, disagg = self._top_level(c, path)
+        scenarios = self._scenarios(c, path)
+        if scenarios is None:
+            return
+        fixed, agentic = scenarios
+        entries: list[tuple[Path, dict[str, Any]]] = []
+        for i, item in enumerate(fixed):
+            entries += self._fixed_item(item, (*path, "scenarios", "fixed-seq-len", i),
+                                        multinode)
+        if agentic and "runner" in c and isinstance(c["runner"], str) \
+                and not c["runner"].startswith("cluster:"):
+            self.add(AGENTIC_RUNNER, (*path, "runner"),
+                     f"agentic scenarios need a 'cluster:' runner label, found {c['runner']!r}")
+        for i, item in enumerate(agentic):
+            entries += self._agentic_item(item, (*path, "scenarios", "agentic-coding", i),
+                                          multinode)
+        self.scope(c, path, entries, multinode, disagg)
+
+    def _top_level(self, c: dict[str, Any], path: Path) -> tuple[bool, bool]:
+        """The top-level fields; (multinode, disagg)."""
         for k in ("image", "model", "model-prefix", "precision", "framework", "runner"):
             if k in c:
                 self.as_str(c[k], (*path, k))
         mn = c.get("multinode")
         multinode = bool(mn) if isinstance(mn, bool) else False
         if "multinode" in c:
-            b = self.as_bool(mn, (*path, "multinode"))
-            multinode = bool(b)
+            multinode = bool(self.as_bool(mn, (*path, "multinode")))
         disagg = False
         if "disagg" in c:
             disagg = bool(self.as_bool(c["disagg"], (*path, "disagg")))
@@ -281,10 +303,14 @@ class Checker:
                 self.add(P2P_SINGLE, (*path, "kv-p2p-transfer"),
                          "kv-p2p-transfer is only allowed in multinode configs")
             self.as_str(c["kv-p2p-transfer"], (*path, "kv-p2p-transfer"), nonempty=True)
+        return multinode, disagg
+
+    def _scenarios(self, c: dict[str, Any], path: Path) -> tuple[list[Any], list[Any]] | None:
+        """(fixed-seq-len items, agentic-coding items); None without a scenarios mapping."""
         scen = self.mapping(c.get("scenarios"), (*path, "scenarios"),
                             ("fixed-seq-len", "agentic-coding")) if "scenarios" in c else None
         if scen is None:
-            return
+            return None
         fixed = scen.get("fixed-seq-len") or []
         agentic = scen.get("agentic-coding") or []
         if not isinstance(fixed, list):
@@ -296,66 +322,69 @@ class Checker:
         if not fixed and not agentic:
             self.add(NO_SCENARIO, (*path, "scenarios"),
                      "at least one of fixed-seq-len / agentic-coding must be non-empty")
-        entries: list[tuple[Path, dict[str, Any]]] = []
-        for i, item in enumerate(fixed):
-            ip: Path = (*path, "scenarios", "fixed-seq-len", i)
-            it = self.mapping(item, ip, ("isl", "osl", "search-space"),
-                              ("isl", "osl", "search-space"))
-            if it is None:
-                continue
-            for k in ("isl", "osl"):
-                if k in it:
-                    if isinstance(it[k], str):
-                        self.add(TYPE, (*ip, k), f"must be an integer, found {it[k]!r} "
-                                 "(the reference generator crashes on it)")
-                    else:
-                        self.as_int(it[k], (*ip, k), positive=True)
-            for j, e in enumerate(self._ss(it, ip)):
-                ep: Path = (*ip, "search-space", j)
-                m = self.mapping(e, ep, MN_FIXED_KEYS if multinode else SN_FIXED_KEYS,
-                                 ("prefill", "decode") if multinode else ("tp",))
-                if m is None:
-                    continue
-                entries.append((ep, m))
-                self.conc(m, ep)
-                if "spec-decoding" in m:
-                    self.enum(m["spec-decoding"], (*ep, "spec-decoding"), SPEC)
-                if multinode:
-                    self.workers(m, ep)
+        return fixed, agentic
+
+    def _fixed_item(self, item: Any, ip: Path, multinode: bool
+                    ) -> list[tuple[Path, dict[str, Any]]]:
+        """One fixed-seq-len item (isl, osl, search-space); its entries."""
+        it = self.mapping(item, ip, ("isl", "osl", "search-space"),
+                          ("isl", "osl", "search-space"))
+        if it is None:
+            return []
+        for k in ("isl", "osl"):
+            if k in it:
+                if isinstance(it[k], str):
+                    self.add(TYPE, (*ip, k), f"must be an integer, found {it[k]!r} "
+                             "(the reference generator crashes on it)")
                 else:
-                    self.parallel(m, ep)
-        if agentic and "runner" in c and isinstance(c["runner"], str) \
-                and not c["runner"].startswith("cluster:"):
-            self.add(AGENTIC_RUNNER, (*path, "runner"),
-                     f"agentic scenarios need a 'cluster:' runner label, found {c['runner']!r}")
-        for i, item in enumerate(agentic):
-            ip = (*path, "scenarios", "agentic-coding", i)
-            it = self.mapping(item, ip, ("search-space", "dram-utilization"), ("search-space",))
-            if it is None:
+                    self.as_int(it[k], (*ip, k), positive=True)
+        entries: list[tuple[Path, dict[str, Any]]] = []
+        for j, e in enumerate(self._ss(it, ip)):
+            ep: Path = (*ip, "search-space", j)
+            m = self.mapping(e, ep, MN_FIXED_KEYS if multinode else SN_FIXED_KEYS,
+                             ("prefill", "decode") if multinode else ("tp",))
+            if m is None:
                 continue
-            util: Any = it.get("dram-utilization")
-            if util is not None:
-                ok = isinstance(util, int | float) and not isinstance(util, bool)
-                if not ok and not self.strict and isinstance(util, str):
-                    try:
-                        util = float(util)
-                        ok = True
-                    except ValueError:
-                        ok = False
-                if not ok:
-                    self.add(TYPE, (*ip, "dram-utilization"), f"must be a number, "
-                             f"found {util!r}")
-                elif not 0 < util <= 1:
-                    self.add(RANGE, (*ip, "dram-utilization"),
-                             f"must be in (0, 1], found {util!r}")
-            for j, e in enumerate(self._ss(it, ip)):
-                ep = (*ip, "search-space", j)
-                m = self.mapping(e, ep, AGENTIC_KEYS)
-                if m is None:
-                    continue
-                entries.append((ep, m))
-                self.agentic_entry(m, ep, multinode, "dram-utilization" in it)
-        self.scope(c, path, entries, multinode, disagg)
+            entries.append((ep, m))
+            self.conc(m, ep)
+            if "spec-decoding" in m:
+                self.enum(m["spec-decoding"], (*ep, "spec-decoding"), SPEC)
+            if multinode:
+                self.workers(m, ep)
+            else:
+                self.parallel(m, ep)
+        return entries
+
+    def _agentic_item(self, item: Any, ip: Path, multinode: bool
+                      ) -> list[tuple[Path, dict[str, Any]]]:
+        """One agentic-coding item (search-space, dram-utilization); its entries."""
+        it = self.mapping(item, ip, ("search-space", "dram-utilization"), ("search-space",))
+        if it is None:
+            return []
+        if it.get("dram-utilization") is not None:
+            self._dram_utilization(it["dram-utilization"], (*ip, "dram-utilization"))
+        entries: list[tuple[Path, dict[str, Any]]] = []
+        for j, e in enumerate(self._ss(it, ip)):
+            ep: Path = (*ip, "search-space", j)
+            m = self.mapping(e, ep, AGENTIC_KEYS)
+            if m is None:
+                continue
+            entries.append((ep, m))
+            self.agentic_entry(m, ep, multinode, "dram-utilization" in it)
+        return entries
+
+    def _dram_utilization(self, util: Any, path: Path) -> None:
+        ok = isinstance(util, int | float) and not isinstance(util, bool)
+        if not ok and not self.strict and isinstance(util, str):
+            try:
+                util = float(util)
+                ok = True
+            except ValueError:
+                ok = False
+        if not ok:
+            self.add(TYPE, path, f"must be a number, found {util!r}")
+        elif not 0 < util <= 1:
+            self.add(RANGE, path, f"must be in (0, 1], found {util!r}")
 
     def _ss(self, item: dict[str, Any], path: Path) -> list[Any]:
         ss = item.get("search-space")
@@ -369,6 +398,11 @@ class Checker:
         self.conc(m, ep)
         if "spec-decoding" in m:
             self.enum(m["spec-decoding"], (*ep, "spec-decoding"), SPEC)
+        self._agentic_topology(m, ep, multinode)
+        self._kv_offloading(m, ep, has_util)
+
+    def _agentic_topology(self, m: dict[str, Any], ep: Path, multinode: bool) -> None:
+        """tp-style (no prefill/decode) or prefill/decode-style (no tp), matching multinode."""
         has_tp = "tp" in m
         has_p, has_d = "prefill" in m, "decode" in m
         if has_tp and not has_p and not has_d:
@@ -397,6 +431,9 @@ class Checker:
         else:
             self.add(TOPOLOGY, ep, "agentic entry must set either tp (and no prefill/"
                      "decode) or both prefill and decode (and no tp)")
+
+    def _kv_offloading(self, m: dict[str, Any], ep: Path, has_util: bool) -> None:
+        """kv-offloading ↔ kv-offload-backend ↔ the item's dram-utilization."""
         kv = m.get("kv-offloading")
         if "kv-offloading" in m:
             self.enum(kv, (*ep, "kv-offloading"), KV)

@@ -207,6 +207,32 @@ def _mn_gpus(key: str, prefill: dict[str, Any], runners: Runners, label: str) ->
 
 # ------------------------------------------------------------------------ generator
 
+@dataclass(frozen=True)
+class _FixedSeq:
+    """What every row of one fixed-seq-len item shares."""
+
+    isl: int
+    osl: int
+    exp_name: str
+    max_model_len: int
+
+
+def _bounded_list(concs: list[Any], lo: int | None, hi: int | None) -> list[Any] | None:
+    """A conc-list under --min-conc/--max-conc (None: the entry yields no rows); above
+    the list, --max-conc itself is used."""
+    if lo is not None:
+        if lo <= 0:
+            return None
+        concs = [c for c in concs if c >= lo]
+        if not concs:
+            return None
+    if hi is not None:
+        if hi <= 0:
+            return None
+        concs = [c for c in concs if c <= hi] or [hi]
+    return concs
+
+
 class RowGenerator:
     def __init__(self, configs: Configs, runners: Runners, req: SweepRequest) -> None:
         self.configs = configs
@@ -230,23 +256,25 @@ class RowGenerator:
                 raise InputError(
                     f"invalid runner type(s): {', '.join(bad)}",
                     hint="valid runner types: " + ", ".join(sorted(self.runners.labels)))
-        both = not req.single_node and not req.multi_node
-        out = []
-        for key, cfg in self.configs.data.items():
-            if req.model_prefix and not any(key.startswith(p) for p in req.model_prefix):
-                continue
-            if req.precision and cfg["precision"] not in req.precision:
-                continue
-            if req.framework and cfg["framework"] not in req.framework:
-                continue
-            if req.runner_type and cfg["runner"] not in req.runner_type:
-                continue
-            if not both:
-                mn = _flag(cfg.get("multinode"))
-                if (mn and not req.multi_node) or (not mn and not req.single_node):
-                    continue
-            out.append(key)
-        return out
+        return [key for key, cfg in self.configs.data.items() if self._wanted(key, cfg)]
+
+    def _wanted(self, key: str, cfg: dict[str, Any]) -> bool:
+        """Does a full sweep's filter (prefix, precision, framework, runner, node kind)
+        keep config ``key``?"""
+        req = self.req
+        if req.model_prefix and not any(key.startswith(p) for p in req.model_prefix):
+            return False
+        if req.precision and cfg["precision"] not in req.precision:
+            return False
+        if req.framework and cfg["framework"] not in req.framework:
+            return False
+        if req.runner_type and cfg["runner"] not in req.runner_type:
+            return False
+        if req.single_node or req.multi_node:
+            mn = _flag(cfg.get("multinode"))
+            if (mn and not req.multi_node) or (not mn and not req.single_node):
+                return False
+        return True
 
     def runner_values(self, cfg: dict[str, Any]) -> list[str]:
         label = cfg["runner"]
@@ -262,40 +290,28 @@ class RowGenerator:
     def fixed_sn_concs(self, e: dict[str, Any]) -> list[Any] | None:
         req = self.req
         lo, hi = (req.min_conc, req.max_conc) if self.full else (None, None)
+        clist = e.get("conc-list")
         if self.full:
-            clist = e.get("conc-list")
             use_list = bool(clist)
         else:
-            clist = e.get("conc-list")
             use_list = "conc-list" in e
             if use_list and clist is None:
                 raise InputError("conc-list is null; write a list of concurrencies")
         if use_list:
-            concs = list(clist or [])
-            if lo is not None:
-                if lo <= 0:
-                    return None
-                concs = [c for c in concs if c >= lo]
-                if not concs:
-                    return None
-            if hi is not None:
-                if hi <= 0:
-                    return None
-                concs = [c for c in concs if c <= hi] or [hi]
-        else:
-            start, end = e["conc-start"], e["conc-end"]
-            if lo is not None:
-                if lo <= 0 or end < lo:
-                    return None
-                start = max(start, lo)
-            if hi is not None:
-                if hi <= 0:
-                    return None
-                if start > hi:
-                    return self._conc_filter([hi])
-                end = min(end, hi)
-            concs = expand_range(start, end, self.step)
-        return self._conc_filter(concs)
+            concs = _bounded_list(list(clist or []), lo, hi)
+            return None if concs is None else self._conc_filter(concs)
+        start, end = e["conc-start"], e["conc-end"]
+        if lo is not None:
+            if lo <= 0 or end < lo:
+                return None
+            start = max(start, lo)
+        if hi is not None:
+            if hi <= 0:
+                return None
+            if start > hi:
+                return self._conc_filter([hi])
+            end = min(end, hi)
+        return self._conc_filter(expand_range(start, end, self.step))
 
     def _conc_filter(self, concs: list[Any]) -> list[Any] | None:
         if self.conc_set is not None:
@@ -380,156 +396,176 @@ class RowGenerator:
         isl, osl = item["isl"], item["osl"]
         if self.seq_pairs is not None and (isl, osl) not in self.seq_pairs:
             return
-        mp = cfg["model-prefix"]
-        exp = f"{mp}_{seq_name(isl, osl)}"
-        mml = isl + osl + 256
+        seq = _FixedSeq(isl, osl, f"{cfg['model-prefix']}_{seq_name(isl, osl)}",
+                        isl + osl + 256)
         multinode = _flag(cfg.get("multinode"))
-        req = self.req
         for e in item["search-space"]:
-            router = e.get("router", cfg.get("router"))
-            if not multinode:
-                tp = e["tp"]
-                ep = e.get("ep")
-                if self.full and req.max_tp is not None and (
-                        req.max_tp <= 0 or _num(tp) > req.max_tp):
-                    continue
-                if self.full and req.max_ep is not None:
-                    if req.max_ep <= 0:
-                        continue
-                    if ep is not None and _num(ep) > req.max_ep:
-                        ep = req.max_ep
-                concs = self.fixed_sn_concs(e)
-                if not concs:
-                    continue
-                for c in concs:
-                    for r in runners:
-                        row = self._head(cfg)
-                        row["runner"] = r
-                        row["isl"] = isl
-                        row["osl"] = osl
-                        row["tp"] = tp
-                        row["pp"] = e.get("pp", 1)
-                        row["dcp-size"] = e.get("dcp-size", 1)
-                        row["pcp-size"] = e.get("pcp-size", 1)
-                        row["conc"] = c
-                        row["max-model-len"] = mml
-                        row["ep"] = 1 if ep is None else ep
-                        row["dp-attn"] = e.get("dp-attn", False)
-                        row["spec-decoding"] = e.get("spec-decoding", "none")
-                        row["exp-name"] = exp
-                        row["disagg"] = cfg.get("disagg", False)
-                        row["run-eval"] = False
-                        if router is not None:
-                            row["router"] = router
-                        self.rows.append(row)
+            if multinode:
+                self._fixed_mn_rows(cfg, e, seq, runners)
             else:
-                concs = self.fixed_mn_concs(e)
-                if not concs:
-                    continue
-                p2p = e.get("kv-p2p-transfer", cfg.get("kv-p2p-transfer"))
-                for r in runners:
-                    row = self._head(cfg)
-                    row["runner"] = r
-                    row["isl"] = isl
-                    row["osl"] = osl
-                    row["spec-decoding"] = e.get("spec-decoding", "none")
-                    row["prefill"] = _worker(e["prefill"])
-                    row["decode"] = _worker(e["decode"])
-                    row["conc"] = list(concs)
-                    row["max-model-len"] = mml
-                    row["exp-name"] = exp
-                    row["disagg"] = cfg.get("disagg", False)
-                    row["run-eval"] = False
-                    if router is not None:
-                        row["router"] = router
-                    if p2p is not None:
-                        row["kv-p2p-transfer"] = p2p
-                    self.rows.append(row)
+                self._fixed_sn_rows(cfg, e, seq, runners)
+
+    def _fixed_sn_rows(self, cfg: dict[str, Any], e: dict[str, Any], seq: _FixedSeq,
+                       runners: list[str]) -> None:
+        """Rows of one single-node fixed-seq-len entry: concurrency × runner."""
+        req = self.req
+        router = e.get("router", cfg.get("router"))
+        tp = e["tp"]
+        ep = e.get("ep")
+        if self.full and req.max_tp is not None and (req.max_tp <= 0 or _num(tp) > req.max_tp):
+            return
+        if self.full and req.max_ep is not None:
+            if req.max_ep <= 0:
+                return
+            if ep is not None and _num(ep) > req.max_ep:
+                ep = req.max_ep
+        concs = self.fixed_sn_concs(e)
+        if not concs:
+            return
+        for c in concs:
+            for r in runners:
+                row = self._head(cfg)
+                row["runner"] = r
+                row["isl"] = seq.isl
+                row["osl"] = seq.osl
+                row["tp"] = tp
+                row["pp"] = e.get("pp", 1)
+                row["dcp-size"] = e.get("dcp-size", 1)
+                row["pcp-size"] = e.get("pcp-size", 1)
+                row["conc"] = c
+                row["max-model-len"] = seq.max_model_len
+                row["ep"] = 1 if ep is None else ep
+                row["dp-attn"] = e.get("dp-attn", False)
+                row["spec-decoding"] = e.get("spec-decoding", "none")
+                row["exp-name"] = seq.exp_name
+                row["disagg"] = cfg.get("disagg", False)
+                row["run-eval"] = False
+                if router is not None:
+                    row["router"] = router
+                self.rows.append(row)
+
+    def _fixed_mn_rows(self, cfg: dict[str, Any], e: dict[str, Any], seq: _FixedSeq,
+                       runners: list[str]) -> None:
+        """Rows of one multinode fixed-seq-len entry: one per runner, all concurrencies."""
+        router = e.get("router", cfg.get("router"))
+        concs = self.fixed_mn_concs(e)
+        if not concs:
+            return
+        p2p = e.get("kv-p2p-transfer", cfg.get("kv-p2p-transfer"))
+        for r in runners:
+            row = self._head(cfg)
+            row["runner"] = r
+            row["isl"] = seq.isl
+            row["osl"] = seq.osl
+            row["spec-decoding"] = e.get("spec-decoding", "none")
+            row["prefill"] = _worker(e["prefill"])
+            row["decode"] = _worker(e["decode"])
+            row["conc"] = list(concs)
+            row["max-model-len"] = seq.max_model_len
+            row["exp-name"] = seq.exp_name
+            row["disagg"] = cfg.get("disagg", False)
+            row["run-eval"] = False
+            if router is not None:
+                row["router"] = router
+            if p2p is not None:
+                row["kv-p2p-transfer"] = p2p
+            self.rows.append(row)
 
     def agentic_item(self, key: str, cfg: dict[str, Any], item: dict[str, Any],
                      runners: list[str]) -> None:
-        mp = cfg["model-prefix"]
         multinode = _flag(cfg.get("multinode"))
-        util = item.get("dram-utilization")
-        label = cfg["runner"]
         for e in item["search-space"]:
-            router = e.get("router", cfg.get("router"))
-            kv = e.get("kv-offloading", "none")
-            backend = e.get("kv-offload-backend")
-            spec = e.get("spec-decoding", "none")
-            if not multinode:
-                if "tp" not in e:
-                    raise InputError(
-                        f"{key}: agentic search-space entry uses prefill/decode in a "
-                        "single-node config (multinode: false)")
-                dram = 0
-                if kv == "dram":
-                    dram = dram_budget(cfg, key, self.runners, util,
-                                       _sn_gpus(key, e, self.runners, label))
-                concs = self.agentic_concs(e)
-                if not concs:
-                    continue
-                kv_tag = "kvnone" if kv == "none" else f"kv{kv}-{(backend or {}).get('name')}"
-                spec_tag = "" if spec == "none" else f"_spec-{spec}"
-                for c in concs:
-                    for r in runners:
-                        row = self._head(cfg)
-                        row["runner"] = r
-                        row["tp"] = e["tp"]
-                        row["pp"] = e.get("pp", 1)
-                        row["dcp-size"] = e.get("dcp-size", 1)
-                        row["pcp-size"] = e.get("pcp-size", 1)
-                        row["ep"] = e.get("ep", 1)
-                        row["dp-attn"] = e.get("dp-attn", False)
-                        row["spec-decoding"] = spec
-                        row["conc"] = c
-                        row["kv-offloading"] = kv
-                        row["total-cpu-dram-gb"] = dram
-                        row["duration"] = AGENTIC_DURATION
-                        row["exp-name"] = f"{mp}_tp{e['tp']}_conc{c}_{kv_tag}{spec_tag}"
-                        row["scenario-type"] = AGENTIC
-                        if backend is not None:
-                            row["kv-offload-backend"] = backend
-                        if router is not None:
-                            row["router"] = router
-                        self.rows.append(row)
+            if multinode:
+                self._agentic_mn_rows(key, cfg, item, e, runners)
             else:
-                if "prefill" not in e or "decode" not in e:
-                    raise InputError(
-                        f"{key}: agentic search-space entry uses tp in a multinode config "
-                        "(multinode: true needs prefill/decode workers)")
-                prefill, decode = _worker(e["prefill"]), _worker(e["decode"])
-                dram = 0
-                if kv == "dram":
-                    dram = dram_budget(cfg, key, self.runners, util,
-                                       _mn_gpus(key, prefill, self.runners, label))
-                concs = self.agentic_concs(e)
-                if not concs:
-                    continue
-                p2p = e.get("kv-p2p-transfer", cfg.get("kv-p2p-transfer"))
-                base = f"{mp}_p{_worker_tag(prefill)}_d{_worker_tag(decode)}"
-                kv_tag = "" if kv == "none" else f"_kv{kv}-{(backend or {}).get('name')}"
-                for r in runners:
-                    for c in concs:
-                        row = self._head(cfg)
-                        row["runner"] = r
-                        row["spec-decoding"] = spec
-                        row["prefill"] = dict(prefill)
-                        row["decode"] = dict(decode)
-                        row["conc"] = [c]
-                        row["kv-offloading"] = kv
-                        row["total-cpu-dram-gb"] = dram
-                        row["duration"] = AGENTIC_DURATION
-                        row["exp-name"] = f"{base}_conc{c}{kv_tag}"
-                        row["disagg"] = cfg.get("disagg", False)
-                        row["scenario-type"] = AGENTIC
-                        if backend is not None:
-                            row["kv-offload-backend"] = backend
-                        if router is not None:
-                            row["router"] = router
-                        if p2p is not None:
-                            row["kv-p2p-transfer"] = p2p
-                        self.rows.append(row)
+                self._agentic_sn_rows(key, cfg, item, e, runners)
+
+    def _agentic_sn_rows(self, key: str, cfg: dict[str, Any], item: dict[str, Any],
+                         e: dict[str, Any], runners: list[str]) -> None:
+        """Rows of one single-node (tp-style) agentic entry: concurrency × runner."""
+        if "tp" not in e:
+            raise InputError(
+                f"{key}: agentic search-space entry uses prefill/decode in a "
+                "single-node config (multinode: false)")
+        router = e.get("router", cfg.get("router"))
+        kv = e.get("kv-offloading", "none")
+        backend = e.get("kv-offload-backend")
+        spec = e.get("spec-decoding", "none")
+        dram = 0
+        if kv == "dram":
+            dram = dram_budget(cfg, key, self.runners, item.get("dram-utilization"),
+                               _sn_gpus(key, e, self.runners, cfg["runner"]))
+        concs = self.agentic_concs(e)
+        if not concs:
+            return
+        kv_tag = "kvnone" if kv == "none" else f"kv{kv}-{(backend or {}).get('name')}"
+        spec_tag = "" if spec == "none" else f"_spec-{spec}"
+        for c in concs:
+            for r in runners:
+                row = self._head(cfg)
+                row["runner"] = r
+                row["tp"] = e["tp"]
+                row["pp"] = e.get("pp", 1)
+                row["dcp-size"] = e.get("dcp-size", 1)
+                row["pcp-size"] = e.get("pcp-size", 1)
+                row["ep"] = e.get("ep", 1)
+                row["dp-attn"] = e.get("dp-attn", False)
+                row["spec-decoding"] = spec
+                row["conc"] = c
+                row["kv-offloading"] = kv
+                row["total-cpu-dram-gb"] = dram
+                row["duration"] = AGENTIC_DURATION
+                row["exp-name"] = f"{cfg['model-prefix']}_tp{e['tp']}_conc{c}_{kv_tag}{spec_tag}"
+                row["scenario-type"] = AGENTIC
+                if backend is not None:
+                    row["kv-offload-backend"] = backend
+                if router is not None:
+                    row["router"] = router
+                self.rows.append(row)
+
+    def _agentic_mn_rows(self, key: str, cfg: dict[str, Any], item: dict[str, Any],
+                         e: dict[str, Any], runners: list[str]) -> None:
+        """Rows of one multinode (prefill/decode) agentic entry: runner × concurrency."""
+        if "prefill" not in e or "decode" not in e:
+            raise InputError(
+                f"{key}: agentic search-space entry uses tp in a multinode config "
+                "(multinode: true needs prefill/decode workers)")
+        router = e.get("router", cfg.get("router"))
+        kv = e.get("kv-offloading", "none")
+        backend = e.get("kv-offload-backend")
+        spec = e.get("spec-decoding", "none")
+        prefill, decode = _worker(e["prefill"]), _worker(e["decode"])
+        dram = 0
+        if kv == "dram":
+            dram = dram_budget(cfg, key, self.runners, item.get("dram-utilization"),
+                               _mn_gpus(key, prefill, self.runners, cfg["runner"]))
+        concs = self.agentic_concs(e)
+        if not concs:
+            return
+        p2p = e.get("kv-p2p-transfer", cfg.get("kv-p2p-transfer"))
+        base = f"{cfg['model-prefix']}_p{_worker_tag(prefill)}_d{_worker_tag(decode)}"
+        kv_tag = "" if kv == "none" else f"_kv{kv}-{(backend or {}).get('name')}"
+        for r in runners:
+            for c in concs:
+                row = self._head(cfg)
+                row["runner"] = r
+                row["spec-decoding"] = spec
+                row["prefill"] = dict(prefill)
+                row["decode"] = dict(decode)
+                row["conc"] = [c]
+                row["kv-offloading"] = kv
+                row["total-cpu-dram-gb"] = dram
+                row["duration"] = AGENTIC_DURATION
+                row["exp-name"] = f"{base}_conc{c}{kv_tag}"
+                row["disagg"] = cfg.get("disagg", False)
+                row["scenario-type"] = AGENTIC
+                if backend is not None:
+                    row["kv-offload-backend"] = backend
+                if router is not None:
+                    row["router"] = router
+                if p2p is not None:
+                    row["kv-p2p-transfer"] = p2p
+                self.rows.append(row)
 
 
 # ------------------------------------------------------------------------ evals
@@ -555,50 +591,61 @@ def _max_eligible(row: Row) -> Any:
     return max(elig) if elig else None
 
 
-def mark_evals(rows: list[Row], *, agentic: bool) -> None:
-    """Default eval marking (§4.1), in place."""
-    sn_groups: dict[tuple[Any, ...], list[Row]] = {}
-    mn_groups: dict[str, list[tuple[Row, Any]]] = {}
-    ag_groups: dict[tuple[Any, ...], list[Row]] = {}
-    for r in rows:
+@dataclass
+class _EvalGroups:
+    """Rows competing for the eval mark (§4.1), by kind."""
+
+    sn: dict[tuple[Any, ...], list[Row]] = field(default_factory=dict)
+    mn: dict[str, list[tuple[Row, Any]]] = field(default_factory=dict)
+    ag: dict[tuple[Any, ...], list[Row]] = field(default_factory=dict)
+
+    def add(self, r: Row, *, agentic: bool) -> None:
         is_mn = "prefill" in r
         if _is_agentic(r):
             r["run-eval"] = False
-            if not agentic:
-                continue
-            if is_mn:
-                m = _max_eligible(r)
-                if m is not None:
-                    mn_groups.setdefault("A" + _para_key(r), []).append((r, m))
-            else:
-                k = (r["model"], r["runner"], r["framework"], r["precision"])
-                ag_groups.setdefault(tuple(json.dumps(x, default=str) for x in k),
-                                     []).append(r)
-            continue
+            if agentic:
+                self._add_agentic(r, is_mn)
+            return
         if not _is_eval_seq(r):
-            continue
+            return
         if is_mn:
             m = _max_eligible(r)
             if m is not None:
-                mn_groups.setdefault("F" + _para_key(r), []).append((r, m))
+                self.mn.setdefault("F" + _para_key(r), []).append((r, m))
         elif r["conc"] >= MIN_EVAL_CONC:
             sk = (r["model"], r["runner"], r["framework"], r["precision"], r["isl"], r["osl"],
                   r["spec-decoding"], r["dp-attn"])
-            sn_groups.setdefault(tuple(json.dumps(x, default=str) for x in sk), []).append(r)
-    for group in sn_groups.values():
+            self.sn.setdefault(tuple(json.dumps(x, default=str) for x in sk), []).append(r)
+
+    def _add_agentic(self, r: Row, is_mn: bool) -> None:
+        if is_mn:
+            m = _max_eligible(r)
+            if m is not None:
+                self.mn.setdefault("A" + _para_key(r), []).append((r, m))
+        else:
+            k = (r["model"], r["runner"], r["framework"], r["precision"])
+            self.ag.setdefault(tuple(json.dumps(x, default=str) for x in k), []).append(r)
+
+
+def mark_evals(rows: list[Row], *, agentic: bool) -> None:
+    """Default eval marking (§4.1), in place."""
+    groups = _EvalGroups()
+    for r in rows:
+        groups.add(r, agentic=agentic)
+    for group in groups.sn.values():
         values = sorted({r["conc"] for r in group})
         targets = {values[-1], values[len(values) // 2]}
         for r in group:
             if r["conc"] in targets:
                 r["run-eval"] = True
-    for mgroup in mn_groups.values():
+    for mgroup in groups.mn.values():
         best, best_c = mgroup[0]
         for r, c in mgroup[1:]:
             if c > best_c:
                 best, best_c = r, c
         best["run-eval"] = True
         best["eval-conc"] = best_c
-    for agroup in ag_groups.values():
+    for agroup in groups.ag.values():
         best = agroup[0]
         for r in agroup[1:]:
             if r["conc"] > best["conc"]:
