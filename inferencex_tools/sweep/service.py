@@ -206,13 +206,28 @@ def snapshot_at(repo: GitRepo, ref: str | None) -> Snapshot:
 
 def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
                        *, repo_path: Path | None = None) -> FromChangelogResult:
-    from inferencex_tools.changelog.validate import Options, analyze_change
-    from inferencex_tools.io.files import read_bytes
     from inferencex_tools.io.git import GitRepo
     from inferencex_tools.sweep.changelog import Plan, build_matrix
     from inferencex_tools.sweep.generate import generate_matrix
 
     repo = GitRepo.open(repo_path or Path.cwd())
+    entries, mb, head_label = _new_entries(repo, base, head, changelog, repo_path)
+    head_snap = snapshot_at(repo, head)
+    base_snap = (snapshot_at(repo, mb) if any(e.get("append-only") for e in entries)
+                 else None)
+    plan = Plan()
+    matrix = build_matrix(entries, head_snap, base_snap, opts, generate_matrix,
+                          base_ref=base, head_ref=head or "HEAD", plan=plan)
+    return FromChangelogResult(matrix, plan, mb, head_label, plan.keys)
+
+
+def _new_entries(repo: GitRepo, base: str, head: str | None, changelog: Path,
+                 repo_path: Path | None) -> tuple[list[dict[str, Any]], str, str]:
+    """The changelog entries appended since merge-base(base, head): (entries, merge-base,
+    head label); InputError when the change is not a clean append."""
+    from inferencex_tools.changelog.validate import Options, analyze_change
+    from inferencex_tools.io.files import read_bytes
+
     cl_path = changelog if changelog.is_absolute() else (repo_path or Path.cwd()) / changelog
     if not cl_path.exists() and not changelog.is_absolute():
         cl_path = repo.root / changelog  # run from a subdirectory: the repository's file
@@ -221,13 +236,11 @@ def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
     base_raw = repo.show(mb, rel) or b""
     if head is None:
         head_raw = read_bytes(cl_path)
-        head_label = "the working tree"
     else:
         raw = repo.show(head, rel)
         if raw is None:
             raise InputError(f"{rel} does not exist at {head}")
         head_raw = raw
-        head_label = head
     analysis = analyze_change(base_raw, head_raw, rel, Options(master_keys=None),
                               base_label=f"{rel}@{mb[:12]}")
     fatal = [f for f in analysis.findings
@@ -242,10 +255,4 @@ def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
                          f"merge-base {mb[:12]}; nothing to generate",
                          hint="the changelog is append-only; merge the base branch first")
     entries = [e.data for e in analysis.new_entries if isinstance(e.data, dict)]
-    head_snap = snapshot_at(repo, head)
-    base_snap = (snapshot_at(repo, mb) if any(e.get("append-only") for e in entries)
-                 else None)
-    plan = Plan()
-    matrix = build_matrix(entries, head_snap, base_snap, opts, generate_matrix,
-                          base_ref=base, head_ref=head or "HEAD", plan=plan)
-    return FromChangelogResult(matrix, plan, mb, head_label, plan.keys)
+    return entries, mb, "the working tree" if head is None else head

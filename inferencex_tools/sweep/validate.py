@@ -216,36 +216,43 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
     for key, cfg in data.items():
         if not isinstance(cfg, dict):
             continue
-        runner = cfg.get("runner")
-        new = inp.base_keys is not None and key not in inp.base_keys
-        if labels is not None and isinstance(runner, str) and runner not in labels:
-            f.add(RUNNER_LABEL, (key, "runner"),
-                  f"{key}: runner label {runner!r} is not defined in runners.yaml labels",
-                  severity=Severity.ERROR if new else Severity.WARNING)
         scen = cfg.get("scenarios") if isinstance(cfg.get("scenarios"), dict) else {}
         assert isinstance(scen, dict)
-        uses_dram = any(
-            isinstance(e, dict) and e.get("kv-offloading") == "dram"
-            for it in _list(scen.get("agentic-coding")) if isinstance(it, dict)
-            for e in _list(it.get("search-space")))
-        if (labels is not None and isinstance(runner, str) and runner in labels
-                and _list(scen.get("agentic-coding")) and runner not in hardware
-                and runner not in warned_hw and not uses_dram):
-            warned_hw.add(runner)
-            f.add(RUNNER_HARDWARE, (key, "runner"),
-                  f"{key}: agentic config on {runner!r}, which has no hardware entry in "
-                  "runners.yaml (DRAM KV offload cannot be sized)")
-        if uses_dram and labels is not None and isinstance(runner, str):
-            hw = hardware.get(runner)
-            missing = [k for k in ("available-cpu-dram-mib", "gpus-per-node")
-                       if not isinstance(hw, dict) or k not in hw]
-            if missing:
-                f.add(DRAM_BUDGET, (key, "runner"),
-                      f"{key}: kv-offloading dram needs hardware.{runner}."
-                      f"{' and '.join(missing)} in runners.yaml")
-        if inp.exists is None:
-            continue
-        _scripts(f, key, cfg, scen, inp.exists)
+        runner = cfg.get("runner")
+        if labels is not None and isinstance(runner, str):
+            new = inp.base_keys is not None and key not in inp.base_keys
+            _runner_refs(f, key, runner, scen, labels, hardware, warned_hw, new=new)
+        if inp.exists is not None:
+            _scripts(f, key, cfg, scen, inp.exists)
+
+
+def _runner_refs(f: _File, key: str, runner: str, scen: dict[str, Any], labels: set[str],
+                 hardware: dict[str, Any], warned_hw: set[str], *, new: bool) -> None:
+    """The config's runner label in runners.yaml, and the hardware its agentic scenarios
+    need (a missing hardware entry is reported once per label)."""
+    if runner not in labels:
+        f.add(RUNNER_LABEL, (key, "runner"),
+              f"{key}: runner label {runner!r} is not defined in runners.yaml labels",
+              severity=Severity.ERROR if new else Severity.WARNING)
+    agentic = _list(scen.get("agentic-coding"))
+    uses_dram = any(
+        isinstance(e, dict) and e.get("kv-offloading") == "dram"
+        for it in agentic if isinstance(it, dict)
+        for e in _list(it.get("search-space")))
+    if (runner in labels and agentic and runner not in hardware
+            and runner not in warned_hw and not uses_dram):
+        warned_hw.add(runner)
+        f.add(RUNNER_HARDWARE, (key, "runner"),
+              f"{key}: agentic config on {runner!r}, which has no hardware entry in "
+              "runners.yaml (DRAM KV offload cannot be sized)")
+    if uses_dram:
+        hw = hardware.get(runner)
+        missing = [k for k in ("available-cpu-dram-mib", "gpus-per-node")
+                   if not isinstance(hw, dict) or k not in hw]
+        if missing:
+            f.add(DRAM_BUDGET, (key, "runner"),
+                  f"{key}: kv-offloading dram needs hardware.{runner}."
+                  f"{' and '.join(missing)} in runners.yaml")
 
 
 def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
@@ -320,36 +327,9 @@ def validate(inp: ValidateInput) -> Result:
         f = _File(mf.label, mf.raw)
         files.append(f)
         result.checked.append(f.label)
-        if not _load(f, YAML):
-            continue
-        if not isinstance(f.data, dict):
-            what = "empty" if f.data is None else f"a {type(f.data).__name__}"
-            f.findings.append(NOT_MAPPING.at(f.label, 1, 1,
-                                               f"root must be a mapping of config keys, "
-                                               f"found {what}"))
-            continue
-        for k in f.data:
-            if isinstance(k, str) and ("?" in k or "[" in k):
-                f.add(GLOB_CHAR_KEY, (k,), f"config key {k!r} contains a glob character")
-            if k in merged:
-                f.add(DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
-                      f"{merged[k][0].label}")
-            else:
-                merged[k] = (f, f.data[k])
-        _schema(f, "master-config", SCHEMA)
-        issues: list[Issue] = check_configs(f.data, strict=True, structural=False)
-        for iss in issues:
-            f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
-        _references(f, f.data, inp, labels, hardware)
-    if inp.exists is None and inp.masters:
-        result.add(NO_SCRIPTS_DIR.at(inp.masters[0].label, None, None,
-                                       "benchmarks/ not found next to the configs; benchmark "
-                                       "scripts and multinode recipes were not checked"))
-    if inp.runners is None and inp.masters:
-        result.add(RUNNER_LABEL.at(inp.masters[0].label, None, None,
-                                     "no runners.yaml given; runner labels not checked",
-                                     severity=Severity.WARNING,
-                                     hint="pass --runner-config configs/runners.yaml"))
+        if _load(f, YAML) and _is_mapping(f):
+            _master(f, merged, inp, labels, hardware)
+    _coverage_notes(inp, result)
     sources: dict[str, str] = {}
     for f in files:
         result.extend(f.findings)
@@ -358,3 +338,44 @@ def validate(inp: ValidateInput) -> Result:
     result.info["sources"] = sources
     result.info["config_keys"] = len(merged)
     return result
+
+
+def _is_mapping(f: _File) -> bool:
+    if isinstance(f.data, dict):
+        return True
+    what = "empty" if f.data is None else f"a {type(f.data).__name__}"
+    f.findings.append(NOT_MAPPING.at(f.label, 1, 1, f"root must be a mapping of config keys, "
+                                     f"found {what}"))
+    return False
+
+
+def _master(f: _File, merged: dict[str, tuple[_File, Any]], inp: ValidateInput,
+            labels: set[str] | None, hardware: dict[str, Any]) -> None:
+    """One loaded master config: key names across files, schema, rules, references."""
+    for k in f.data:
+        if isinstance(k, str) and ("?" in k or "[" in k):
+            f.add(GLOB_CHAR_KEY, (k,), f"config key {k!r} contains a glob character")
+        if k in merged:
+            f.add(DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
+                  f"{merged[k][0].label}")
+        else:
+            merged[k] = (f, f.data[k])
+    _schema(f, "master-config", SCHEMA)
+    issues: list[Issue] = check_configs(f.data, strict=True, structural=False)
+    for iss in issues:
+        f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
+    _references(f, f.data, inp, labels, hardware)
+
+
+def _coverage_notes(inp: ValidateInput, result: Result) -> None:
+    """What could not be checked: benchmark scripts without benchmarks/, runner labels
+    without runners.yaml."""
+    if inp.exists is None and inp.masters:
+        result.add(NO_SCRIPTS_DIR.at(inp.masters[0].label, None, None,
+                                     "benchmarks/ not found next to the configs; benchmark "
+                                     "scripts and multinode recipes were not checked"))
+    if inp.runners is None and inp.masters:
+        result.add(RUNNER_LABEL.at(inp.masters[0].label, None, None,
+                                   "no runners.yaml given; runner labels not checked",
+                                   severity=Severity.WARNING,
+                                   hint="pass --runner-config configs/runners.yaml"))
