@@ -58,42 +58,18 @@ def _has_trailing_ws(block: bytes) -> bool:
 def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     """Safe fixes for the new entries; ``data`` is base bytes + the fixed new blocks."""
     head, base = a.head, a.base
-    if not head.parsed or not head.spans_ok or not base.parsed:
-        return FixOutcome(None, refused="the file does not parse; fix the YAML first")
-    if a.structural:
-        return FixOutcome(None, refused="historical entries were deleted or edited; "
-                          "restore them by hand (git checkout BASE -- FILE) and re-run")
-    if a.corrections:
-        return FixOutcome(None, refused="the change also corrects historical pr-links; "
-                          "split the corrections and the new entries into separate PRs")
+    refused = _refusal(a)
+    if refused is not None:
+        return FixOutcome(None, refused=refused)
     if not a.new_entries:
         return FixOutcome(None)
-    history = _without_new_blocks(head, a.new_entries)
-    # History may differ from the base only by whitespace at its end (the old
-    # separator); the output is rebuilt from the base bytes.
-    if history.rstrip(b" \n") != base.raw.rstrip(b" \n"):
-        return FixOutcome(None, refused="historical bytes differ from the base; restore them "
-                          "(git checkout BASE -- FILE) and append your entry at the end")
     applied: list[str] = []
     blocks: list[bytes] = []
     kept: list[bytes] = []  # the blocks as written (for the layout comparison)
     for e in a.new_entries:
         block = head.raw[e.start:e.end]
         kept.append(block if block.endswith(b"\n") else block + b"\n")
-        norm = _normalise_block(block)
-        if _has_trailing_ws(block):
-            applied.append(f"{e.describe()}: stripped trailing whitespace / CR")
-        _, folded = head.link_line(e)
-        verdict = check_new_link(e.link, opts.repo, opts.pr)
-        new_link: str | None = None
-        if not verdict.ok and verdict.fixable:
-            new_link = pr_url(opts.repo, opts.pr) if opts.pr is not None else PLACEHOLDER
-        elif folded and isinstance(e.mapping.get("pr-link"), str):
-            new_link = e.link
-        if (new_link is not None and new_link != e.link) or folded:
-            norm = replace_link(norm, new_link if new_link is not None else e.link)
-            applied.append(f"{e.describe()}: pr-link → {new_link or e.link}")
-        blocks.append(norm)
+        blocks.append(_fixed_block(head, e, block, opts, applied))
     sep = b"" if not base.raw or base.raw.endswith(b"\n\n") else b"\n"
     result = base.raw + sep + b"\n".join(blocks)
     if result == head.raw:
@@ -103,3 +79,44 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     elif head.raw != base.raw + sep + b"\n".join(kept):
         applied.append("normalised the separators and the final newline of the new entries")
     return FixOutcome(result, applied)
+
+
+def _refusal(a: ChangeAnalysis) -> str | None:
+    """Why the change cannot be fixed safely (None: it can)."""
+    head, base = a.head, a.base
+    if not head.parsed or not head.spans_ok or not base.parsed:
+        return "the file does not parse; fix the YAML first"
+    if a.structural:
+        return ("historical entries were deleted or edited; restore them by hand "
+                "(git checkout BASE -- FILE) and re-run")
+    if a.corrections:
+        return ("the change also corrects historical pr-links; split the corrections and "
+                "the new entries into separate PRs")
+    if not a.new_entries:
+        return None
+    history = _without_new_blocks(head, a.new_entries)
+    # History may differ from the base only by whitespace at its end (the old
+    # separator); the output is rebuilt from the base bytes.
+    if history.rstrip(b" \n") != base.raw.rstrip(b" \n"):
+        return ("historical bytes differ from the base; restore them "
+                "(git checkout BASE -- FILE) and append your entry at the end")
+    return None
+
+
+def _fixed_block(head: Changelog, e: Entry, block: bytes, opts: Options,
+                 applied: list[str]) -> bytes:
+    """One new entry's block, normalised, with a placeholder-like or folded link rewritten."""
+    norm = _normalise_block(block)
+    if _has_trailing_ws(block):
+        applied.append(f"{e.describe()}: stripped trailing whitespace / CR")
+    _, folded = head.link_line(e)
+    verdict = check_new_link(e.link, opts.repo, opts.pr)
+    new_link: str | None = None
+    if not verdict.ok and verdict.fixable:
+        new_link = pr_url(opts.repo, opts.pr) if opts.pr is not None else PLACEHOLDER
+    elif folded and isinstance(e.mapping.get("pr-link"), str):
+        new_link = e.link
+    if (new_link is not None and new_link != e.link) or folded:
+        norm = replace_link(norm, new_link if new_link is not None else e.link)
+        applied.append(f"{e.describe()}: pr-link → {new_link or e.link}")
+    return norm

@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
-from inferencex_tools.changelog.validate import Options, analyze_change, validate_standalone
+from inferencex_tools.changelog.validate import (
+    ChangeAnalysis,
+    Options,
+    analyze_change,
+    validate_standalone,
+)
 from inferencex_tools.errors import InputError, UsageError
 from inferencex_tools.io.actions import ActionsEnv
 from inferencex_tools.io.files import atomic_write, read_bytes
@@ -96,6 +101,39 @@ def _master_keys_at(git_repo: GitRepo, ref: str) -> list[str] | None:
 
 
 def run_validate(req: ValidateRequest) -> Result:
+    pr, base = _pr_and_base(req)
+    label = str(req.path)
+    result = Result(command="changelog validate")
+    git_repo = _open_git(req.path) if (base is not None or req.repo is None) else None
+    repo = _repo_slug(req.repo, git_repo, req.actions)
+    if base is None and pr is not None:
+        base = _default_base(git_repo)
+    if base is None:
+        return _standalone(req, label, repo, result)
+    if git_repo is None:
+        raise InputError(f"{req.path}: not inside a git repository; diff mode needs git",
+                         hint="drop --base/--pr for a standalone check")
+    merge_base, base_raw, head_raw, master = _diff_inputs(req, git_repo, base)
+    opts = Options(repo=repo, pr=pr, master_keys=master)
+    a = analyze_change(base_raw, head_raw, label, opts, base_label=f"{label}@{base}")
+    if req.fix:
+        a = _fix(req, a, opts, base_raw, base, result)
+    result.extend(a.findings)
+    result.checked.append(f"{label} ({base}..{req.head or 'working tree'})")
+    result.info.update(
+        mode="pr" if pr is not None else "diff", repo=repo, pr=pr, base=base,
+        merge_base=merge_base, head=req.head or "working tree",
+        base_entries=len(a.base.entries), head_entries=len(a.head.entries),
+        new_entries=[e.number for e in a.new_entries],
+        corrections=[h.number for _, h in a.corrections],
+        sources={label: (a.head.text or "")},
+    )
+    return result
+
+
+def _pr_and_base(req: ValidateRequest) -> tuple[int | None, str | None]:
+    """--pr and --base, else the pull_request event's number and base SHA; usage errors
+    for option combinations that make no sense."""
     event = req.actions.pull_request() if req.pr is None or req.base is None else None
     pr = req.pr
     if pr is None and event is not None and isinstance(event.get("number"), int):
@@ -108,58 +146,45 @@ def run_validate(req: ValidateRequest) -> Result:
         raise UsageError("--head needs --base", hint="diff mode compares BASE..HEAD")
     if req.fix and req.head is not None:
         raise UsageError("--fix edits the working tree; it cannot be combined with --head")
-    label = str(req.path)
-    result = Result(command="changelog validate")
-    git_repo = _open_git(req.path) if (base is not None or req.repo is None) else None
-    repo = _repo_slug(req.repo, git_repo, req.actions)
-    if base is None and pr is not None:
-        base = _default_base(git_repo)
-    if base is None:
-        return _standalone(req, label, repo, result)
-    if git_repo is None:
-        raise InputError(f"{req.path}: not inside a git repository; diff mode needs git",
-                         hint="drop --base/--pr for a standalone check")
+    return pr, base
+
+
+def _diff_inputs(req: ValidateRequest, git_repo: GitRepo, base: str
+                 ) -> tuple[str, bytes, bytes, list[str] | None]:
+    """(merge-base, changelog there, changelog at the head, master-config keys at the
+    head); the head is the working tree unless --head."""
     rel = git_repo.relpath(req.path if req.path.is_absolute() else Path.cwd() / req.path)
-    head_ref = req.head or "HEAD"
-    merge_base = git_repo.merge_base(base, head_ref)
+    merge_base = git_repo.merge_base(base, req.head or "HEAD")
     base_raw = _blob(git_repo, merge_base, rel) or b""
     if req.head is None:
-        head_raw = read_bytes(req.path)
-        master = _master_keys_worktree(git_repo.root, req.configs)
-    else:
-        shown = _blob(git_repo, req.head, rel)
-        if shown is None:
-            raise InputError(f"{rel} does not exist at {req.head}")
-        head_raw = shown
-        master = (_master_keys_worktree(git_repo.root, req.configs) if req.configs
-                  else _master_keys_at(git_repo, req.head))
-    opts = Options(repo=repo, pr=pr, master_keys=master)
-    a = analyze_change(base_raw, head_raw, label, opts, base_label=f"{label}@{base}")
-    if req.fix:
-        from inferencex_tools.changelog.fix import fix_change
+        return (merge_base, base_raw, read_bytes(req.path),
+                _master_keys_worktree(git_repo.root, req.configs))
+    shown = _blob(git_repo, req.head, rel)
+    if shown is None:
+        raise InputError(f"{rel} does not exist at {req.head}")
+    master = (_master_keys_worktree(git_repo.root, req.configs) if req.configs
+              else _master_keys_at(git_repo, req.head))
+    return merge_base, base_raw, shown, master
 
-        outcome = fix_change(a, opts)
-        if outcome.data is not None:
-            atomic_write(req.path, outcome.data)
-            result.fixes.extend(outcome.applied)
-            a = analyze_change(base_raw, outcome.data, label, opts,
-                               base_label=f"{label}@{base}", base_parsed=a.base)
-        elif outcome.refused and not a.ok:
-            from inferencex_tools.changelog.rules import FIX_REFUSED
 
-            result.add(FIX_REFUSED.at(label, None, None, f"--fix changed nothing: "
-                                      f"{outcome.refused}"))
-    result.extend(a.findings)
-    result.checked.append(f"{label} ({base}..{req.head or 'working tree'})")
-    result.info.update(
-        mode="pr" if pr is not None else "diff", repo=repo, pr=pr, base=base,
-        merge_base=merge_base, head=req.head or "working tree",
-        base_entries=len(a.base.entries), head_entries=len(a.head.entries),
-        new_entries=[e.number for e in a.new_entries],
-        corrections=[h.number for _, h in a.corrections],
-        sources={label: (a.head.text or "")},
-    )
-    return result
+def _fix(req: ValidateRequest, a: ChangeAnalysis, opts: Options, base_raw: bytes,
+         base: str, result: Result) -> ChangeAnalysis:
+    """--fix: write the safe fixes and re-validate, or say why nothing changed."""
+    from inferencex_tools.changelog.fix import fix_change
+
+    label = str(req.path)
+    outcome = fix_change(a, opts)
+    if outcome.data is not None:
+        atomic_write(req.path, outcome.data)
+        result.fixes.extend(outcome.applied)
+        return analyze_change(base_raw, outcome.data, label, opts,
+                              base_label=f"{label}@{base}", base_parsed=a.base)
+    if outcome.refused and not a.ok:
+        from inferencex_tools.changelog.rules import FIX_REFUSED
+
+        result.add(FIX_REFUSED.at(label, None, None, f"--fix changed nothing: "
+                                  f"{outcome.refused}"))
+    return a
 
 
 def _default_base(git_repo: GitRepo | None) -> str:

@@ -290,19 +290,13 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
                 else _empty(base_label))
     head = parse_extending(base, head_raw, label)
     a = ChangeAnalysis(base=base, head=head)
-    out = a.findings
     new_lines = _new_line_numbers(base_raw, head_raw) if base_raw != head_raw else set()
-    for f in head.findings:  # the head's own file-level problems (line rules: new lines only)
-        if f.rule in _LINE_RULES and f.line not in new_lines:
-            continue
-        out.append(f)
-    if not base.parsed or any(f.severity is Severity.ERROR for f in base.findings):
-        first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
-        detail = (f"{first.rule} {first.message}" + (f" at line {first.line}" if first.line
-                                                        else "")) if first else "unparsable"
-        out.append(BASE_INVALID.at(head.label, None, None,
-                                     f"the base snapshot {base.label} is not a valid changelog "
-                                     f"({detail})"))
+    # the head's own file-level problems (line rules: new lines only)
+    a.findings += [f for f in head.findings
+                   if f.rule not in _LINE_RULES or f.line in new_lines]
+    invalid = _base_invalid(base, head.label)
+    if invalid is not None:
+        a.findings.append(invalid)
         return a
     if not head.parsed or not head.spans_ok:
         return a
@@ -311,10 +305,27 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
         if base_raw and base_raw != head_raw:
             _history_bytes(a, "the change")
         return a
+    _change_rules(a, opts, label, new_lines)
+    return a
+
+
+def _base_invalid(base: Changelog, label: str) -> Finding | None:
+    """BASE_INVALID when the base snapshot is unparsable or has errors of its own."""
+    if base.parsed and not any(f.severity is Severity.ERROR for f in base.findings):
+        return None
+    first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
+    detail = (f"{first.rule} {first.message}" + (f" at line {first.line}" if first.line
+                                                else "")) if first else "unparsable"
+    return BASE_INVALID.at(label, None, None, f"the base snapshot {base.label} is not a "
+                           f"valid changelog ({detail})")
+
+
+def _change_rules(a: ChangeAnalysis, opts: Options, label: str, new_lines: set[int]) -> None:
+    """The rules of a change that adds entries or corrects links (after alignment)."""
     if a.corrections and a.new_entries:
-        out.append(MIXED.at(label, a.new_entries[0].line, 1,
-                              f"{len(a.corrections)} pr-link correction(s) and "
-                              f"{len(a.new_entries)} new entr(y/ies) in one change"))
+        a.findings.append(MIXED.at(label, a.new_entries[0].line, 1,
+                                   f"{len(a.corrections)} pr-link correction(s) and "
+                                   f"{len(a.new_entries)} new entr(y/ies) in one change"))
     if not a.structural:
         if a.new_entries and a.appended:
             _appended_bytes(a)
@@ -322,13 +333,12 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
             _correction_bytes(a)
     _new_entry_rules(a, opts, new_lines)
     for b_e, h_e in a.corrections:
-        line, _ = head.link_line(h_e)
+        line, _ = a.head.link_line(h_e)
         if not is_canonical(h_e.link, opts.repo):
-            out.append(CORRECTION_LINK.at(
+            a.findings.append(CORRECTION_LINK.at(
                 label, line or h_e.line, 3,
                 f"{h_e.describe()}: corrected pr-link {h_e.link!r} (was {b_e.link!r}) is not "
                 f"a canonical https://github.com/{opts.repo}/pull/N URL"))
-    return a
 
 
 def _empty(label: str | None) -> Changelog:
@@ -362,11 +372,10 @@ def _align(a: ChangeAnalysis) -> None:
     description or PR link); otherwise the base entry was deleted and the head
     entry is new.  A new entry before any kept base entry is "inserted mid-file".
     """
-    base, head, out = a.base, a.head, a.findings
-    bs = [e.signature for e in base.entries]
-    hs = [e.signature for e in head.entries]
+    bs = [e.signature for e in a.base.entries]
+    hs = [e.signature for e in a.head.entries]
     if bs == hs[: len(bs)]:
-        a.new_entries = head.entries[len(bs):]
+        a.new_entries = a.head.entries[len(bs):]
         return
     kept: list[tuple[int, int]] = []  # (base index, head index): equal or paired
     deleted: list[int] = []
@@ -375,42 +384,59 @@ def _align(a: ChangeAnalysis) -> None:
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
             kept += [(i1 + k, j1 + k) for k in range(i2 - i1)]
-            continue
-        bi, hj = i1, j1
-        while bi < i2 or hj < j2:
-            if bi < i2 and hj < j2 and _related(base.entries[bi], head.entries[hj]):
-                _pair(a, base.entries[bi], head.entries[hj])
-                kept.append((bi, hj))
-                bi += 1
-                hj += 1
-            elif bi < i2 and (hj >= j2 or not any(
-                    _related(base.entries[bi], head.entries[x])
-                    for x in range(hj, min(j2, hj + _LOOKAHEAD)))):
-                deleted.append(bi)
-                bi += 1
-            else:
-                new.append(hj)
-                hj += 1
+        else:
+            _match_stretch(a, range(i1, i2), range(j1, j2), kept, deleted, new)
     kept.sort()
     _moved(a, deleted, new)
+    _report_deleted(a, deleted, kept)
+    _report_new(a, new, kept)
+
+
+def _match_stretch(a: ChangeAnalysis, b_idx: range, h_idx: range, kept: list[tuple[int, int]],
+                   deleted: list[int], new: list[int]) -> None:
+    """One non-matching stretch: related pairs are kept (changed or corrected), the other
+    base entries deleted, the other head entries new."""
+    base, head = a.base.entries, a.head.entries
+    bi, hj = b_idx.start, h_idx.start
+    i2, j2 = b_idx.stop, h_idx.stop
+    while bi < i2 or hj < j2:
+        if bi < i2 and hj < j2 and _related(base[bi], head[hj]):
+            _pair(a, base[bi], head[hj])
+            kept.append((bi, hj))
+            bi += 1
+            hj += 1
+        elif bi < i2 and (hj >= j2 or not any(
+                _related(base[bi], head[x]) for x in range(hj, min(j2, hj + _LOOKAHEAD)))):
+            deleted.append(bi)
+            bi += 1
+        else:
+            new.append(hj)
+            hj += 1
+
+
+def _report_deleted(a: ChangeAnalysis, deleted: list[int], kept: list[tuple[int, int]]) -> None:
     for bi in deleted:
-        b_e = base.entries[bi]
+        b_e = a.base.entries[bi]
         a.structural = True
         before = [h for b2, h in kept if b2 < bi]  # where the entry used to be
-        out.append(DELETED.at(head.label, _deleted_anchor(head, before[-1] + 1 if before
-                                                            else 0), 1,
-                                f"{b_e.describe()} (base line {b_e.line}) was deleted"))
+        a.findings.append(DELETED.at(
+            a.head.label, _deleted_anchor(a.head, before[-1] + 1 if before else 0), 1,
+            f"{b_e.describe()} (base line {b_e.line}) was deleted"))
+
+
+def _report_new(a: ChangeAnalysis, new: list[int], kept: list[tuple[int, int]]) -> None:
+    """New entries; one before a kept base entry is inserted mid-file (not appended)."""
     last_kept = max((h for _, h in kept), default=-1)
     for hj in new:
-        h_e = head.entries[hj]
+        h_e = a.head.entries[hj]
         a.new_entries.append(h_e)
         if hj < last_kept:
             a.appended = False
             nxt_b = min(b2 for b2, h in kept if h > hj)
-            out.append(INSERTED.at(
-                head.label, h_e.line, 1,
+            a.findings.append(INSERTED.at(
+                a.head.label, h_e.line, 1,
                 f"new {h_e.describe()} is inserted before existing "
-                f"{base.entries[nxt_b].describe()}; new entries go at the end of the file"))
+                f"{a.base.entries[nxt_b].describe()}; new entries go at the end of the file"))
 
 
 def _moved(a: ChangeAnalysis, deleted: list[int], new: list[int]) -> None:

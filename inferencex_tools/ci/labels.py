@@ -315,15 +315,8 @@ def _decide_pr(facts: Facts) -> Decision:
     labels = facts.labels
     present = _ordered(labels, RELEVANT)
     policy_labels = _ordered(labels, POLICY)
-    action = facts.action or ""
     skip_tag = facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message
-
-    noop_reason = None
-    if action not in PR_ACTIONS:
-        noop_reason = f"pull_request action {action or 'unknown'!r} needs no checks"
-    elif action in ("labeled", "unlabeled") and facts.changed_label not in RELEVANT:
-        noop_reason = (f"label {facts.changed_label!r} was {action}; it is not a sweep or "
-                       "policy label, so nothing runs and nothing is cancelled")
+    noop_reason = _pr_noop(facts)
     if noop_reason is not None:
         return Decision(
             event=facts.event, action=facts.action, noop=True, changelog_gate=False,
@@ -333,62 +326,90 @@ def _decide_pr(facts: Facts) -> Decision:
             skip_sweep_tag=skip_tag, concurrency_group=_pr_group(facts),
             labels=present, policy_labels=policy_labels, reasons=(noop_reason,),
         )
-
     findings = label_findings(labels)
     reasons: list[str] = ["pull_request: changelog gate (PR mode) and policy check run"]
-    sweep = sweep_for_labels(labels)
-    primaries = _ordered(labels, PRIMARY)
-    has_primary = len(primaries) == 1
-    reuse_check = "none"
-    if (action == "synchronize" and not facts.draft and has_primary
-            and primaries[0] in FULL_SWEEP
-            and not any(x in labels for x in REUSE_INCOMPATIBLE)):
-        reuse_check = "pr"
-
-    if not sweep.run:
-        pass
-    elif action not in SWEEP_ACTIONS:
-        sweep = _off(sweep, f"action {action!r} does not start a sweep (labels applied at "
-                            "creation arrive as labeled events)")
-    elif facts.draft:
-        sweep = _off(sweep, "draft PR: the sweep waits for ready_for_review")
-        findings.append(DRAFT_NO_SWEEP.at(
-            LABELS_FILE, None, None, f"draft PR labeled {sweep.label}: no sweep yet"))
-    elif facts.fork:
-        trusted = not skip_tag and facts.changelog_changed is not False
-        sweep = _off(sweep, "fork PR: no sweep from the PR's own workflow run" + (
-            "; a maintainer dispatches the trusted sweep (sweep.yml) for the approved head"
-            if trusted else ""))
-        findings.append(FORK_NO_SWEEP.at(
-            LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep runs only "
-            "through the trusted path (sweep.yml on the default branch, approved SHA)"))
-    elif skip_tag:
-        sweep = _off(sweep, f"{SKIP_SWEEP_TAG} in the head commit message")
-        findings.append(SKIP_SWEEP_TAG_RULE.at(
-            LABELS_FILE, None, None,
-            f"head commit {(facts.head_sha or '')[:12]} says {SKIP_SWEEP_TAG}: no PR sweep"))
-    elif facts.changelog_changed is False:
-        sweep = _off(sweep, "perf-changelog.yaml is unchanged: nothing to sweep")
-    elif reuse_check == "pr" and facts.reuse_authorized:
-        sweep = _off(sweep, "reuse authorized: " + (facts.reuse_detail or "by a maintainer"))
-        findings.append(REUSE_AUTHORIZED.at(
-            LABELS_FILE, None, None, "sweep reuse authorized "
-            + (facts.reuse_detail or "by a maintainer") + ": no new PR sweep"))
+    reuse_check = _pr_reuse_check(facts)
+    sweep = _pr_sweep(facts, sweep_for_labels(labels), reuse_check, skip_tag, findings)
     if facts.head_message is None and facts.head_sha:
         reasons.append(f"{SKIP_SWEEP_TAG} not checked: head commit not available")
     reasons.append(("sweep: " if sweep.run else "no sweep: ") + sweep.reason)
     if reuse_check == "pr":
         reasons.append("reuse authorization is checked (synchronize, reusable full sweep)")
-    trusted_sweep = (facts.fork and has_primary and action in SWEEP_ACTIONS and not facts.draft
-                     and not skip_tag and facts.changelog_changed is not False)
     return Decision(
         event=facts.event, action=facts.action, noop=False, changelog_gate=True,
         changelog_mode="pr", diff_base=facts.base_sha, diff_head=facts.head_sha,
         pr_number=facts.pr_number, policy_check=True, sweep=sweep,
         reuse_check=reuse_check, skip_sweep_tag=skip_tag,
         concurrency_group=_pr_group(facts), labels=present, policy_labels=policy_labels,
-        reasons=tuple(reasons), findings=tuple(findings), trusted_sweep=trusted_sweep,
+        reasons=tuple(reasons), findings=tuple(findings),
+        trusted_sweep=_trusted_sweep(facts, skip_tag),
     )
+
+
+def _trusted_sweep(facts: Facts, skip_tag: bool) -> bool:
+    """A fork PR whose labels ask for a sweep: the trusted path (sweep.yml) may run it."""
+    return (facts.fork and len(_ordered(facts.labels, PRIMARY)) == 1
+            and (facts.action or "") in SWEEP_ACTIONS and not facts.draft
+            and not skip_tag and facts.changelog_changed is not False)
+
+
+def _pr_noop(facts: Facts) -> str | None:
+    """Why a pull_request event runs nothing at all (None: it runs the checks)."""
+    action = facts.action or ""
+    if action not in PR_ACTIONS:
+        return f"pull_request action {action or 'unknown'!r} needs no checks"
+    if action in ("labeled", "unlabeled") and facts.changed_label not in RELEVANT:
+        return (f"label {facts.changed_label!r} was {action}; it is not a sweep or "
+                "policy label, so nothing runs and nothing is cancelled")
+    return None
+
+
+def _pr_reuse_check(facts: Facts) -> str:
+    """"pr" when a synchronize of a ready PR with one reusable full-sweep label checks for
+    a maintainer's reuse authorization, else "none"."""
+    primaries = _ordered(facts.labels, PRIMARY)
+    if (facts.action == "synchronize" and not facts.draft and len(primaries) == 1
+            and primaries[0] in FULL_SWEEP
+            and not any(x in facts.labels for x in REUSE_INCOMPATIBLE)):
+        return "pr"
+    return "none"
+
+
+def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, skip_tag: bool,
+              findings: list[Finding]) -> Sweep:
+    """The labeled sweep, switched off (with a finding where useful) by the first event
+    fact that forbids it: action, draft, fork, [skip-sweep], unchanged changelog, reuse."""
+    action = facts.action or ""
+    if not sweep.run:
+        return sweep
+    if action not in SWEEP_ACTIONS:
+        return _off(sweep, f"action {action!r} does not start a sweep (labels applied at "
+                           "creation arrive as labeled events)")
+    if facts.draft:
+        findings.append(DRAFT_NO_SWEEP.at(
+            LABELS_FILE, None, None, f"draft PR labeled {sweep.label}: no sweep yet"))
+        return _off(sweep, "draft PR: the sweep waits for ready_for_review")
+    if facts.fork:
+        trusted = not skip_tag and facts.changelog_changed is not False
+        findings.append(FORK_NO_SWEEP.at(
+            LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep runs only "
+            "through the trusted path (sweep.yml on the default branch, approved SHA)"))
+        return _off(sweep, "fork PR: no sweep from the PR's own workflow run" + (
+            "; a maintainer dispatches the trusted sweep (sweep.yml) for the approved head"
+            if trusted else ""))
+    if skip_tag:
+        findings.append(SKIP_SWEEP_TAG_RULE.at(
+            LABELS_FILE, None, None,
+            f"head commit {(facts.head_sha or '')[:12]} says {SKIP_SWEEP_TAG}: no PR sweep"))
+        return _off(sweep, f"{SKIP_SWEEP_TAG} in the head commit message")
+    if facts.changelog_changed is False:
+        return _off(sweep, "perf-changelog.yaml is unchanged: nothing to sweep")
+    if reuse_check == "pr" and facts.reuse_authorized:
+        findings.append(REUSE_AUTHORIZED.at(
+            LABELS_FILE, None, None, "sweep reuse authorized "
+            + (facts.reuse_detail or "by a maintainer") + ": no new PR sweep"))
+        return _off(sweep, "reuse authorized: " + (facts.reuse_detail or "by a maintainer"))
+    return sweep
 
 
 def _decide_push(facts: Facts) -> Decision:
