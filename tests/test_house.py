@@ -29,6 +29,7 @@ ALLOWED_OVER_MAX: dict[str, str] = {
     "sweep/changelog.py::append_only_scope": "ci",
     "sweep/load.py::parse_runners": "ci",  # ci is reworking sweep/load.py (YAML speed)
     "io/yamlio.py::_fast_safe": "ci",
+    "ci/gate.py::_configs": "ci",
 }
 
 

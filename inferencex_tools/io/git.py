@@ -58,6 +58,17 @@ class GitRepo:
             Path(self.repo.git_dir) / "shallow"
         ).exists()
 
+    def _git(self, *args: str) -> str:
+        """``git ARGS`` (no shell); GitError with git's message when it fails."""
+        import git
+
+        try:
+            out: str = self.repo.git.execute(["git", *args], with_extended_output=False)
+            return out
+        except git.GitCommandError as exc:
+            stderr = (exc.stderr or "").strip().removeprefix("stderr: ").strip("'\n ")
+            raise GitError(f"git {' '.join(args)} failed: {stderr or exc}") from None
+
     def resolve(self, ref: str) -> str:
         """Full commit SHA of ``ref``; GitError with a clear message when unknown."""
         if not ref or ref.startswith("-") or any(c in ref for c in "\0\n"):
