@@ -1,7 +1,9 @@
 """Short-budget fuzzing (CI): every harness of ``harness.py`` with a fixed example count.
 
 Deterministic (``derandomize=True``, no example database) so CI is reproducible.
-Scale the budget with ``IXTOOL_FUZZ_SCALE`` (e.g. 10 locally); the long run is
+Each harness runs twice over: ``test_fuzz_<name>_smoke`` (1/8 of the budget, in the
+default ``pytest``) and ``test_fuzz_<name>`` (the whole budget, ``slow``: CI's second
+step).  Scale the budgets with ``IXTOOL_FUZZ_SCALE`` (e.g. 10 locally); the long run is
 ``benchmarks/fuzz_long.py --minutes N``.
 """
 
@@ -18,7 +20,7 @@ from tests.fuzz.harness import HARNESSES, Harness, available, check
 
 SCALE = float(os.environ.get("IXTOOL_FUZZ_SCALE", "1"))
 
-# examples per harness (~4,100 in all), sized so the module takes 40–60 s on 2 cores
+# examples per harness (~4,100 in all), sized so the slow tests take 40–60 s on 2 cores
 BUDGET = {
     "yaml_safe": 600,
     "yaml_rt": 500,
@@ -36,8 +38,11 @@ BUDGET = {
 }
 
 
-def _make(h: Harness) -> Callable[..., None]:
-    n = max(1, int(BUDGET.get(h.name, 100) * SCALE))
+SMOKE = 8  # the smoke tests run 1/SMOKE of the budget
+
+
+def _make(h: Harness, *, smoke: bool) -> Callable[..., None]:
+    n = max(1, int(BUDGET.get(h.name, 100) * SCALE / (SMOKE if smoke else 1)))
 
     @pytest.mark.skipif(not available(h), reason=f"{h.needs} not available yet")
     @settings(max_examples=n, derandomize=True, database=None, deadline=None,
@@ -46,13 +51,14 @@ def _make(h: Harness) -> Callable[..., None]:
     def test(args: tuple[Any, ...]) -> None:
         check(h.target, *args)
 
-    test.__name__ = f"test_fuzz_{h.name}"
+    test.__name__ = f"test_fuzz_{h.name}" + ("_smoke" if smoke else "")
     test.__doc__ = f"{h.name}: every input ends in a result or a clean IxtoolError."
-    return test
+    return test if smoke else pytest.mark.slow(test)
 
 
 for _h in HARNESSES:
-    globals()[f"test_fuzz_{_h.name}"] = _make(_h)
+    globals()[f"test_fuzz_{_h.name}"] = _make(_h, smoke=False)
+    globals()[f"test_fuzz_{_h.name}_smoke"] = _make(_h, smoke=True)
 
 
 def test_seed_corpus_replays_clean() -> None:
