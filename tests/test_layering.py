@@ -154,3 +154,64 @@ def test_the_checker_sees_violations() -> None:
            "def f():\n    print(os.environ['X'], file=sys.stderr)\n    sys.exit(1)\n")
     found = _violations_in(bad, "<probe>")
     assert all(found.values()), found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module → the package modules it imports (function-level imports included)."""
+    mods: dict[str, Path] = {}
+    for p in PKG.rglob("*.py"):
+        name = ".".join(("inferencex_tools", *p.relative_to(PKG).with_suffix("").parts))
+        mods[name.removesuffix(".__init__")] = p
+    graph: dict[str, set[str]] = {}
+    for name, p in mods.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    sub = f"{node.module}.{a.name}"
+                    targets.add(sub if sub in mods else node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+        graph[name] = {t for t in targets if t in mods and t != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp: list[str] = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    """No two modules import each other, directly or through others (lazy imports
+    inside functions count: they hide a cycle, they do not remove it)."""
+    graph = _import_graph()
+    assert "inferencex_tools.launch.render" in graph
+    assert _cycles(graph) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
