@@ -568,29 +568,40 @@ def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> N
         if e.line is not None and e.last_line is not None:
             rng = range(e.line, e.last_line + 1)
             out.extend(_whitespace_findings(head, rng))
-        link_line, folded = head.link_line(e)
-        if folded:
-            out.append(LINK_FOLDED.at(label, link_line, 3,
-                                        f"{e.describe()}: pr-link value is on a continuation "
-                                        "line"))
-        elif "pr-link" in e.mapping and isinstance(e.mapping.get("pr-link"), str):
-            v = check_new_link(e.link, opts.repo, opts.pr)
-            if not v.ok:
-                rule = LINK_MAIN if opts.pr is None else LINK_PR
-                out.append(rule.at(label, link_line or e.line, 3,
-                                   f"{e.describe()}: {v.message}",
-                                   data={"fixable": v.fixable}))
-        block = head.raw[e.start:e.end].decode("utf-8", "replace") if e.start >= 0 else ""
-        for n, text in enumerate(block.split("\n")):
-            m = _SCAFFOLD_RX.search(text)
-            if m and (m.group(0).upper() != "TEMP" or _TEMP_CASE_RX.search(text)):
-                out.append(SCAFFOLD.at(label, (e.line or 1) + n, m.start() + 1,
-                                         f"{e.describe()}: scaffold marker {m.group(0)!r}"))
+        out.extend(_new_link(head, e, opts))
+        out.extend(_scaffold_markers(head, e))
         _key_rules(a, e, opts)
     if a.new_entries and opts.master_keys is None:
         out.append(NO_CONFIGS.at(label, None, None,
-                                   "no master configs found; config keys of new entries "
-                                   "were not checked"))
+                                 "no master configs found; config keys of new entries "
+                                 "were not checked"))
+
+
+def _new_link(head: Changelog, e: Entry, opts: Options) -> list[Finding]:
+    """A new entry's pr-link: on its own line, and XXX or the canonical URL."""
+    link_line, folded = head.link_line(e)
+    if folded:
+        return [LINK_FOLDED.at(head.label, link_line, 3,
+                               f"{e.describe()}: pr-link value is on a continuation line")]
+    if "pr-link" in e.mapping and isinstance(e.mapping.get("pr-link"), str):
+        v = check_new_link(e.link, opts.repo, opts.pr)
+        if not v.ok:
+            rule = LINK_MAIN if opts.pr is None else LINK_PR
+            return [rule.at(head.label, link_line or e.line, 3, f"{e.describe()}: {v.message}",
+                            data={"fixable": v.fixable})]
+    return []
+
+
+def _scaffold_markers(head: Changelog, e: Entry) -> list[Finding]:
+    """TEMP / DO NOT MERGE / DNM left in a new entry."""
+    out: list[Finding] = []
+    block = head.raw[e.start:e.end].decode("utf-8", "replace") if e.start >= 0 else ""
+    for n, text in enumerate(block.split("\n")):
+        m = _SCAFFOLD_RX.search(text)
+        if m and (m.group(0).upper() != "TEMP" or _TEMP_CASE_RX.search(text)):
+            out.append(SCAFFOLD.at(head.label, (e.line or 1) + n, m.start() + 1,
+                                   f"{e.describe()}: scaffold marker {m.group(0)!r}"))
+    return out
 
 
 def _item_line(lines: list[bytes], item: str, first: int | None) -> int | None:

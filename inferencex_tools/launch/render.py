@@ -356,11 +356,12 @@ def _env_items(env: dict[str, str]) -> list[str]:
     return [f"{k}={shlex.quote(v)}" for k, v in env.items()]
 
 
+def _stated(v: object) -> str:
+    return "(not stated)" if v in (None, "") else str(v)
+
+
 def format_job_text(job: RenderedJob) -> str:
     """The human view of one rendered job."""
-    def stated(v: object) -> str:
-        return "(not stated)" if v in (None, "") else str(v)
-
     lines: list[str] = []
     mode = "eval" if job.eval_only else "throughput"
     origin = ", ".join(x for x in (
@@ -372,19 +373,33 @@ def format_job_text(job: RenderedJob) -> str:
     lines.append(f"script    {job.script or '(unresolved)'}")
     a = job.allocation
     if a is not None:
-        gpus = f"{a.gpus} (--gres={a.gres})" if a.gres else stated(a.gpus)
-        lines.append(f"slurm allocation ({a.tool}): partition {stated(a.partition)} · "
-                     f"account {stated(a.account)} · nodes {stated(a.nodes)} · gpus {gpus}")
-        lines.append(f"  time {stated(a.time)} · exclusive {'yes' if a.exclusive else 'no'} · "
-                     f"job name {stated(a.job_name)}")
-        lines.append(f"  image {stated(a.container_image)} · mounts "
-                     f"{stated(', '.join(a.container_mounts))} · workdir "
-                     f"{stated(a.container_workdir)}")
-        lines.append("  $ " + shlex.join([a.tool, *a.argv]))
+        lines += _allocation_lines(a)
     if job.step and (a is None or job.step[1:] != a.argv):
         lines.append("job step:")
         lines.append("  $ " + shlex.join(job.step))
-    lines.append(f"environment exported by the workflow ({len(job.workflow_env)}):")
+    lines += _process_lines(job)
+    for f in job.findings:
+        lines.append(f"{f.severity.value} [{f.rule}] {f.message}")
+    return "\n".join(lines) + "\n"
+
+
+def _allocation_lines(a: Allocation) -> list[str]:
+    gpus = f"{a.gpus} (--gres={a.gres})" if a.gres else _stated(a.gpus)
+    return [
+        f"slurm allocation ({a.tool}): partition {_stated(a.partition)} · "
+        f"account {_stated(a.account)} · nodes {_stated(a.nodes)} · gpus {gpus}",
+        f"  time {_stated(a.time)} · exclusive {'yes' if a.exclusive else 'no'} · "
+        f"job name {_stated(a.job_name)}",
+        f"  image {_stated(a.container_image)} · mounts "
+        f"{_stated(', '.join(a.container_mounts))} · workdir "
+        f"{_stated(a.container_workdir)}",
+        "  $ " + shlex.join([a.tool, *a.argv]),
+    ]
+
+
+def _process_lines(job: RenderedJob) -> list[str]:
+    """The environment handed down, the server command and the other processes."""
+    lines = [f"environment exported by the workflow ({len(job.workflow_env)}):"]
     lines.extend(_wrap(_env_items(job.workflow_env)))
     if job.launcher_env:
         lines.append("added or changed by the launcher for the job step:")
@@ -398,9 +413,7 @@ def format_job_text(job: RenderedJob) -> str:
     if job.sidecars:
         lines.append("other processes started by the script:")
         lines.extend("  " + shlex.join(c) for c in job.sidecars)
-    for f in job.findings:
-        lines.append(f"{f.severity.value} [{f.rule}] {f.message}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 __all__ = ["Allocation", "Inspection", "RenderedJob", "ServerLaunch", "format_job_text",

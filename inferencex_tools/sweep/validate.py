@@ -257,39 +257,49 @@ def _runner_refs(f: _File, key: str, runner: str, scen: dict[str, Any], labels: 
 
 def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
              exists: Callable[[str], bool]) -> None:
+    """The benchmark script of every single-node entry, the recipe of every multinode
+    worker (each missing path reported once per scenario)."""
     multinode = cfg.get("multinode") is True
     for sname in ("fixed-seq-len", "agentic-coding"):
-        items = scen.get(sname) or []
-        if not isinstance(items, list):
-            continue
         seen: set[str] = set()
-        for i, it in enumerate(items):
-            if not isinstance(it, dict) or not isinstance(it.get("search-space"), list):
+        for path, e in _search_space(key, sname, scen.get(sname)):
+            if multinode:
+                _recipes(f, key, path, e, exists, seen)
                 continue
-            for j, e in enumerate(it["search-space"]):
-                if not isinstance(e, dict):
-                    continue
-                path = (key, "scenarios", sname, i, "search-space", j)
-                if multinode:
-                    for w in ("prefill", "decode"):
-                        wk = e.get(w)
-                        sets = wk.get("additional-settings") if isinstance(wk, dict) else None
-                        for k, s in enumerate(sets if isinstance(sets, list) else []):
-                            rp = recipe_path(str(s))
-                            if rp and rp not in seen and not exists(rp):
-                                seen.add(rp)
-                                f.add(RECIPE, (*path, w, "additional-settings", k),
-                                      f"{key}: CONFIG_FILE recipe {rp} does not exist")
-                    continue
-                spec = str(e.get("spec-decoding", "none"))
-                cands = script_candidates(cfg, sname, spec)
-                if cands[0] in seen:
-                    continue
-                seen.add(cands[0])
-                if not any(exists(c) for c in cands):
-                    f.add(SCRIPT, path,
-                          f"{key}: no benchmark script for this {sname} entry; tried "
-                          + ", ".join(cands))
+            cands = script_candidates(cfg, sname, str(e.get("spec-decoding", "none")))
+            if cands[0] in seen:
+                continue
+            seen.add(cands[0])
+            if not any(exists(c) for c in cands):
+                f.add(SCRIPT, path,
+                      f"{key}: no benchmark script for this {sname} entry; tried "
+                      + ", ".join(cands))
+
+
+def _search_space(key: str, sname: str, items: Any
+                  ) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """(path, entry) of every mapping entry under a scenario's items."""
+    out: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for i, it in enumerate(_list(items)):
+        if not isinstance(it, dict) or not isinstance(it.get("search-space"), list):
+            continue
+        for j, e in enumerate(it["search-space"]):
+            if isinstance(e, dict):
+                out.append(((key, "scenarios", sname, i, "search-space", j), e))
+    return out
+
+
+def _recipes(f: _File, key: str, path: tuple[Any, ...], e: dict[str, Any],
+             exists: Callable[[str], bool], seen: set[str]) -> None:
+    for w in ("prefill", "decode"):
+        wk = e.get(w)
+        sets = wk.get("additional-settings") if isinstance(wk, dict) else None
+        for k, s in enumerate(_list(sets)):
+            rp = recipe_path(str(s))
+            if rp and rp not in seen and not exists(rp):
+                seen.add(rp)
+                f.add(RECIPE, (*path, w, "additional-settings", k),
+                      f"{key}: CONFIG_FILE recipe {rp} does not exist")
 
 
 def _launchers(rf: _File, labels: dict[str, Any], exists: Callable[[str], bool]) -> None:
