@@ -233,6 +233,19 @@ def from_changelog(
         help="Write each bucket as compact JSON to $GITHUB_OUTPUT (single_node_8k1k, …, "
         "evals, changelog_metadata); buckets over 256 rows or 1 MB are sharded."),
     summary: bool = SUMMARY,
+    priority: str | None = typer.Option(
+        None, "--priority", metavar="POLICY",
+        help="Annotate every row with priority/queue-token (configs/ci-priority.yaml), as "
+        "the reference pipes process_changelog into ci_priority.py; compact JSON out."),
+    event_name: str = typer.Option("", "--event-name", help="With --priority: the event."),
+    labels_json: str = typer.Option(
+        "[]", "--labels-json", help="With --priority: the PR's labels (JSON array)."),
+    queue_namespace: str = typer.Option(
+        "local", "--queue-namespace", help="With --priority: the queue-token namespace."),
+    pr_number: int | None = typer.Option(
+        None, "--pr-number", help="With --priority: the PR number (skip-queue-pr)."),
+    criteria_json: str = typer.Option(
+        "", "--criteria-json", help="With --priority: classifier criteria (JSON array)."),
 ) -> None:
     """Matrix for the changelog entries added since the merge-base (process_changelog).
 
@@ -247,10 +260,20 @@ def from_changelog(
 
     res = run_from_changelog(base, head, changelog, FromChangelogOptions(
         trim_conc=trim_conc, all_evals=all_evals, evals_only=evals_only))
-    text = json.dumps(res.matrix) + "\n"
+    published = res.matrix
+    if priority is not None:
+        from inferencex_tools.ci.priority import annotate, dumps
+        from inferencex_tools.ci.priority_service import PriorityRequest, context_of, load_policy
+
+        published = annotate(res.matrix, load_policy(priority), context_of(PriorityRequest(
+            policy=priority, event_name=event_name, labels_json=labels_json,
+            namespace=queue_namespace, pr_number=pr_number, criteria_json=criteria_json)))
+        text = dumps(published)
+    else:
+        text = json.dumps(res.matrix) + "\n"
     notes: list[str] = []
     if github_output:
-        notes = _write_github_output(flat_buckets(res.matrix))
+        notes = _write_github_output(flat_buckets(published))
     if output is not None:
         from inferencex_tools.sweep.service import write_output
 

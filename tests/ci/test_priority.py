@@ -440,3 +440,20 @@ def test_history_policy_is_the_corpus_policy(history_repo: Path, policy_path: Pa
     """The changelog matrix is scored with the policy of the same snapshot."""
     raw = git(history_repo, "show", "HEAD:configs/ci-priority.yaml")
     assert raw.encode() == policy_path.read_bytes()
+
+
+def test_from_changelog_priority_equals_the_pipe(history_repo: Path, tmp_path: Path,
+                                                 raw_policy: dict[str, Any]) -> None:
+    """`sweep from-changelog --priority` == process_changelog | ci_priority.py."""
+    opts = ["--event-name", "pull_request", "--queue-namespace", "9:1",
+            "--labels-json", '["skip_queue","ci-checklist-complete"]', "--pr-number", "5"]
+    plain = _ixtool(["sweep", "from-changelog", "--base", "HEAD~3", "--head", "HEAD"],
+                    cwd=history_repo)
+    assert plain.returncode == 0, plain.stderr
+    annotated = _ixtool(["sweep", "from-changelog", "--base", "HEAD~3", "--head", "HEAD",
+                         "--priority", "configs/ci-priority.yaml", *opts], cwd=history_repo)
+    assert annotated.returncode == 0, annotated.stderr
+    combo = {"event": "pull_request", "labels": ["skip_queue", "ci-checklist-complete"],
+             "pr": 5, "criteria": None, "namespace": "9:1"}
+    assert annotated.stdout == spec_dumps(spec_annotate(json.loads(plain.stdout), raw_policy,
+                                                        combo))
