@@ -149,6 +149,18 @@ def _series(row: Row) -> str:
     return json.dumps(key, sort_keys=True)
 
 
+def _keeps_base_curves(base: dict[str, list[Any]], head: dict[str, list[Any]]) -> None:
+    """Every base curve survives in the head with all of its concurrency points."""
+    for k, concs in base.items():
+        if k not in head:
+            raise InputError("append-only entries may not remove or modify existing "
+                             "generated recipes")
+        missing = sorted(set(concs) - set(head[k]))
+        if missing:
+            raise InputError("append-only entries may not remove existing concurrency "
+                             f"points: {missing}")
+
+
 def append_only_delta(head_rows: list[Row], base_rows: list[Row],
                       origin: dict[int, str] | None = None) -> list[Row]:
     """Only the concurrency points the head adds to existing curves (§4.5 step 16)."""
@@ -160,14 +172,7 @@ def append_only_delta(head_rows: list[Row], base_rows: list[Row],
     head_curves: dict[str, list[Any]] = {}
     for r in head_rows:
         head_curves.setdefault(_curve(r), []).extend(_concs(r))
-    for k, concs in base_curves.items():
-        if k not in head_curves:
-            raise InputError("append-only entries may not remove or modify existing "
-                             "generated recipes")
-        missing = sorted(set(concs) - set(head_curves[k]))
-        if missing:
-            raise InputError("append-only entries may not remove existing concurrency "
-                             f"points: {missing}")
+    _keeps_base_curves(base_curves, head_curves)
     images: dict[str, set[Any]] = {}
     for r in base_rows:
         images.setdefault(_series(r), set()).add(r.get("image"))
@@ -212,18 +217,22 @@ def append_only_scope(entries: list[dict[str, Any]], keys_of: list[list[str]],
         raise InputError("append-only change modifies changed configs not selected by its "
                          f"entries: {', '.join(changed)}")
     for k, sel in scope.items():
-        h, b = head.data.get(k) or {}, base.data[k]
-        hs, bs = h.get("scenarios") or {}, b.get("scenarios") or {}
-        if set(hs) != set(bs):
-            raise InputError(f"append-only change added or removed a scenario of {k}")
-        if set(hs) - sel and ({x: v for x, v in h.items() if x != "scenarios"}
-                              != {x: v for x, v in b.items() if x != "scenarios"}):
-            raise InputError(f"append-only change modifies config-wide fields of {k} although "
-                             "some of its scenarios are outside the entry's scenario-type")
-        for sc in set(hs) - sel:
-            if hs.get(sc) != bs.get(sc):
-                raise InputError(f"append-only change changed a scenario outside its "
-                                 f"changelog scope: {k} {sc}")
+        _scope_of_key(k, sel, head.data.get(k) or {}, base.data[k])
+
+
+def _scope_of_key(k: str, sel: set[str], h: dict[str, Any], b: dict[str, Any]) -> None:
+    """One selected config: only its selected scenarios may change (§4.4)."""
+    hs, bs = h.get("scenarios") or {}, b.get("scenarios") or {}
+    if set(hs) != set(bs):
+        raise InputError(f"append-only change added or removed a scenario of {k}")
+    if set(hs) - sel and ({x: v for x, v in h.items() if x != "scenarios"}
+                          != {x: v for x, v in b.items() if x != "scenarios"}):
+        raise InputError(f"append-only change modifies config-wide fields of {k} although "
+                         "some of its scenarios are outside the entry's scenario-type")
+    for sc in set(hs) - sel:
+        if hs.get(sc) != bs.get(sc):
+            raise InputError(f"append-only change changed a scenario outside its "
+                             f"changelog scope: {k} {sc}")
 
 
 def _claim(keys: list[str], scenarios: list[str], seen: dict[str, set[str]]
@@ -244,10 +253,8 @@ def _req(keys: list[str], scen: list[str], **kw: Any) -> SweepRequest:
                         scenario_types=list(scen) if scen else list(SCENARIOS), **kw)
 
 
-def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot | None,
-                 opts: FromChangelogOptions, generate: Generate, *,
-                 base_ref: str, head_ref: str, plan: Plan | None = None) -> dict[str, Any]:
-    """The bucketed matrix object of process_changelog (CHANGELOG.md §4.5–§4.6)."""
+def _check_entries(entries: list[dict[str, Any]], opts: FromChangelogOptions) -> bool:
+    """The entry-set rules of process_changelog; True when the entries are append-only."""
     if not entries:
         raise InputError("no new changelog entries (no additions found)")
     append = [bool(e.get("append-only")) for e in entries]
@@ -255,53 +262,81 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
         raise InputError("append-only entries cannot share a sweep with other entries")
     if any(append) and (opts.all_evals or opts.evals_only):
         raise InputError("append-only entries cannot use all-evals or evals-only")
-    master_keys = head.configs.keys
+    return any(append)
+
+
+@dataclass
+class _Build:
+    """State of one build_matrix run: inputs, what each key already produced, the rows."""
+
+    head: Snapshot
+    base: Snapshot | None
+    opts: FromChangelogOptions
+    generate: Generate
+    plan: Plan
+    seen_tp: dict[str, set[str]] = field(default_factory=dict)
+    seen_ev: dict[str, set[str]] = field(default_factory=dict)
+    throughput: list[Row] = field(default_factory=list)
+    evals: list[Row] = field(default_factory=list)
+
+    def entry(self, e: dict[str, Any]) -> None:
+        keys = resolve_entry_keys(list(e.get("config-keys") or []), self.head.configs.keys)
+        for k in keys:
+            if k not in self.plan.keys:
+                self.plan.keys.append(k)
+        scen = [s for s in SCENARIOS if s in (e.get("scenario-type") or SCENARIOS)]
+        suppress = (self.opts.evals_only or bool(e.get("evals-only"))
+                    or bool(e.get("all-evals")))
+        if not suppress:
+            self._throughput(keys, scen, bool(e.get("append-only")))
+        if not e.get("append-only"):
+            self._evals(keys, scen, self.opts.all_evals or bool(e.get("all-evals")),
+                        e.get("eval-min-prefill-ep"))
+
+    def _throughput(self, keys: list[str], scen: list[str], is_append: bool) -> None:
+        for ks, sc in _claim(keys, scen, self.seen_tp):
+            self.plan.throughput_calls.append((ks, sc))
+            m = self.generate(self.head.configs, self.head.runners,
+                              _req(ks, sc, no_evals=True))
+            rows = _track(m, self.plan)
+            if is_append and self.base is not None:
+                base_rows = self.generate(self.base.configs, self.base.runners,
+                                          _req(ks, sc, no_evals=True)).rows
+                rows = append_only_delta(rows, base_rows, self.plan.origin)
+            self.throughput.extend(rows)
+
+    def _evals(self, keys: list[str], scen: list[str], expand: bool, min_ep: Any) -> None:
+        for ks, sc in _claim(keys, scen, self.seen_ev):
+            self.plan.eval_calls.append((ks, sc, expand, min_ep))
+            rows = _track(self.generate(self.head.configs, self.head.runners,
+                                        _req(ks, sc, evals_only=True, all_evals=expand)),
+                          self.plan)
+            if min_ep is not None:
+                rows = [r for r in rows if not _prefill_below(r, min_ep)]
+            self.evals.extend(rows)
+
+
+def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot | None,
+                 opts: FromChangelogOptions, generate: Generate, *,
+                 base_ref: str, head_ref: str, plan: Plan | None = None) -> dict[str, Any]:
+    """The bucketed matrix object of process_changelog (CHANGELOG.md §4.5–§4.6)."""
+    append_only = _check_entries(entries, opts)
     plan = plan if plan is not None else Plan()
-    if any(append):
+    if append_only:
         if base is None:
             raise InputError("append-only entries need the base revision's configs")
         append_only_scope(entries, [resolve_entry_keys(list(e.get("config-keys") or []),
-                                                       master_keys) for e in entries],
+                                                       head.configs.keys) for e in entries],
                           head.configs, base.configs)
-    ordered = sorted(entries, key=lambda e: not e.get("all-evals"))
-    seen_tp: dict[str, set[str]] = {}
-    seen_ev: dict[str, set[str]] = {}
-    throughput: list[Row] = []
-    evals: list[Row] = []
-    for e in ordered:
-        keys = resolve_entry_keys(list(e.get("config-keys") or []), master_keys)
-        for k in keys:
-            if k not in plan.keys:
-                plan.keys.append(k)
-        scen = [s for s in SCENARIOS if s in (e.get("scenario-type") or SCENARIOS)]
-        expand = opts.all_evals or bool(e.get("all-evals"))
-        suppress = opts.evals_only or bool(e.get("evals-only")) or bool(e.get("all-evals"))
-        is_append = bool(e.get("append-only"))
-        if not suppress:
-            for ks, sc in _claim(keys, scen, seen_tp):
-                plan.throughput_calls.append((ks, sc))
-                m = generate(head.configs, head.runners, _req(ks, sc, no_evals=True))
-                rows = _track(m, plan)
-                if is_append and base is not None:
-                    base_rows = generate(base.configs, base.runners,
-                                         _req(ks, sc, no_evals=True)).rows
-                    rows = append_only_delta(rows, base_rows, plan.origin)
-                throughput.extend(rows)
-        if is_append:
-            continue
-        min_ep = e.get("eval-min-prefill-ep")
-        for ks, sc in _claim(keys, scen, seen_ev):
-            plan.eval_calls.append((ks, sc, expand, min_ep))
-            rows = _track(generate(head.configs, head.runners,
-                                   _req(ks, sc, evals_only=True, all_evals=expand)), plan)
-            if min_ep is not None:
-                rows = [r for r in rows if not _prefill_below(r, min_ep)]
-            evals.extend(rows)
+    build = _Build(head, base, opts, generate, plan)
+    for e in sorted(entries, key=lambda e: not e.get("all-evals")):
+        build.entry(e)
+    throughput = build.throughput
     if opts.trim_conc:
         throughput = trim_conc(throughput, plan.origin)
     for r in throughput:
         r["recipe-fingerprint"] = fingerprint(r)
-    return bucketize(throughput, evals, [entry_fields(e) for e in entries],
+    return bucketize(throughput, build.evals, [entry_fields(e) for e in entries],
                      base_ref=base_ref, head_ref=head_ref)
 
 
