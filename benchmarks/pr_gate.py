@@ -51,6 +51,20 @@ def best(fn: Callable[[], object], n: int) -> float:
     return min(times)
 
 
+def best_cpu(fn: Callable[[], object], n: int, *, child: bool) -> float:
+    """Least CPU seconds (user+sys) of ``fn``: this process's, or its children's."""
+    import resource
+
+    who = resource.RUSAGE_CHILDREN if child else resource.RUSAGE_SELF
+    times = []
+    for _ in range(n):
+        a = resource.getrusage(who)
+        fn()
+        b = resource.getrusage(who)
+        times.append(b.ru_utime - a.ru_utime + b.ru_stime - a.ru_stime)
+    return min(times)
+
+
 def history_repo(shared: Path, tmp: Path) -> Path:
     dest = tmp / "history"
     subprocess.run(["git", "clone", "-q", str(shared / "corpus" / "inferencex-history.bundle"),
@@ -114,6 +128,10 @@ def measure(name: str, repo: Path, repeat: int) -> list[float]:
     f_gate, f_full = best(floor_gate, repeat), best(floor_full, repeat)
     t_gate, t_full = best(run(gate_cmd), repeat), best(run(full_cmd), repeat)
     r_gate, r_full = t_gate / f_gate, t_full / f_full
+    c_gate = best_cpu(run(gate_cmd), repeat, child=True) / best_cpu(floor_gate, repeat,
+                                                                    child=False)
+    c_full = best_cpu(run(full_cmd), repeat, child=True) / best_cpu(floor_full, repeat,
+                                                                    child=False)
     print(f"[{name}] floor gate (PyYAML C: changelog base+head, {len(masters)} masters): "
           f"{f_gate * 1000:7.1f} ms")
     print(f"[{name}] ixtool ci gate (process):                          "
@@ -124,6 +142,8 @@ def measure(name: str, repo: Path, repeat: int) -> list[float]:
     print(f"[{name}] ixtool sweep full (process):                       "
           f"{t_full * 1000:7.1f} ms  ratio {r_full:.2f}x "
           f"({'OK' if r_full <= TARGET else 'OVER'} target <= {TARGET}x)")
+    print(f"[{name}] CPU-time ratios (user+sys, steadier on a busy machine): "
+          f"gate {c_gate:.2f}x, full {c_full:.2f}x")
     return [r_gate, r_full]
 
 

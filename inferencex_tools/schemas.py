@@ -53,11 +53,13 @@ def _strict_class(schema: dict[str, Any]) -> Any:
 
 @cache
 def validator(name: str) -> Any:
-    """A compiled validator for ``schemas/<name>.schema.json`` (strict integers)."""
+    """A compiled validator for ``schemas/<name>.schema.json`` (strict integers).
+
+    The schemas ship with ixtool and are checked against their metaschema by the tests
+    (tests/test_schema_files.py), not on every run: that check costs more than a PR
+    gate's own validation."""
     schema = load_schema(name)
-    cls = _strict_class(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=None)
+    return _strict_class(schema)(schema, format_checker=None)
 
 
 @cache

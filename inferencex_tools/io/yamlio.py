@@ -43,10 +43,11 @@ from ruamel.yaml.resolver import VersionedResolver
 from inferencex_tools.errors import LimitExceeded, YamlError
 
 try:
-    from _ruamel_yaml import CParser as _CParser  # type: ignore[import-not-found]  # noqa: F401
+    from _ruamel_yaml import CParser as _CParser  # type: ignore[import-not-found]
 
     _HAVE_C = True
 except ImportError:  # pragma: no cover - clib is a dependency
+    _CParser = None
     _HAVE_C = False
 
 
@@ -374,8 +375,8 @@ def _fast_safe(text: str, limits: Limits) -> Any:
     Building values from events skips ruamel's node graph, the per-node resolver call
     and the generic constructor dispatch: about 3× faster on the real master configs.
     """
-    loader = _make("safe", limits).get_constructor_parser(text)[0]
-    get = loader.get_event
+    get = _CParser(text).get_event
+    loader = None  # ruamel's resolver/constructor, only for the first sight of a scalar
     plain = _PLAIN
     max_depth = limits.max_depth
     get()  # StreamStartEvent
@@ -400,6 +401,8 @@ def _fast_safe(text: str, limits: Limits) -> Any:
                 try:
                     val = plain[value]
                 except KeyError:
+                    if loader is None:
+                        loader = _make("safe", limits).get_constructor_parser("")[0]
                     val = _plain_value(loader, value)
             else:
                 val = ev.value
@@ -459,7 +462,6 @@ def _load(typ: str, data: bytes | str, source: str, limits: Limits, *,
             ) from None
     else:
         text = data
-    bound = _depth_bound(text)
     if fast and typ == "safe" and _HAVE_C:  # event-driven, no recursion: safe at any depth
         try:
             with warnings.catch_warnings():
@@ -468,6 +470,7 @@ def _load(typ: str, data: bytes | str, source: str, limits: Limits, *,
         except (_Fallback, YAMLError, ValueError, TypeError, LookupError, AttributeError,
                 ArithmeticError):
             pass  # the full path below gives the result or the precise error
+    bound = _depth_bound(text)
     y = _make(typ, limits, pure=bound > _C_SAFE_DEPTH)
     try:
         with warnings.catch_warnings():  # e.g. ReusedAnchorWarning: not for users' eyes
