@@ -32,6 +32,8 @@ ENV_READERS = {
     "io/github.py": "the API credentials and root ($GITHUB_TOKEN/$GH_TOKEN, $GITHUB_API_URL)",
     "io/gitops.py": "the user's git identity/environment for git processes that act as "
                     "the user (commit, push)",
+    "io/gitcat.py": "the environment of its read-only git processes (with user/system "
+                    "configuration neutralised), as io/git.py gives GitPython",
 }
 # Not part of ixtool's runtime: the program the policy sandbox runs in place of the
 # GPU tools; printing and reading its environment is what it is for.

@@ -32,7 +32,6 @@ from inferencex_tools.ci import rules as R
 from inferencex_tools.ci.labels import LABELS_FILE, ZERO_SHA, Decision, Facts, decide
 from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
-from inferencex_tools.io.files import DEFAULT_MAX_BYTES
 from inferencex_tools.report.findings import Finding, Result, Severity
 
 MASTER_RX = r"configs/[^/]*-master\.yaml"
@@ -84,49 +83,26 @@ class GateOutcome:
 
 
 class _Blobs:
-    """Blob reads at refs: each ref resolved once, each (ref, path) read once, one
-    ``git cat-file --batch`` process (GitPython's object database) for all of them."""
+    """Blob reads at refs, each (ref, path) read once through one ``git cat-file --batch``."""
 
-    def __init__(self, repo: Any) -> None:
+    def __init__(self, repo: _Repo) -> None:
         self.repo = repo
-        self._commits: dict[str, Any] = {}
         self._cache: dict[tuple[str, str], bytes | None] = {}
-
-    def commit(self, ref: str) -> Any:
-        if ref not in self._commits:
-            self._commits[ref] = self.repo.repo.commit(self.repo.resolve(ref))
-        return self._commits[ref]
 
     def get(self, ref: str, path: str) -> bytes | None:
         key = (ref, path)
         if key not in self._cache:
-            try:
-                blob = self.commit(ref).tree / path
-            except KeyError:
-                blob = None
-            data: bytes | None = None
-            if blob is not None and blob.type == "blob":
-                if blob.size > DEFAULT_MAX_BYTES:
-                    raise InputError(f"{path}@{ref[:12]}: file is {blob.size / 1e6:.1f} MB, "
-                                     "over the limit")
-                data = blob.data_stream.read()
-            self._cache[key] = data
+            self._cache[key] = self.repo.show(ref, path)
         return self._cache[key]
 
     def names(self, ref: str, folder: str, pattern: str) -> list[str]:
-        """Blob paths directly in ``folder`` at ``ref`` matching ``pattern`` (full match)."""
-        try:
-            tree = self.commit(ref).tree / folder
-        except KeyError:
-            return []
+        """Files directly in ``folder`` at ``ref`` matching ``pattern`` (full match)."""
         rx = re.compile(pattern)
-        return sorted(b.path for b in tree.blobs if rx.fullmatch(b.path))
+        return [p for p in self.repo.reader.names(ref, folder) if rx.fullmatch(p)]
 
     def paths(self, ref: str, *folders: str) -> set[str]:
         """Every file path below ``folders`` at ``ref`` (one ``git ls-tree``)."""
-        sha = self.commit(ref).hexsha
-        out: str = self.repo._git("ls-tree", "-r", "--name-only", "-z", sha, "--", *folders)
-        return {p for p in out.split("\0") if p}
+        return self.repo.reader.paths(ref, *folders)
 
 
 def _stage(result: Result, stages: dict[str, str], name: str, fn: Callable[[], Any]) -> Any:
@@ -182,7 +158,7 @@ def _local_facts(facts: Facts, repo: Any, changelog: str) -> tuple[Facts, list[F
         return facts, []
     try:
         head = repo.resolve(facts.head_sha)
-        message: str | None = repo.repo.commit(head).message
+        message: str | None = repo.message(head)
         if facts.event == "pull_request" and facts.base_sha:
             base: str | None = repo.merge_base(facts.base_sha, head)
         else:
@@ -196,46 +172,35 @@ def _local_facts(facts: Facts, repo: Any, changelog: str) -> tuple[Facts, list[F
 
 
 class _Repo:
-    """The gate's git handle: refs resolved once (the gate never moves a ref)."""
+    """The gate's git handle (io.gitcat: no GitPython); the gate never moves a ref."""
 
     def __init__(self, path: Path) -> None:
-        from inferencex_tools.io.git import GitRepo
+        from inferencex_tools.io.gitcat import GitReader
 
-        self._git_repo = GitRepo.open(path)
-        self.repo = self._git_repo.repo
-        self._resolved: dict[str, str] = {}
+        self.reader = GitReader(path)
         self._mb: dict[tuple[str, str], str] = {}
-        self._shown: dict[tuple[str, str], bytes | None] = {}
 
     @property
     def root(self) -> Path:
-        return self._git_repo.root
+        return self.reader.root
 
     def resolve(self, ref: str) -> str:
-        if ref not in self._resolved:
-            sha = self._git_repo.resolve(ref)
-            self._resolved[ref] = self._resolved[sha] = sha
-        return self._resolved[ref]
+        return self.reader.resolve(ref)
+
+    def message(self, ref: str) -> str:
+        return self.reader.message(ref)
 
     def merge_base(self, a: str, b: str) -> str:
         key = (self.resolve(a), self.resolve(b))
         if key not in self._mb:
-            self._mb[key] = self._git_repo.merge_base(*key)
+            self._mb[key] = self.reader.merge_base(*key)
         return self._mb[key]
 
     def show(self, ref: str, path: str) -> bytes | None:
-        key = (self.resolve(ref), path)
-        if key not in self._shown:
-            self._shown[key] = self._git_repo.show(key[0], path)
-        return self._shown[key]
+        return self.reader.blob(ref, path)[0]
 
     def remote_slug(self, remote: str) -> str | None:
-        out: str | None = self._git_repo.remote_slug(remote)
-        return out
-
-    def _git(self, *args: str) -> str:
-        out: str = self._git_repo._git(*args)
-        return out
+        return self.reader.remote_slug(remote)
 
 
 # ----------------------------------------------------------------------- changelog
@@ -508,6 +473,13 @@ def output_size(pairs: list[tuple[str, str]]) -> int:
 def gate(req: GateRequest, policy_stage: PolicyStage | None = default_policy_stage
          ) -> GateOutcome:
     repo = _Repo(req.repo)
+    try:
+        return _gate(req, repo, policy_stage)
+    finally:
+        repo.reader.close()
+
+
+def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> GateOutcome:
     decision, source = _plan(req, repo)
     result = Result(command="ci gate", checked=[source])
     result.extend(decision.findings)
@@ -580,9 +552,8 @@ def _outputs(req: GateRequest, decision: Decision, result: Result, stages: dict[
     return pairs
 
 
-def _changed_paths(repo: Any, base: str, head: str) -> list[str]:
+def _changed_paths(repo: _Repo, base: str, head: str) -> list[str]:
     try:
-        out: str = repo._git("diff", "--name-only", "--no-renames", "-z", base, head)
+        return repo.reader.changed(base, head)
     except GitError:
         return []
-    return [p for p in out.split("\0") if p]

@@ -1,0 +1,152 @@
+"""Read-only git access for hot paths (``ixtool ci gate``): plain ``git`` processes and
+one ``git cat-file --batch`` for every blob, without importing GitPython (~0.1 s).
+
+Same rules as :mod:`inferencex_tools.io.git`: user and system configuration neutralised,
+no shell, refs checked before use (``--end-of-options``); reads go through the object
+database, so attributes, filters and hooks of the checkout play no part.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import IO
+
+from inferencex_tools.errors import GitError, ShallowCloneError
+
+_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+MAX_BLOB = 32 * 1024 * 1024
+_SLUG = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+
+class GitReader:
+    """Commits, blobs and trees of one repository, each ref resolved once."""
+
+    def __init__(self, path: str | os.PathLike[str] = ".") -> None:
+        self._cwd = Path(path)
+        try:
+            top = self._run("rev-parse", "--show-toplevel").strip()
+        except GitError:
+            raise GitError(f"{Path(path).resolve()}: not inside a git repository",
+                           hint="run from a clone of the repository") from None
+        self.root = Path(top)
+        self._resolved: dict[str, str] = {}
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    # ------------------------------------------------------------------ processes
+    def _run(self, *args: str) -> str:
+        p = subprocess.run(["git", *args], cwd=self._cwd, env=_ENV, capture_output=True,
+                           check=False)
+        if p.returncode != 0:
+            err = p.stderr.decode("utf-8", "replace").strip()
+            raise GitError(f"git {' '.join(args[:3])} failed: {err[:300]}")
+        return p.stdout.decode("utf-8", "replace")
+
+    def _cat(self) -> tuple[IO[bytes], IO[bytes]]:
+        if self._batch is None:
+            self._batch = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self._cwd,
+                                           env=_ENV, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self._batch.stdin is not None and self._batch.stdout is not None
+        return self._batch.stdin, self._batch.stdout
+
+    def close(self) -> None:
+        if self._batch is not None:
+            if self._batch.stdin is not None:
+                self._batch.stdin.close()
+            self._batch.wait(timeout=10)
+            self._batch = None
+
+    # ------------------------------------------------------------------------ refs
+    def resolve(self, ref: str) -> str:
+        if not ref or ref.startswith("-") or any(c in ref for c in "\0\n"):
+            raise GitError(f"invalid git ref {ref!r}")
+        if ref not in self._resolved:
+            try:
+                sha = self._run("rev-parse", "--verify", "--quiet", "--end-of-options",
+                                f"{ref}^{{commit}}").strip()
+            except GitError:
+                raise GitError(f"unknown git ref {ref!r}",
+                               hint="fetch it first; with actions/checkout use "
+                               "fetch-depth: 0") from None
+            self._resolved[ref] = self._resolved[sha] = sha
+        return self._resolved[ref]
+
+    def merge_base(self, a: str, b: str) -> str:
+        sa, sb = self.resolve(a), self.resolve(b)
+        try:
+            return self._run("merge-base", sa, sb).strip()
+        except GitError:
+            if (self.root / ".git" / "shallow").exists():
+                raise ShallowCloneError(
+                    f"no merge-base between {a} and {b}: this clone is shallow",
+                    hint="fetch full history (actions/checkout with fetch-depth: 0)") from None
+            raise GitError(f"{a} and {b} have no common history") from None
+
+    # --------------------------------------------------------------------- objects
+    def _object(self, spec: str) -> tuple[str, bytes] | None:
+        if "\n" in spec:
+            return None
+        stdin, stdout = self._cat()
+        stdin.write(spec.encode() + b"\n")
+        stdin.flush()
+        header = stdout.readline().decode("utf-8", "replace").split()
+        if len(header) != 3:
+            return None  # "<spec> missing" / ambiguous
+        size = int(header[2])
+        if size > MAX_BLOB:
+            while size > 0:  # drain it; the caller reports the size
+                size -= len(stdout.read(min(size, 1 << 20)))
+            stdout.read(1)
+            raise GitError(f"{spec}: {int(header[2]) / 1e6:.1f} MB, over the "
+                           f"{MAX_BLOB // (1024 * 1024)} MiB limit")
+        data = stdout.read(size)
+        stdout.read(1)  # the newline after the content
+        return header[1], data
+
+    def message(self, ref: str) -> str:
+        obj = self._object(self.resolve(ref))
+        if obj is None or obj[0] != "commit":
+            raise GitError(f"{ref}: not a commit")
+        text = obj[1].decode("utf-8", "replace")
+        return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+
+    def blob(self, ref: str, path: str) -> tuple[bytes | None, int]:
+        """(content, size) of ``path`` at ``ref``; (None, 0) when absent or not a file."""
+        obj = self._object(f"{self.resolve(ref)}:{path}")
+        if obj is None or obj[0] != "blob":
+            return None, 0
+        return obj[1], len(obj[1])
+
+    def names(self, ref: str, folder: str) -> list[str]:
+        """Paths of the files directly in ``folder`` at ``ref``."""
+        out = self._run("ls-tree", "-z", self.resolve(ref), "--", folder.rstrip("/") + "/")
+        names = []
+        for entry in out.split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path and meta.split(" ")[1:2] == ["blob"]:
+                names.append(path)
+        return sorted(names)
+
+    def paths(self, ref: str, *folders: str) -> set[str]:
+        out = self._run("ls-tree", "-r", "--name-only", "-z", self.resolve(ref), "--",
+                        *folders)
+        return {p for p in out.split("\0") if p}
+
+    def changed(self, a: str, b: str) -> list[str]:
+        out = self._run("diff", "--name-only", "--no-renames", "--no-ext-diff", "-z",
+                        self.resolve(a), self.resolve(b))
+        return [p for p in out.split("\0") if p]
+
+    def remote_slug(self, remote: str) -> str | None:
+        try:
+            url = self._run("remote", "get-url", "--", remote).strip()
+        except GitError:
+            return None
+        m = _SLUG.search(url)
+        if not m or url.startswith(("/", ".", "file:")):
+            return None
+        return f"{m.group(1)}/{m.group(2)}"
