@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 
 import typer
 
@@ -74,6 +73,8 @@ def run(argv: list[str] | None = None) -> None:
         app(args=args, prog_name="ixtool")
     except IxtoolError as exc:
         if show_tb:
+            import traceback  # only on errors: it costs start-up time
+
             traceback.print_exc()
         print(f"ixtool: error: {exc.message}", file=sys.stderr)
         if exc.hint:
@@ -86,6 +87,8 @@ def run(argv: list[str] | None = None) -> None:
         raise
     except Exception as exc:
         if show_tb:
+            import traceback  # only on errors: it costs start-up time
+
             traceback.print_exc()
         print(
             f"ixtool: internal error: {type(exc).__name__}: {exc}\n"
