@@ -278,13 +278,7 @@ def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result
         if not blocks_:
             continue
         touched_keys += [b.key for b in blocks_]
-        text, cursor, spans = "", 1, []
-        for b in blocks_:
-            spans.append((cursor, b.line))
-            body = b.text if b.text.endswith("\n") else b.text + "\n"
-            text += body
-            cursor += body.count("\n")
-        line_maps[p] = spans
+        text, line_maps[p] = _reduced(blocks_)
         files.append(MasterFile(p, text.encode()))
     result.info["touched_config_keys"] = touched_keys
     if not files:
@@ -297,11 +291,26 @@ def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result
         exists=paths.__contains__ if paths else None,
         base_keys=base_keys if ctx.base else None))
     for f in res.findings:
-        spans = line_maps.get(f.file) or []
-        if spans and f.line is not None:
-            start, orig = max((s for s in spans if s[0] <= f.line), default=spans[0])
-            f = replace(f, line=orig + (f.line - start))
-        result.add(f)
+        result.add(_remap(f, line_maps.get(f.file) or []))
+
+
+def _reduced(blocks_: list[Any]) -> tuple[str, list[tuple[int, int]]]:
+    """The touched blocks as one document, with (reduced line, original line) spans."""
+    text, cursor, spans = "", 1, []
+    for b in blocks_:
+        spans.append((cursor, b.line))
+        body = b.text if b.text.endswith("\n") else b.text + "\n"
+        text += body
+        cursor += body.count("\n")
+    return text, spans
+
+
+def _remap(f: Finding, spans: list[tuple[int, int]]) -> Finding:
+    """A finding on the reduced document, at its line in the real file."""
+    if not spans or f.line is None:
+        return f
+    start, orig = max((s for s in spans if s[0] <= f.line), default=spans[0])
+    return replace(f, line=orig + (f.line - start))
 
 
 # --------------------------------------------------------------------------- policy

@@ -119,6 +119,14 @@ def parse_runners(raw: bytes, label: str) -> Runners:
         raise InputError(f"{label}: runner config failed validation: unknown key(s) "
                          f"{', '.join(extra)}")
     hardware = data.get("hardware") or {}
+    _check_hardware(hardware, label)
+    return Runners(labels={str(k): list(v) for k, v in labels.items()},
+                   hardware={str(k): dict(v) for k, v in hardware.items()}, label=label,
+                   raw=raw)
+
+
+def _check_hardware(hardware: Any, label: str) -> None:
+    """runners.yaml ``hardware``: label → {available-cpu-dram-mib, gpus-per-node} > 0."""
     if not isinstance(hardware, dict):
         raise InputError(f"{label}: 'hardware' must be a mapping of label → hardware")
     for name, hw in hardware.items():
@@ -131,9 +139,6 @@ def parse_runners(raw: bytes, label: str) -> Runners:
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise InputError(f"{label}: runner config failed validation: "
                                  f"hardware.{name}.{k} must be a positive integer, got {v!r}")
-    return Runners(labels={str(k): list(v) for k, v in labels.items()},
-                   hardware={str(k): dict(v) for k, v in hardware.items()}, label=label,
-                   raw=raw)
 
 
 def load_runners(path: str | os.PathLike[str]) -> Runners:
