@@ -75,3 +75,30 @@ class TempRepo:
 @pytest.fixture
 def temp_repo(tmp_path: Path) -> Iterator[TempRepo]:
     yield TempRepo(tmp_path / "repo")
+
+
+TREE_SNAPSHOT = SHARED / "corpus" / "inferencex-tree-843c6254f.tar.xz"
+
+
+def extract_real_tree(dest: Path) -> Path:
+    """The real InferenceX tree snapshot extracted under ``dest`` and committed as the
+    first commit of a new git repository (branch main); returns the repository root."""
+    import tarfile
+
+    if not TREE_SNAPSHOT.is_file():
+        pytest.skip(f"real tree snapshot not found at {TREE_SNAPSHOT}")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(TREE_SNAPSHOT) as tar:
+        tar.extractall(dest, filter="data")
+    root = dest / "inferencex"
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "real tree 843c6254f")
+    return root
+
+
+@pytest.fixture(scope="session")
+def real_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real tree as a git repository (session-wide: read it, never write it; tests that
+    change it use ``extract_real_tree`` on their own tmp_path)."""
+    return extract_real_tree(tmp_path_factory.mktemp("real-tree"))

@@ -289,9 +289,23 @@ def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result
         masters=files,
         runners=MasterFile(RUNNERS, runners) if runners is not None else None,
         exists=paths.__contains__ if paths else None,
-        base_keys=base_keys if ctx.base else None))
+        base_keys=base_keys if ctx.base else None,
+        scripts=_launch_scripts(blobs, ctx.head, paths) if paths else None))
     for f in res.findings:
         result.add(_remap(f, line_maps.get(f.file) or []))
+
+
+def _launch_scripts(blobs: _Blobs, ref: str, paths: set[str]) -> dict[str, str]:
+    """The launchers' text at ``ref`` (where multinode recipes come from)."""
+    from inferencex_tools.sweep.recipes import follow_git_symlinks, is_launch_script
+
+    out: dict[str, str] = {}
+    for p in sorted(paths):
+        if is_launch_script(p):
+            raw = blobs.get(ref, p)
+            if raw is not None:
+                out[p] = raw.decode("utf-8", "replace")
+    return follow_git_symlinks(out)
 
 
 def _reduced(blocks_: list[Any]) -> tuple[str, list[tuple[int, int]]]:

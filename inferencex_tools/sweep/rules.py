@@ -81,8 +81,13 @@ RUNNER_HARDWARE = rule("SW402", W, "runner label has no hardware entry in runner
 SCRIPT = rule("SW403", E, "benchmark script the rows will launch does not exist",
               "add the script under benchmarks/single_node/ or fix model-prefix/precision/"
               "framework", area=A)
-RECIPE = rule("SW404", E, "multinode CONFIG_FILE recipe does not exist",
-              "add the recipe under benchmarks/multi_node/srt-slurm-recipes/", area=A)
+RECIPE = rule("SW404", E, "multinode CONFIG_FILE recipe does not exist where the launchers "
+              "look for it (the vendored copy they overlay, or a vendored recipe folder)",
+              "add the recipe to the vendored recipe folder the launcher copies from, or fix "
+              "the CONFIG_FILE path", area=A)
+RECIPE_EXTERNAL = rule("SW407", N, "multinode recipe read from an external repository the "
+                       "launcher clones at run time (named with its ref); not checked",
+                       "vendor the recipe in the repository to have it checked", area=A)
 LAUNCHER = rule("SW406", W, "runner node family has no runners/launch_<family>.sh",
                 "add the launcher or remove the nodes from runners.yaml", area=A)
 NO_SCRIPTS_DIR = rule("SW405", W, "benchmark scripts directory not present; scripts not checked",

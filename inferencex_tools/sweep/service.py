@@ -103,6 +103,22 @@ def _scripts_root(masters: list[Path], scripts_dir: Path | None) -> Path | None:
     return root if (root / "benchmarks").is_dir() else None
 
 
+def launch_scripts(root: Path) -> dict[str, str]:
+    """The shell scripts that say where multinode recipes come from (path → text)."""
+    from inferencex_tools.io.files import read_bytes
+
+    out: dict[str, str] = {}
+    for pattern in ("runners/*.sh", "benchmarks/multi_node/**/*.sh"):  # recipes.is_launch_script
+        for p in sorted(root.glob(pattern)):
+            if p.is_file():  # in-repository symlinks are read (read_bytes refuses others)
+                try:
+                    out[p.relative_to(root).as_posix()] = read_bytes(p).decode(
+                        "utf-8", "replace")
+                except (OSError, InputError):
+                    continue
+    return out
+
+
 def _base_keys(base: str, masters: list[Path]) -> set[str]:
     from inferencex_tools.changelog.configkeys import top_level_keys
     from inferencex_tools.io.git import GitRepo
@@ -159,6 +175,7 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
         runners=MasterFile(str(runners), read_bytes(runners)) if runners else None,
         exists=exists,
         base_keys=_base_keys(base, masters) if base else None,
+        scripts=launch_scripts(root) if root is not None else None,
     )
     return validate(inp)
 

@@ -21,6 +21,7 @@ from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.report.findings import Finding, Result, Rule, Severity
 from inferencex_tools.schemas import SchemaIssue
 from inferencex_tools.sweep.checks import Issue, check_configs, where
+from inferencex_tools.sweep.recipes import RecipeSources, applicable, learn, lookup
 from inferencex_tools.sweep.rules import (
     DRAM_BUDGET,
     DUP_ACROSS,
@@ -32,6 +33,7 @@ from inferencex_tools.sweep.rules import (
     NOT_MAPPING,
     RANGE,
     RECIPE,
+    RECIPE_EXTERNAL,
     REQUIRED,
     RUNNER_HARDWARE,
     RUNNER_LABEL,
@@ -73,6 +75,9 @@ class ValidateInput:
     # path → exists? for benchmark scripts/recipes; None: the scripts dir is not present
     exists: Callable[[str], bool] | None = None
     base_keys: set[str] | None = None  # keys at the base ref (PR mode): new keys are stricter
+    # shell scripts (runners/*.sh, benchmarks/multi_node/**/*.sh: path → text): where the
+    # launchers take multinode recipes from (sweep/recipes.py); None: not known
+    scripts: dict[str, str] | None = None
 
 
 @dataclass
@@ -198,20 +203,38 @@ def script_candidates(cfg: dict[str, Any], scenario: str, spec: str) -> list[str
 _CONFIG_FILE = re.compile(r"^CONFIG_FILE=(.+)$")
 
 
-def recipe_path(setting: str) -> str | None:
+def recipe_setting(setting: str) -> str | None:
+    """The recipe path of a ``CONFIG_FILE=<path>[:override…]`` setting."""
     m = _CONFIG_FILE.match(setting)
-    if not m:
-        return None
-    p = m.group(1).split(":", 1)[0].removeprefix("recipes/")
-    return f"benchmarks/multi_node/srt-slurm-recipes/{p}"
+    return m.group(1).split(":", 1)[0] if m else None
 
 
 def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
-                labels: set[str] | None, hardware: dict[str, Any]) -> None:
+@dataclass
+class _Refs:
+    """What cross-file references are checked against."""
+
+    exists: Callable[[str], bool] | None
+    labels: set[str] | None
+    hardware: dict[str, Any]
+    base_keys: set[str] | None
+    sources: RecipeSources | None = None
+    launchers: dict[str, list[str]] = field(default_factory=dict)  # runner label → scripts
+
+    def launchers_of(self, runner: str) -> list[str]:
+        """The launch scripts a runner label's nodes run (every launcher when unknown)."""
+        if runner in self.launchers:
+            return self.launchers[runner]
+        guess = f"runners/launch_{runner.removeprefix('cluster:')}.sh"
+        if self.sources is not None and guess in self.sources.clones:
+            return [guess]
+        return sorted(self.sources.clones) if self.sources is not None else []
+
+
+def _references(f: _File, data: dict[str, Any], refs: _Refs) -> None:
     warned_hw: set[str] = set()
     for key, cfg in data.items():
         if not isinstance(cfg, dict):
@@ -219,11 +242,11 @@ def _references(f: _File, data: dict[str, Any], inp: ValidateInput,
         scen = cfg.get("scenarios") if isinstance(cfg.get("scenarios"), dict) else {}
         assert isinstance(scen, dict)
         runner = cfg.get("runner")
-        if labels is not None and isinstance(runner, str):
-            new = inp.base_keys is not None and key not in inp.base_keys
-            _runner_refs(f, key, runner, scen, labels, hardware, warned_hw, new=new)
-        if inp.exists is not None:
-            _scripts(f, key, cfg, scen, inp.exists)
+        if refs.labels is not None and isinstance(runner, str):
+            new = refs.base_keys is not None and key not in refs.base_keys
+            _runner_refs(f, key, runner, scen, refs.labels, refs.hardware, warned_hw, new=new)
+        if refs.exists is not None:
+            _scripts(f, key, cfg, scen, refs)
 
 
 def _runner_refs(f: _File, key: str, runner: str, scen: dict[str, Any], labels: set[str],
@@ -256,15 +279,19 @@ def _runner_refs(f: _File, key: str, runner: str, scen: dict[str, Any], labels: 
 
 
 def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
-             exists: Callable[[str], bool]) -> None:
+             refs: _Refs) -> None:
     """The benchmark script of every single-node entry, the recipe of every multinode
     worker (each missing path reported once per scenario)."""
+    exists = refs.exists
+    assert exists is not None
     multinode = cfg.get("multinode") is True
+    external: dict[str, tuple[tuple[Any, ...], list[str]]] = {}
     for sname in ("fixed-seq-len", "agentic-coding"):
         seen: set[str] = set()
         for path, e in _search_space(key, sname, scen.get(sname)):
             if multinode:
-                _recipes(f, key, path, e, exists, seen)
+                _recipes(f, key, path, e, refs, seen, external.setdefault(
+                    sname, (path, []))[1])
                 continue
             cands = script_candidates(cfg, sname, str(e.get("spec-decoding", "none")))
             if cands[0] in seen:
@@ -274,6 +301,9 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
                 f.add(SCRIPT, path,
                       f"{key}: no benchmark script for this {sname} entry; tried "
                       + ", ".join(cands))
+    for sname, (path, recipes) in external.items():
+        if recipes:
+            _external_note(f, key, cfg, sname, path, recipes, refs)
 
 
 def _search_space(key: str, sname: str, items: Any
@@ -289,17 +319,62 @@ def _search_space(key: str, sname: str, items: Any
     return out
 
 
-def _recipes(f: _File, key: str, path: tuple[Any, ...], e: dict[str, Any],
-             exists: Callable[[str], bool], seen: set[str]) -> None:
+def _recipes(f: _File, key: str, path: tuple[Any, ...], e: dict[str, Any], refs: _Refs,
+             seen: set[str], external: list[str]) -> None:
+    """Each worker's CONFIG_FILE recipe: vendored (must exist), or only in an external
+    checkout the launcher clones (collected for one note per key and scenario)."""
+    assert refs.exists is not None
+    sources = refs.sources if refs.sources is not None else RecipeSources()
     for w in ("prefill", "decode"):
         wk = e.get(w)
         sets = wk.get("additional-settings") if isinstance(wk, dict) else None
         for k, s in enumerate(_list(sets)):
-            rp = recipe_path(str(s))
-            if rp and rp not in seen and not exists(rp):
-                seen.add(rp)
+            rp = recipe_setting(str(s))
+            if not rp or rp in seen:
+                continue
+            seen.add(rp)
+            look = lookup(rp, sources, refs.exists)
+            if look.status == "external":
+                external.append(rp)
+            elif look.status != "found":
+                where_ = ("the vendored copy the launchers overlay" if look.status == "missing"
+                          else "the repository")
                 f.add(RECIPE, (*path, w, "additional-settings", k),
-                      f"{key}: CONFIG_FILE recipe {rp} does not exist")
+                      f"{key}: CONFIG_FILE recipe {rp} is not in {where_}; tried "
+                      + ", ".join(look.tried))
+
+
+_KNOWN_VARS = (("MODEL_PREFIX", "model-prefix"), ("FRAMEWORK", "framework"),
+               ("PRECISION", "precision"))
+
+
+def _external_note(f: _File, key: str, cfg: dict[str, Any], sname: str,
+                   path: tuple[Any, ...], recipes: list[str], refs: _Refs) -> None:
+    """One note per key and scenario: its recipes come from an external checkout."""
+    runner = str(cfg.get("runner", ""))
+    scripts = refs.launchers_of(runner)
+    sources = refs.sources if refs.sources is not None else RecipeSources()
+    known = {var: str(cfg[k]) for var, k in _KNOWN_VARS if k in cfg}
+    known["IS_AGENTIC"] = "1" if sname == "agentic-coding" else "0"
+    known["IS_MULTINODE"] = "true"
+    clones = applicable(sources.launcher_clones(scripts), known)
+    if clones:
+        names = "; ".join(f"{c.describe()} (cloned by {c.script}:{c.line})" for c in clones)
+    else:
+        names = "a repository cloned by " + (", ".join(scripts) or "the launchers")
+    n = len(recipes)
+    f.add(RECIPE_EXTERNAL, path[:3],
+          f"{key}: {n} {sname} recipe{'s' if n != 1 else ''} (e.g. {recipes[0]}) "
+          f"not vendored in this repository; read at run time from {names}")
+
+
+def _label_launchers(runners: dict[str, Any]) -> dict[str, list[str]]:
+    """runners.yaml label → the launch scripts of its nodes' families."""
+    out: dict[str, list[str]] = {}
+    for label, nodes in runners["labels"].items():
+        fams = dict.fromkeys(str(n).split("_", 1)[0] for n in _list(nodes))
+        out[str(label)] = [f"runners/launch_{fam}.sh" for fam in fams]
+    return out
 
 
 def _launchers(rf: _File, labels: dict[str, Any], exists: Callable[[str], bool]) -> None:
@@ -333,12 +408,15 @@ def validate(inp: ValidateInput) -> Result:
     labels, hardware = _label_sets(runners_data)
     if labels is not None and inp.exists is not None and rf is not None:
         _launchers(rf, runners_data["labels"], inp.exists)
+    refs = _Refs(inp.exists, labels, hardware, inp.base_keys,
+                 learn(inp.scripts) if inp.scripts is not None else None,
+                 _label_launchers(runners_data) if labels is not None else {})
     for mf in inp.masters:
         f = _File(mf.label, mf.raw)
         files.append(f)
         result.checked.append(f.label)
         if _load(f, YAML) and _is_mapping(f):
-            _master(f, merged, inp, labels, hardware)
+            _master(f, merged, refs)
     _coverage_notes(inp, result)
     sources: dict[str, str] = {}
     for f in files:
@@ -359,8 +437,7 @@ def _is_mapping(f: _File) -> bool:
     return False
 
 
-def _master(f: _File, merged: dict[str, tuple[_File, Any]], inp: ValidateInput,
-            labels: set[str] | None, hardware: dict[str, Any]) -> None:
+def _master(f: _File, merged: dict[str, tuple[_File, Any]], refs: _Refs) -> None:
     """One loaded master config: key names across files, schema, rules, references."""
     for k in f.data:
         if isinstance(k, str) and ("?" in k or "[" in k):
@@ -374,7 +451,7 @@ def _master(f: _File, merged: dict[str, tuple[_File, Any]], inp: ValidateInput,
     issues: list[Issue] = check_configs(f.data, strict=True, structural=False)
     for iss in issues:
         f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
-    _references(f, f.data, inp, labels, hardware)
+    _references(f, f.data, refs)
 
 
 def _coverage_notes(inp: ValidateInput, result: Result) -> None:

@@ -1,0 +1,193 @@
+"""Multinode recipe sources learned from the launchers (sweep/recipes.py) and their use
+by ``ixtool config validate`` (SW404 errors, SW407 notes), on synthetic launchers and on
+the real tree."""
+
+from __future__ import annotations
+
+import collections
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.sweep.recipes import applicable, follow_git_symlinks, learn, lookup
+
+LAUNCHER = r'''#!/bin/bash
+UPSTREAM_URL="https://example.invalid/org/recipes-upstream.git"
+_REL="${CONFIG_FILE%%:*}"
+_SRC="$GITHUB_WORKSPACE/benchmarks/multi_node/vendor-recipes/${_REL#recipes/}"
+if [[ $FRAMEWORK == "dynamo-alpha" && $MODEL_PREFIX == "m1" ]]; then
+    git clone --branch v1.2 --single-branch "$UPSTREAM_URL" "$DIR" || exit 1
+    cd "$DIR"
+    DEST="recipes/alpha/m1"
+    mkdir -p "$DEST"
+    cp -rT "$GITHUB_WORKSPACE/benchmarks/multi_node/vendor-recipes/alpha/m1-src" \
+        "$DEST"
+elif [[ $FRAMEWORK == "dynamo-beta" ]]; then
+    git clone https://example.invalid/org/recipes-upstream.git "$DIR"
+    cd "$DIR"
+    git checkout 0123abcd
+else
+    echo "git clone attempt failed"   # not a clone
+    git clone https://example.invalid/other/fork.git "$DIR"
+fi
+'''
+
+HELPER = 'RECIPE="${REPO_ROOT}/benchmarks/multi_node/side-recipes/${CONFIG_FILE}"\n'
+
+
+def _sources() -> object:
+    return learn({"runners/launch_x-y.sh": LAUNCHER, "benchmarks/multi_node/z/run.sh": HELPER})
+
+
+def test_learn_overlays_folders_and_clones() -> None:
+    s = learn({"runners/launch_x-y.sh": LAUNCHER, "benchmarks/multi_node/z/run.sh": HELPER})
+    assert s.overlays == [("recipes/alpha/m1", "benchmarks/multi_node/vendor-recipes/alpha/m1-src")]
+    assert set(s.folders) == {("recipes", "benchmarks/multi_node/vendor-recipes"),
+                              ("", "benchmarks/multi_node/side-recipes")}
+    clones = s.clones["runners/launch_x-y.sh"]
+    assert [c.describe() for c in clones] == [
+        "https://example.invalid/org/recipes-upstream.git at v1.2",
+        "https://example.invalid/org/recipes-upstream.git at 0123abcd",
+        "https://example.invalid/other/fork.git (default branch)"]
+    assert clones[0].conditions == (("FRAMEWORK", "==", "dynamo-alpha"),
+                                    ("MODEL_PREFIX", "==", "m1"))
+    assert clones[2].conditions == ()
+
+
+@pytest.mark.parametrize(("recipe", "files", "status"), [
+    # under an overlay: the vendored source must have it
+    ("recipes/alpha/m1/a.yaml", {"benchmarks/multi_node/vendor-recipes/alpha/m1-src/a.yaml"},
+     "found"),
+    ("recipes/alpha/m1/a.yaml", {"benchmarks/multi_node/vendor-recipes/alpha/m1/a.yaml"},
+     "missing"),
+    # a vendored folder, with and without the recipes/ prefix, and a repository path
+    ("recipes/gamma/b.yaml", {"benchmarks/multi_node/vendor-recipes/gamma/b.yaml"}, "found"),
+    ("c.yaml", {"benchmarks/multi_node/side-recipes/c.yaml"}, "found"),
+    ("benchmarks/multi_node/vendor-recipes/d.yaml",
+     {"benchmarks/multi_node/vendor-recipes/d.yaml"}, "found"),
+    # nowhere in the repository: only the clone can have it
+    ("recipes/upstream/e.yaml", set(), "external"),
+])
+def test_lookup(recipe: str, files: set[str], status: str) -> None:
+    s = learn({"runners/launch_x-y.sh": LAUNCHER, "benchmarks/multi_node/z/run.sh": HELPER})
+    assert lookup(recipe, s, files.__contains__).status == status
+
+
+def test_lookup_without_any_clone_is_unknown() -> None:
+    s = learn({"benchmarks/multi_node/z/run.sh": HELPER})
+    assert lookup("recipes/upstream/e.yaml", s, set().__contains__).status == "unknown"
+
+
+@pytest.mark.parametrize(("known", "want"), [
+    ({"FRAMEWORK": "dynamo-alpha", "MODEL_PREFIX": "m1"}, ["at v1.2"]),
+    ({"FRAMEWORK": "dynamo-beta", "MODEL_PREFIX": "m1"}, ["at 0123abcd"]),
+    ({"FRAMEWORK": "dynamo-gamma", "MODEL_PREFIX": "m1"}, ["fork.git (default branch)"]),
+])
+def test_applicable_clone_follows_the_row(known: dict[str, str], want: list[str]) -> None:
+    s = learn({"runners/launch_x-y.sh": LAUNCHER})
+    got = applicable(s.clones["runners/launch_x-y.sh"], known)
+    assert [c.describe().split("/")[-1] for c in got] == [
+        w if w.startswith("fork") else "recipes-upstream.git " + w for w in want]
+
+
+def test_git_symlink_blobs_are_followed() -> None:
+    got = follow_git_symlinks({"runners/launch_a.sh": "launch_b.sh",
+                               "runners/launch_b.sh": "echo real\n"})
+    assert got["runners/launch_a.sh"] == "echo real\n"
+
+
+CONFIG = '''m1-fp4-x-alpha:
+  image: img:1
+  model: org/m1
+  model-prefix: m1
+  runner: lbl
+  precision: fp4
+  framework: {fw}
+  multinode: true
+  disagg: true
+  kv-p2p-transfer: nixl
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - conc-list: [1]
+        prefill:
+          num-worker: 1
+          tp: 4
+          ep: 1
+          dp-attn: false
+          additional-settings:
+          - "CONFIG_FILE={recipe}"
+        decode:
+          num-worker: 1
+          tp: 4
+          ep: 1
+          dp-attn: false
+'''
+
+
+def _repo(tmp_path: Path, fw: str, recipe: str, vendored: list[str]) -> Path:
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    (root / "runners").mkdir()
+    (root / "configs/x-master.yaml").write_text(CONFIG.format(fw=fw, recipe=recipe))
+    (root / "configs/runners.yaml").write_text("labels:\n  lbl:\n    - x-y_0\n")
+    (root / "runners/launch_x-y.sh").write_text(LAUNCHER)
+    for v in vendored:
+        p = root / v
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("name: r\n")
+    (root / "benchmarks/single_node").mkdir(parents=True)
+    return root
+
+
+def _validate(root: Path) -> tuple[int, list[dict[str, object]]]:
+    proc = subprocess.run([sys.executable, "-m", "inferencex_tools", "config", "validate",
+                           "--format", "json"], cwd=root, capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)["findings"]
+
+
+def test_external_recipe_is_a_note_naming_the_source(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "dynamo-beta", "recipes/upstream/e.yaml", [])
+    rc, findings = _validate(root)
+    assert rc == 0
+    assert [(f["rule"], f["severity"]) for f in findings] == [("SW407", "note")]
+    msg = str(findings[0]["message"])
+    assert "https://example.invalid/org/recipes-upstream.git at 0123abcd" in msg
+    assert "runners/launch_x-y.sh" in msg
+
+
+def test_overlaid_recipe_missing_from_the_vendored_copy_is_an_error(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "dynamo-alpha", "recipes/alpha/m1/a.yaml",
+                 ["benchmarks/multi_node/vendor-recipes/alpha/m1-src/other.yaml"])
+    rc, findings = _validate(root)
+    assert rc == 1
+    assert [f["rule"] for f in findings] == ["SW404"]
+    assert "vendor-recipes/alpha/m1-src/a.yaml" in str(findings[0]["message"])
+
+
+def test_overlaid_recipe_present_is_clean(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "dynamo-alpha", "recipes/alpha/m1/a.yaml",
+                 ["benchmarks/multi_node/vendor-recipes/alpha/m1-src/a.yaml"])
+    assert _validate(root) == (0, [])
+
+
+def test_real_tree_config_validate_reports_exactly_the_true_findings(real_tree: Path) -> None:
+    rc, findings = _validate(real_tree)
+    assert rc == 1
+    counts = collections.Counter((f["rule"], f["severity"]) for f in findings
+                                 if f["severity"] != "note")
+    assert counts == {("SW404", "error"): 2, ("SW403", "error"): 1,
+                      ("SW401", "warning"): 8, ("SW406", "warning"): 2}
+    errors = sorted(str(f["message"]).split(":")[0] for f in findings
+                    if f["severity"] == "error")
+    assert errors == ["dsv4-fp4-gb300-dynamo-vllm-agentic", "dsv4-fp4-gb300-dynamo-vllm-agentic",
+                      "qwen3.5-fp8-h100-sglang-agentic"]
+    notes = [f for f in findings if f["severity"] == "note"]
+    assert notes and all(f["rule"] == "SW407" for f in notes)
+    assert all("github.com/" in str(f["message"]) for f in notes)
