@@ -3,12 +3,47 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+
+_PROGRESS: dict[str, float] = {}
+
+
+def progress_line() -> Callable[[int, int], None] | None:
+    """A progress callback that redraws one stderr line, only on an interactive terminal
+    (not under CI, not with NO_COLOR or TERM=dumb)."""
+    import os
+    import sys
+    import time
+
+    if not sys.stderr.isatty() or os.environ.get("CI") or os.environ.get("NO_COLOR") \
+            or os.environ.get("TERM") == "dumb":
+        return None
+    _PROGRESS["start"] = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        el = time.monotonic() - _PROGRESS["start"]
+        rate = done / el if el > 0 else 0.0
+        left = (total - done) / rate if rate > 0 else 0.0
+        sys.stderr.write(f"\rpolicy check: {done}/{total} traces, {rate:.1f}/s, "
+                         f"~{left:.0f}s left \033[K")
+        sys.stderr.flush()
+        _PROGRESS["shown"] = 1
+
+    return show
+
+
+def progress_done() -> None:
+    import sys
+
+    if _PROGRESS.pop("shown", None):
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
 
 app = typer.Typer(
     help="Check speculative-decoding recipes against the golden acceptance-length policy.",
@@ -81,7 +116,9 @@ def check_cmd(
     curves_dir: Path | None = CURVES_OPTION,
     root: Path = ROOT_OPTION,
     timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds per trace."),
-    jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=32, help="Parallel traces."),
+    jobs: int = typer.Option(
+        0, "--jobs", "-j", min=0, max=64,
+        help="Parallel traces (default 0: three per CPU; traces mostly wait on processes)."),
     all_evals: bool = typer.Option(
         False, "--all-evals",
         help="Trace EVAL_ONLY=true at every concurrency (default: the top one per entry)."),
@@ -89,23 +126,35 @@ def check_cmd(
         False, "--rows", help="Text format: print the verdict table (one line per traced row) "
         "before the findings."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    base: str | None = typer.Option(
+        None, "--base", help="PR mode: curves and registry from this ref's merge-base with "
+        "HEAD; a curve change is an error (PO109); only rows whose config block, launcher, "
+        "script (with what it sources), recipe or curve changed are traced."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Trace every spec-decoding recipe of the master configs and apply the policy.
 
-    For each config key, search-space entry, concurrency and eval mode the benchmark
-    script is resolved (SWEEP.md §7), run in a sandbox with stubbed servers, and the
-    captured speculative config is checked against the golden curve (rules PO…).
+    Each row of the sweep matrix runs in a sandbox as its job would: the environment
+    the repository's workflows give the job, the launcher its runner uses (traced up to
+    the benchmark step or the recipe submission), then the benchmark script with
+    stubbed servers.  The captured speculative config is checked against the golden
+    curve (rules PO…).  Without golden_al_distribution/registry.yaml the registry is
+    derived from the curve files (see `ixtool policy init`).
 
     Exit codes: 0 clean, 1 findings, 2 usage or input error.
     """
+    import os
+
     from inferencex_tools.policy.service import CheckRequest, render_rows, run_check
 
     result = run_check(CheckRequest(
         root=root, configs=list(configs) if configs else None,
         config_keys=list(config_keys) if config_keys else None, registry=registry,
-        curves_dir=curves_dir, timeout=timeout, jobs=jobs, all_evals=all_evals,
+        curves_dir=curves_dir, timeout=timeout,
+        jobs=jobs or 3 * (os.cpu_count() or 1), all_evals=all_evals, base=base,
+        progress=progress_line(),
     ))
+    progress_done()
     if rows and fmt is Format.text:
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
     raise typer.Exit(emit(result, fmt, strict=strict))
@@ -130,6 +179,32 @@ def trace_cmd(
     rep = trace_report(root, script, list(assignments or []), timeout=timeout)
     typer.echo(json.dumps(rep, indent=2))
     raise typer.Exit(0 if rep["returncode"] == 0 and not rep["timed_out"] else 1)
+
+
+@app.command("init")
+def init_cmd(
+    curves_dir: Path | None = CURVES_OPTION,
+    root: Path = ROOT_OPTION,
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write here (default: golden_al_distribution/"
+        "registry.yaml under --root)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing registry."),
+) -> None:
+    """Write the golden-AL registry derived from the repository, for review.
+
+    The derivation reads the curve files (their top-level key and header), the curves'
+    README and the draft ids the recipes launch.  What it cannot decide is reported
+    (PO108) and left out.  Once committed, the registry wins over derivation.
+    Exit codes: 0 written, 1 written with ambiguities, 2 usage error (file exists).
+    """
+    from inferencex_tools.policy.service import run_init
+
+    res = run_init(root, curves_dir=curves_dir, output=output, force=force)
+    typer.echo(f"wrote {res.path}")
+    for f in res.findings:
+        typer.echo(f"{f.rule} {f.severity.value}: {f.message}", err=True)
+    raise typer.Exit(1 if any(f.severity.value == "error" or f.rule == "PO108"
+                              for f in res.findings) else 0)
 
 
 @app.command("curves")

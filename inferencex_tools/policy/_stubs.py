@@ -1,30 +1,40 @@
-"""Text of the files the tracing sandbox installs (recorder, shim, entry script).
+"""Text of the files the tracing sandbox installs: the stub (one bash script; every
+stubbed tool is a symlink to it), the ``benchmark_lib.sh`` shim and the entry script.
 
-Kept apart from :mod:`trace` so the logic there stays readable.  ``@ROOT@`` is replaced
-by the sandbox root as the traced script sees it.
+Kept apart from :mod:`.trace` so the logic there stays readable.  Placeholders
+(``@NAME@``) are filled in per trace by :func:`inferencex_tools.policy.trace.install`.
+
+Cost matters (a full check runs hundreds of traces): the stub is bash, not Python,
+and records with shell builtins plus one ``env -0``.
 """
 
 from __future__ import annotations
 
-# Executables replaced by the recorder (first on PATH).  Servers and launchers record and
-# exit 0; host probes print plausible output; side effects are swallowed.
+# Servers and launchers: recorded, exit 0.
 SERVER_TOOLS = ("vllm", "sglang", "trtllm-serve", "mpirun", "vllm-router", "atom")
+# Host probes with plausible output, side effects swallowed, cluster tools simulated.
 SIDE_EFFECT_TOOLS = (
-    "hf", "huggingface-cli", "nvidia-smi", "amd-smi", "rocm-smi", "numactl", "ibv_devinfo",
+    "hf", "huggingface-cli", "nvidia-smi", "amd-smi", "rocm-smi", "ibv_devinfo",
     "git", "curl", "wget", "pip", "pip3", "uv", "apt-get", "apt", "sudo", "make", "cmake",
-    "docker", "podman", "enroot", "modal", "srun", "sbatch", "salloc", "scancel", "squeue",
-    "ssh", "scp", "rsync", "nc", "lm_eval", "aiperf", "srtctl", "nvcc",
+    "docker", "podman", "enroot", "unsquashfs", "modal", "srun", "sbatch", "salloc",
+    "scancel", "squeue", "scontrol", "sacct", "sbcast", "sinfo", "ssh", "scp", "rsync", "nc",
+    "lm_eval", "aiperf", "srtctl", "nvcc", "flock",
 )
+# Wrappers that run their command (so a server behind them is recorded as itself).
+WRAPPER_TOOLS = ("numactl", "taskset")
 DAEMON_TOOLS = ("mooncake_master", "mooncake_client", "etcd", "nats-server")
-PYTHON_TOOLS = ("python", "python3")
+PYTHON_TOOLS = ("python", "python3", "python3.10", "python3.11", "python3.12", "python3.13")
+# In-place editors that must tolerate container-only files (TRACING-NOTES "Pitfalls").
+TOLERANT_TOOLS = ("sed",)
 SLEEP_TOOLS = ("sleep",)
-ALL_TOOLS = SERVER_TOOLS + SIDE_EFFECT_TOOLS + DAEMON_TOOLS + PYTHON_TOOLS + SLEEP_TOOLS
+ALL_TOOLS = (SERVER_TOOLS + SIDE_EFFECT_TOOLS + WRAPPER_TOOLS + DAEMON_TOOLS + PYTHON_TOOLS
+             + TOLERANT_TOOLS + SLEEP_TOOLS)
 
 # python -m <module> prefixes that are recorded instead of run.
 STUB_MODULES = (
     "sglang.launch_server", "sglang_router", "sglang.srt", "atom.entrypoints",
     "vllm.entrypoints", "vllm", "pip", "uv", "lm_eval", "aiperf", "mooncake", "lmcache",
-    "dynamo", "tensorrt_llm", "huggingface_hub", "venv",
+    "dynamo", "tensorrt_llm", "huggingface_hub", "venv", "sglang",
 )
 
 # benchmark_lib functions replaced by recorders (TRACING-NOTES "What had to be stubbed").
@@ -35,176 +45,386 @@ RECORD_FUNCTIONS = (
     "agentic_pip_install", "ensure_agentic_uv", "ensure_hf_cli", "resolve_trace_source",
     "start_gpu_monitor", "stop_gpu_monitor", "wait_for_amd_gpu_clean",
     "validate_required_agentic_server_metrics", "write_agentic_result_json",
-    "stop_background_process_tree", "stop_server",
+    "stop_background_process_tree", "stop_server", "move_profile_trace_for_relay",
+    "append_lm_eval_summary",
 )
 
-RECORDER = r'''
-import json, os, sys, time
+STUB = r'''#!/bin/bash
+# ixtool trace stub: every stubbed tool of one trace is a symlink to this file.
+trap '' TERM INT HUP
+IX_TOOL=${0##*/}
+IX_ROOT=@ROOT@
+IX_REC=$IX_ROOT/.ix/records
+IX_JOBS=$IX_ROOT/.ix/jobs
+IX_SLEEP=@SLEEP@
+IX_PY=@PYTHON@
+IX_ENV=@ENV@
+IX_HEAD=@HEAD@
+IX_MKDIR=@MKDIR@
+IX_SED=@SED@
+IX_STOP=" @STOP@ "
+IX_STUB_MODULES=" @STUB_MODULES@ "
+IX_GPU="@GPU@"
+IX_DAEMONS="@DAEMONS@"
 
-ROOT = "@ROOT@"
-BIN = ROOT + "/.ixtrace/bin"
-RECORDS = ROOT + "/.ixtrace/records"
-STUB_MODULES = @STUB_MODULES@
-DAEMONS = @DAEMONS@
-PY_FLAGS_WITH_ARG = ("-X", "-W", "-c")
+ix_note() { printf '%s\n' "$*" >> "$IX_ROOT/.ix/events" 2>/dev/null; }
 
+# One record: <id>.argv (NUL-separated), <id>.env (env -0), <id>.f<n> copies of the
+# .yaml/.yml/.json files named in argv with their paths in <id>.fidx, and <id>.rec
+# (tool, cwd) written last: a record without .rec is incomplete and ignored.
+ix_record() {
+    local label=$1; shift
+    local id="${EPOCHREALTIME/./}-$$-$RANDOM" a cand n=0
+    local base="$IX_REC/$id"
+    printf '%s\0' "$@" > "$base.argv" 2>/dev/null || return 0
+    "$IX_ENV" -0 > "$base.env" 2>/dev/null
+    for a in "$@"; do
+        for cand in "$a" "${a#*=}" "${a%%:*}"; do
+            case $cand in
+                *.yaml|*.yml|*.json)
+                    if [[ -f $cand && ! -L $cand && -r $cand ]]; then
+                        "$IX_HEAD" -c 1048576 -- "$cand" > "$base.f$n" 2>/dev/null
+                        printf '%s\0' "$cand" >> "$base.fidx"
+                        n=$((n + 1))
+                        break
+                    fi ;;
+            esac
+        done
+    done
+    printf '%s\0%s\0' "$label" "$PWD" > "$base.rec"
+}
 
-def record(tool, argv):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("IXTRACE_") and k not in ("_", "SHLVL", "OLDPWD")}
-    files = {}
-    for a in argv:
-        for cand in (a, a.split("=", 1)[-1]):
-            if cand.endswith((".yaml", ".yml", ".json")) and os.path.isfile(cand):
-                try:
-                    if os.path.getsize(cand) <= 1 << 20:
-                        with open(cand, encoding="utf-8", errors="replace") as fh:
-                            files[cand] = fh.read()
-                except OSError:
-                    pass
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = "?"
-    rec = {"tool": tool, "argv": argv, "cwd": cwd, "env": env, "files": files,
-           "pid": os.getpid(), "t": time.time_ns()}
-    name = "%d-%d" % (time.time_ns(), os.getpid())
-    tmp = RECORDS + "/." + name
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(rec, fh)
-        os.rename(tmp, RECORDS + "/" + name + ".json")
-    except OSError:
-        pass
+# Stop the trace here (the step it was run for has been reached).
+ix_stop() {
+    : > "$IX_ROOT/.ix/done"
+    kill -KILL 0
+    exit 0
+}
 
+ix_runs_script() {  # is one of the arguments a .sh script (the benchmark step)?
+    local a
+    for a in "$@"; do
+        case $a in *.sh) return 0 ;; esac
+    done
+    return 1
+}
 
-def real(name):
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        if not d or os.path.realpath(d) == os.path.realpath(BIN):
-            continue
-        p = os.path.join(d, name)
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return p
-    return sys.executable
+ix_job() {  # allocate a simulated Slurm job; echo its id
+    local name=$1 id
+    "$IX_MKDIR" -p "$IX_JOBS" 2>/dev/null
+    id=$((4200 + RANDOM % 1000))
+    printf '%s\n' "$name" > "$IX_JOBS/$id"
+    printf '%s' "$id"
+}
 
+ix_opt() {  # value of --name=V / --name V in "$@" (first); $1 = option name
+    local want=$1; shift
+    while (($#)); do
+        case $1 in
+            "$want"=*) printf '%s' "${1#*=}"; return 0 ;;
+            "$want") printf '%s' "$2"; return 0 ;;
+        esac
+        shift
+    done
+    return 1
+}
 
-def module_of(args):
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "-m":
-            return args[i + 1] if i + 1 < len(args) else None
-        if a.startswith("-m") and len(a) > 2:
-            return a[2:]
-        if a in ("-X", "-W"):
-            i += 2
-            continue
-        if a.startswith("-") and a not in ("-", "-c") and not a.startswith("--"):
-            i += 1
-            continue
-        return None
-    return None
+ix_fake_venv() {
+    local d=$1
+    [[ -n $d ]] || d=.venv
+    "$IX_MKDIR" -p "$d/bin" 2>/dev/null || return 0
+    local n
+    for n in python python3 pip pip3 uv; do
+        printf '#!/bin/sh\nexec "%s/.ix/bin/%s" "$@"\n' "$IX_ROOT" "$n" > "$d/bin/$n"
+        chmod +x "$d/bin/$n" 2>/dev/null
+    done
+    printf 'export VIRTUAL_ENV="%s"\nexport PATH="%s/bin:$PATH"\n' "$d" "$d" > "$d/bin/activate"
+}
 
+ix_hf() {
+    local repo="" dir="" prev="" a seen=0
+    for a in "$@"; do
+        if [[ $prev == --local-dir ]]; then dir=$a
+        elif [[ $a == --local-dir=* ]]; then dir=${a#*=}
+        elif [[ $seen == 1 && -z $repo && $a != -* && $prev != --* ]]; then repo=$a
+        fi
+        [[ $a == download ]] && seen=1
+        prev=$a
+    done
+    [[ $seen == 1 ]] || return 0
+    [[ -n $repo ]] || repo=unknown/model
+    local rev=0123456789abcdef0123456789abcdef01234567
+    if [[ -z $dir ]]; then
+        local hub=${HF_HUB_CACHE:-}
+        if [[ -z $hub ]]; then
+            if [[ -n ${HF_HOME:-} ]]; then hub=$HF_HOME/hub
+            else hub=$HOME/.cache/huggingface/hub; fi
+        fi
+        local base="$hub/models--${repo//\//--}"
+        "$IX_MKDIR" -p "$base/refs" "$base/snapshots/$rev" || return 1
+        printf '%s' "$rev" > "$base/refs/main"
+        dir=$base/snapshots/$rev
+    fi
+    "$IX_MKDIR" -p "$dir" || return 1
+    [[ -e $dir/config.json ]] || printf '{}' > "$dir/config.json"
+    [[ -e $dir/tokenizer_config.json ]] || printf '{}' > "$dir/tokenizer_config.json"
+    [[ -e $dir/tokenizer.json ]] || printf '{}' > "$dir/tokenizer.json"
+    [[ -e $dir/generation_config.json ]] || printf '{}' > "$dir/generation_config.json"
+    printf '{"weight_map": {"w": "model-00001-of-00001.safetensors"}}' \
+        > "$dir/model.safetensors.index.json"
+    : > "$dir/model-00001-of-00001.safetensors"
+    printf '%s\n' "$dir"
+}
 
-def fake_venv(args):
-    target = [a for a in args if not a.startswith("-")]
-    if not target:
-        return
-    d = os.path.abspath(target[-1])
-    os.makedirs(d + "/bin", exist_ok=True)
-    for n in ("python", "python3", "pip", "pip3"):
-        p = d + "/bin/" + n
-        if not os.path.exists(p):
-            os.symlink(BIN + "/" + n, p)
-    with open(d + "/bin/activate", "w") as fh:
-        fh.write('export VIRTUAL_ENV="%s"\nexport PATH="%s/bin:$PATH"\n' % (d, d))
+ix_nvidia_smi() {
+    local a q="" i
+    for a in "$@"; do
+        case $a in --query-gpu=*) q=${a#*=} ;; esac
+    done
+    if [[ " $* " == *" -L "* ]]; then
+        for i in 0 1 2 3 4 5 6 7; do
+            printf 'GPU %d: NVIDIA %s (UUID: GPU-0000000%d)\n' "$i" "$IX_GPU" "$i"
+        done
+    elif [[ -n $q ]]; then
+        local IFS=, f line
+        for i in 0 1 2 3 4 5 6 7; do
+            line=""
+            for f in $q; do
+                case ${f// /} in
+                    name) v="NVIDIA $IX_GPU" ;;
+                    index) v=$i ;;
+                    memory.total) v=183359 ;;
+                    memory.used|utilization.*) v=0 ;;
+                    memory.free) v=183359 ;;
+                    *) v=0 ;;
+                esac
+                line+="${line:+, }$v"
+            done
+            printf '%s\n' "$line"
+        done
+    else
+        printf 'NVIDIA-SMI 570.00  Driver Version: 570.00  CUDA Version: 12.8\n'
+    fi
+}
 
+ix_rocm_smi() {
+    local i
+    case " $* " in
+        *" --showfw "*)
+            for i in 0 1 2 3 4 5 6 7; do
+                printf 'GPU[%d]\t\t: MEC firmware version: \t\t177\n' "$i"
+            done ;;
+        *" --showmemuse "*)
+            for i in 0 1 2 3 4 5 6 7; do
+                printf 'GPU[%d]\t\t: GPU Memory Allocated (VRAM%%): 0\n' "$i"
+            done ;;
+        *) printf 'ROCM System Management Interface\n' ;;
+    esac
+}
 
-def hf(args):
-    if "download" not in args:
-        return
-    rest = args[args.index("download") + 1:]
-    repo = next((a for a in rest if not a.startswith("-")), "unknown/model")
-    if "--local-dir" in rest and rest.index("--local-dir") + 1 < len(rest):
-        d = rest[rest.index("--local-dir") + 1]
-    else:
-        hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
-            os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface"), "hub")
-        base = os.path.join(hub, "models--" + repo.replace("/", "--"))
-        os.makedirs(base + "/refs", exist_ok=True)
-        with open(base + "/refs/main", "w") as fh:
-            fh.write("0" * 40)
-        d = base + "/snapshots/" + "0" * 40
-    os.makedirs(d, exist_ok=True)
-    for n, body in (("config.json", "{}"), ("tokenizer_config.json", "{}"),
-                    ("model.safetensors.index.json", '{"weight_map": {}}')):
-        p = os.path.join(d, n)
-        if not os.path.exists(p):
-            with open(p, "w") as fh:
-                fh.write(body)
-    print(d)
+ix_python() {
+    local mod="" i=1 a
+    while (( i <= $# )); do
+        a=${!i}
+        case $a in
+            -m) i=$((i + 1)); mod=${!i:-}; break ;;
+            -m*) mod=${a#-m}; break ;;
+            -X|-W) i=$((i + 2)); continue ;;
+            -c|-|--*) break ;;
+            -*) ;;
+            *) break ;;
+        esac
+        i=$((i + 1))
+    done
+    if [[ -n $mod ]]; then
+        local m
+        for m in $IX_STUB_MODULES; do
+            if [[ $mod == "$m" || $mod == "$m".* ]]; then
+                ix_record "python -m $mod" "$IX_TOOL" "$@"
+                if [[ $mod == venv ]]; then
+                    local last="" b
+                    for b in "$@"; do [[ $b != -* ]] && last=$b; done
+                    ix_fake_venv "$last"
+                fi
+                exit 0
+            fi
+        done
+    fi
+    trap - TERM INT HUP
+    # no bytecode prefix: a fresh prefix directory per trace would recompile the
+    # standard library on every run (caching only, never semantics); engine packages
+    # the container would have (vllm, sglang, …) import as stand-ins (.ix/py)
+    PYTHONPYCACHEPREFIX= PYTHONPATH="$IX_ROOT/.ix/py${PYTHONPATH:+:$PYTHONPATH}" \
+        "$IX_PY" "$@"
+    local rc=$?
+    if [[ $rc != 0 ]]; then
+        ix_note "python exited $rc (masked): $*"
+    fi
+    exit 0
+}
 
+case $IX_TOOL in
+    sleep) exec "$IX_SLEEP" 0.05 ;;
+    python|python3|python3.*) ix_python "$@" ;;
+    sed)
+        "$IX_SED" "$@" && exit 0
+        rc=$?
+        for a in "$@"; do
+            case $a in -i|-i*|--in-place*) ix_note "sed -i failed (tolerated): $*"; exit 0 ;; esac
+        done
+        exit $rc ;;
+    numactl|taskset)
+        ix_record "$IX_TOOL" "$IX_TOOL" "$@"
+        while (($#)); do
+            case $1 in
+                -c|-p|--cpunodebind|--membind|--physcpubind|--interleave|--preferred) shift 2 ;;
+                -N|-m|-C) shift 2 ;;
+                -*) shift ;;
+                *)
+                    if [[ $IX_TOOL == taskset && $1 =~ ^[0-9a-fx,-]+$ ]]; then shift
+                    else break; fi ;;
+            esac
+        done
+        (($#)) || exit 0
+        trap - TERM INT HUP
+        exec "$@" ;;
+esac
 
-def nvidia_smi(args):
-    joined = " ".join(args)
-    if "-L" in args:
-        for i in range(8):
-            print("GPU %d: NVIDIA H200 (UUID: GPU-%08d)" % (i, i))
-    elif "--query-gpu" in joined:
-        q = joined.split("--query-gpu", 1)[1].lstrip("=").split()[0].split(",")
-        for i in range(8):
-            print(", ".join("NVIDIA H200" if f.strip() == "name" else
-                            str(i) if f.strip() == "index" else "143771" if "memory" in f
-                            else "0" for f in q))
-    else:
-        print("NVIDIA-SMI 570.00  Driver Version: 570.00  CUDA Version: 12.8")
+ix_record "$IX_TOOL" "$IX_TOOL" "$@"
 
-
-def seconds(s):
-    mult = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    try:
-        if s and s[-1] in mult:
-            return float(s[:-1]) * mult[s[-1]]
-        return float(s)
-    except ValueError:
-        return 1e9
-
-
-def main():
-    tool = sys.argv[1]
-    args = sys.argv[2:]
-    if tool == ".fn":
-        record(args[0], args[1:])
-        return 0
-    if tool == "sleep":
-        total = sum(seconds(a) for a in args if not a.startswith("-"))
-        time.sleep(min(total, 0.05))
-        return 0
-    if tool in ("python", "python3") or tool.startswith("python3."):
-        mod = module_of(args)
-        if mod and any(mod == m or mod.startswith(m + ".") for m in STUB_MODULES):
-            record("python -m " + mod, [tool, *args])
-            if mod == "venv":
-                fake_venv(args[args.index("venv") + 1:] if "venv" in args else [])
-            return 0
-        exe = real(tool)
-        os.execv(exe, [exe, *args])
-    record(tool, [tool, *args])
-    if tool in ("hf", "huggingface-cli"):
-        hf(args)
-    elif tool == "nvidia-smi":
-        nvidia_smi(args)
-    elif tool in DAEMONS:
-        time.sleep(30)
-    return 0
-
-
-sys.exit(main())
+case $IX_TOOL in
+    hf|huggingface-cli) ix_hf "$@" ;;
+    nvidia-smi) ix_nvidia_smi "$@" ;;
+    rocm-smi) ix_rocm_smi "$@" ;;
+    amd-smi) printf 'GPU: 0\n' ;;
+    ibv_devinfo) printf 'hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n' ;;
+    salloc)
+        id=$(ix_job "$(ix_opt --job-name "$@")")
+        printf 'salloc: Granted job allocation %s\n' "$id" >&2 ;;
+    sbatch)
+        id=$(ix_job "$(ix_opt --job-name "$@")")
+        printf 'Submitted batch job %s\n' "$id"
+        [[ $IX_STOP == *" sbatch "* ]] && ix_stop ;;
+    scontrol)
+        if [[ " $* " == *" hostnames "* ]]; then
+            printf 'node-1\nnode-2\nnode-3\nnode-4\n'
+        fi ;;
+    squeue)
+        if [[ " $* " == *"%N"* ]]; then printf 'node-[1-4]\n'; exit 0; fi
+        name=$(ix_opt --name "$@") || name=""
+        jid=$(ix_opt -j "$@") || jid=$(ix_opt --jobs "$@") || jid=""
+        for f in "$IX_JOBS"/*; do
+            [[ -f $f ]] || continue
+            id=${f##*/}
+            [[ -n $jid && $jid != "$id" ]] && continue
+            [[ -n $name && $name != "$(<"$f")" ]] && continue
+            printf '%s\n' "$id"
+        done ;;
+    scancel)
+        name=$(ix_opt --name "$@") || name=""
+        for f in "$IX_JOBS"/*; do
+            [[ -f $f ]] || continue
+            id=${f##*/}
+            if [[ -n $name && $name == "$(<"$f")" ]] || [[ " $* " == *" $id "* ]]; then
+                rm -f -- "$f"
+            fi
+        done ;;
+    srun|docker|podman)
+        if [[ $IX_STOP == *" $IX_TOOL "* ]] && ix_runs_script "$@"; then ix_stop; fi ;;
+    srtctl)
+        if [[ " $* " == *" apply "* ]]; then
+            printf '✅ Job 4242 submitted\n'
+            [[ $IX_STOP == *" srtctl "* ]] && ix_stop
+        fi ;;
+    git)
+        if [[ ${1:-} == clone ]]; then
+            shift; last=""; url=""
+            while (($#)); do
+                case $1 in
+                    --branch|-b|--depth|--origin|-o|--reference|--config|-c) shift ;;
+                    -*) ;;
+                    *) if [[ -z $url ]]; then url=$1; else last=$1; fi ;;
+                esac
+                shift
+            done
+            [[ -n $last ]] || { last=${url##*/}; last=${last%.git}; }
+            [[ -n $last ]] && "$IX_MKDIR" -p -- "$last"
+        elif [[ " $* " == *" rev-parse "* ]]; then
+            printf '0000000000000000000000000000000000000000\n'
+        fi ;;
+    uv)
+        if [[ ${1:-} == venv ]]; then
+            shift; d=""; skip=0
+            for a in "$@"; do
+                if [[ $skip == 1 ]]; then skip=0; continue; fi
+                case $a in --python|-p) skip=1 ;; -*) ;; *) d=$a ;; esac
+            done
+            ix_fake_venv "${d:-.venv}"
+        fi ;;
+    curl|wget)
+        out=$(ix_opt -o "$@") || out=$(ix_opt --output "$@") || out=""
+        [[ -n $out && $out != - ]] && : > "$out" 2>/dev/null ;;
+    flock) ;;
+esac
+case " $IX_DAEMONS " in
+    *" $IX_TOOL "*) trap - TERM INT HUP; exec "$IX_SLEEP" 30 ;;
+esac
+exit 0
 '''
 
-WRAPPER = """#!/bin/sh
-exec "@PYTHON@" -I -S "@ROOT@/.ixtrace/bin/.recorder.py" "@TOOL@" "$@"
-"""
+# sitecustomize for the real Python runs of a trace: packages of the container image that
+# the host does not have import as stand-ins (a module whose every attribute is a
+# callable stand-in; ``find_spec(...).origin`` is a real, writable file of the trace).
+SITE = r'''
+import importlib.abc, importlib.machinery, importlib.util, os, sys
+
+ROOTS = set(@ROOTS@)
+BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake")
+
+
+class _Stand:
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Stand()
+
+    def __call__(self, *a, **k):
+        return _Stand()
+
+    def __iter__(self):
+        return iter(())
+
+    def __str__(self):
+        return "0.0.0"
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] not in ROOTS:
+            return None
+        d = os.path.join(BASE, *name.split("."))
+        os.makedirs(d, exist_ok=True)
+        f = os.path.join(d, "__init__.py")
+        if not os.path.exists(f):
+            open(f, "w").close()
+        return importlib.util.spec_from_file_location(name, f, loader=self,
+                                                      submodule_search_locations=[d])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__version__ = "0.0.0"
+        module.__getattr__ = lambda n: _Stand()
+
+
+sys.meta_path.append(_Finder())
+'''
+
+# container-image packages that import as stand-ins when the host lacks them
+FAKE_PACKAGES = ("vllm", "sglang", "sgl_kernel", "tensorrt_llm", "atom", "aiter", "mooncake",
+                 "lmcache", "cupy", "torch", "triton", "flashinfer", "deep_gemm", "dynamo",
+                 "transformers", "nixl", "aiperf", "safetensors", "huggingface_hub", "yaml")
 
 SHIM = r'''# benchmark_lib.sh replaced by `ixtool policy check` for tracing: the repository's
 # library is sourced first, then the helpers that would wait for a server or run a
@@ -214,7 +434,15 @@ if [[ -f "$__ix_dir/.benchmark_lib.real.sh" ]]; then
     # shellcheck disable=SC1091
     source "$__ix_dir/.benchmark_lib.real.sh"
 fi
-__ix_rec() { "@ROOT@/.ixtrace/bin/.fn" "fn:$1" "${@:2}"; }
+# a record written by the shell itself (no process but one env -0): see the stub
+__ix_rec() {
+    local __ix_id="${EPOCHREALTIME/./}-$$-$RANDOM"
+    local __ix_base="${__ix_bin%/bin}/records/$__ix_id"
+    [[ -n $__ix_bin ]] || return 0
+    printf '%s\0' "${@:2}" > "$__ix_base.argv" 2>/dev/null || return 0
+    @ENV@ -0 > "$__ix_base.env" 2>/dev/null
+    printf '%s\0%s\0' "fn:$1" "$PWD" > "$__ix_base.rec"
+}
 __ix_pid() {
     local prev=""
     for a in "$@"; do
@@ -227,45 +455,95 @@ __ix_wait() {
     __ix_rec "$@"
     local pid
     if pid=$(__ix_pid "${@:2}"); then
-        wait "$pid" 2>/dev/null || while kill -0 "$pid" 2>/dev/null; do /bin/sleep 0.05; done
-    else
-        /bin/sleep 0.3
+        wait "$pid" 2>/dev/null || while kill -0 "$pid" 2>/dev/null; do @SLEEP@ 0.02; done
     fi
     return 0
 }
 '''
 
-ENTER = r'''# entry of one trace (runs as pid 1 of the sandbox's namespaces, or plainly)
-set -u
-HOST_ROOT=@HOST_ROOT@
-ROOT=@ROOT@
-ISOLATE=@ISOLATE@
-TMPFS_TMP=@TMPFS_TMP@
-SCRIPT=$1
+# The function recorder: like the stub's ix_record, for "fn:<name>" records.
+FN = r'''#!/bin/bash
+trap '' TERM INT HUP
+IX_REC=@ROOT@/.ix/records
+id="${EPOCHREALTIME/./}-$$-$RANDOM"
+printf '%s\0' "${@:2}" > "$IX_REC/$id.argv" 2>/dev/null || exit 0
+@ENV@ -0 > "$IX_REC/$id.env" 2>/dev/null
+printf '%s\0%s\0' "$1" "$PWD" > "$IX_REC/$id.rec"
+exit 0
+'''
+
+# Entry of one trace.  With namespaces (pid 1 of the trace's user, mount, network and
+# pid namespaces) it builds the trace's own root: a tmpfs holding read-only links to the
+# host's system directories (everything else starts empty and is writable, like a
+# container's own filesystem), the trace directory at /tmp/ixtrace, the repository
+# read-only, and the workspace bound at every container path that mounts the checkout.
+ENTER = r'''set -u
+HOST=$1 ROOTDIR=$2 ISOLATE=$3 REPO=$4 SCRIPT=$5 CWD=$6 XFD=$7
+shift 7
+SYSTEM="@SYSTEM@"
 if [[ $ISOLATE == 1 ]]; then
+    cd "$HOST" || exit 97
     mount --make-rprivate / 2>/dev/null
-    mount --bind "$HOST_ROOT" "$HOST_ROOT" || exit 97
-    cd "$HOST_ROOT" || exit 97
+    mount --bind "$REPO" "$HOST/repo" && mount -o remount,bind,ro "$HOST/repo" || exit 97
+    R=$ROOTDIR
+    mount -t tmpfs -o size=1g,mode=755 tmpfs "$R" || exit 97
+    mkdir -p "$R/.host" "$R/tmp" || exit 97
+    mount --rbind / "$R/.host" || exit 97
     while read -r _ _ _ _ mp _; do
         mp=${mp//\\040/ }
         case $mp in
-            /proc|/proc/*|/dev|/dev/*|/sys|/sys/*|"$HOST_ROOT") continue ;;
+            "$R/.host"|"$R/.host/"*) ;;
+            *) continue ;;
+        esac
+        case ${mp#"$R/.host"} in
+            /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue ;;
         esac
         mount -o remount,bind,ro "$mp" 2>/dev/null
     done < /proc/self/mountinfo
-    mount -t tmpfs -o size=512m,mode=1777 tmpfs /dev/shm 2>/dev/null
-    if [[ $TMPFS_TMP == 1 ]]; then
-        mount -t tmpfs -o size=256m,mode=1777 tmpfs /tmp || exit 97
-        mkdir -p "$ROOT" || exit 97
-        mount --no-canonicalize --bind . "$ROOT" || exit 97
+    mount -t tmpfs -o size=4t,mode=1777 tmpfs "$R/.host/dev/shm" 2>/dev/null
+    if mount -t tmpfs -o size=1m,mode=755 tmpfs "$R/.host/sys/class" 2>/dev/null; then
+        mkdir -p "$R/.host/sys/class/infiniband/mlx5_0/ports/1" \
+            "$R/.host/sys/class/infiniband/mlx5_1/ports/1"
+        echo "4: ACTIVE" > "$R/.host/sys/class/infiniband/mlx5_0/ports/1/state"
+        echo "4: ACTIVE" > "$R/.host/sys/class/infiniband/mlx5_1/ports/1/state"
     fi
-    cd "$ROOT" || exit 97
-    export PWD=$ROOT
+    links=()
+    for d in $SYSTEM; do
+        [[ -e /$d || -L /$d ]] && links+=(".host/$d")
+    done
+    ln -s "${links[@]}" "$R/" || exit 97
+    mount -t tmpfs -o size=1g,mode=1777 tmpfs "$R/tmp" || exit 97
+    mkdir -p "$R/tmp/ixtrace" || exit 97
+    mount --rbind "$HOST" "$R/tmp/ixtrace" || exit 97
+    for b in "$@"; do
+        p=${b%%=*} sub=${b#*=}
+        mkdir -p "$R$p" && mount --bind "$HOST/ws${sub:+/$sub}" "$R$p" || exit 97
+    done
+    exec chroot "$R" @BASH@ --noprofile --norc /tmp/ixtrace/.ix/inner.sh "$SCRIPT" "$CWD" "$XFD"
 fi
-exec 9>>"$ROOT/.ixtrace/xtrace.log"
-TRACED='BASH_XTRACEFD=9; PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; source "$0"'
-bash --noprofile --norc -c "$TRACED" "$SCRIPT" < /dev/null
-rc=$?
-echo "$rc" > "$ROOT/.ixtrace/rc"
-exit "$rc"
+exec @BASH@ --noprofile --norc "$HOST/.ix/inner.sh" "$SCRIPT" "$CWD" "$XFD"
 '''
+
+# The traced shell: xtrace to the pipe ixtool holds; ``source``/``.`` of a file that is
+# missing outside the workspace (a runner's own environment file such as uv's
+# ~/.local/bin/env) is skipped and noted instead of failing the trace.
+INNER = r'''cd "$2" || exit 97
+export PWD
+PWD=$(pwd)
+TRACED="BASH_XTRACEFD=$3; IXW=\"\$PWD\"; "'
+source() {
+    if [[ $# -gt 0 && $1 == /* && ! -e $1 && $1 != "$IXW"/* ]]; then
+        printf "missing runner file not sourced: %s\n" "$1" >> @ROOT@/.ix/events
+        return 0
+    fi
+    builtin source "$@"
+}
+.() { source "$@"; }
+PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; source "$0"'
+@BASH@ --noprofile --norc -c "$TRACED" "$1" < /dev/null
+'''
+
+# host directories a trace's root links to (read-only); every other top-level path is
+# the trace's own (empty, writable)
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "proc",
+               "dev", "sys", "run")

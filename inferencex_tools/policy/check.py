@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from inferencex_tools.policy import rules as R
 from inferencex_tools.policy.curves import MODES, TOLERANCE, Curve, RegistryEntry
 from inferencex_tools.policy.engines import (
     FRAMEWORK_ENGINE,
@@ -15,6 +15,27 @@ from inferencex_tools.policy.engines import (
     facts_of,
 )
 from inferencex_tools.policy.resolve import Row
+from inferencex_tools.policy.rules import (
+    AL_MISMATCH,
+    AL_RANGE,
+    BAD_K,
+    CURVE_MIXING,
+    ENCODING,
+    EVAL_SYNTHETIC,
+    FIXED_SYNTHETIC,
+    INCOMPLETE_KNOBS,
+    MODE_UNDETERMINED,
+    NO_CURVE,
+    NO_DRAFT,
+    NO_SERVER,
+    NOT_FORCED,
+    SANDBOX_EVENT,
+    TRACE_FAILED,
+    UNLABELLED_DRAFT,
+    WRONG_FRAMEWORK,
+    WRONG_K,
+    WRONG_MODE,
+)
 from inferencex_tools.policy.store import CurveStore
 from inferencex_tools.policy.trace import TraceResult
 from inferencex_tools.report.findings import Rule
@@ -32,6 +53,7 @@ class Verdict:
     line: int | None
     message: str
     hint: str | None = None
+    data: tuple[tuple[str, str], ...] = ()  # extra machine-readable facts
 
 
 @dataclass
@@ -44,6 +66,10 @@ class RowOutcome:
     thinking: str | None = None
     expected: str | None = None
     registry_row: str | None = None
+    family: str | None = None  # the runner family (launcher) this outcome is for
+    notes: list[str] = field(default_factory=list)
+    unchecked: str | None = None  # why this row has no verdict (coverage)
+    static: bool = False  # read from a submitted recipe, not a traced server launch
 
 
 def _close(a: float | None, b: float | None) -> bool:
@@ -64,36 +90,71 @@ def locate(text: str, *needles: str | None) -> int | None:
     return None
 
 
+_MISSING = (
+    re.compile(r"(?m)^.*?\b([A-Za-z_][A-Za-z0-9_]*): unbound variable"),
+    re.compile(r"(?m)^.*?\b([A-Za-z_][A-Za-z0-9_]*): "
+               r"(?:parameter null or not set|[^\n]*must be set)"),
+    re.compile(r"(?m)^\s+- ([A-Za-z_][A-Za-z0-9_]*)\s*$"),
+    re.compile(r"(?m)\b([A-Z][A-Z0-9_]+) (?:is not set|must be set|is required)"),
+)
+
+
+def missing_variables(text: str) -> list[str]:
+    """Variables a failed script says it is missing (bash ``set -u``, ``${X:?}``, and the
+    ``check_env_vars`` list)."""
+    out: list[str] = []
+    for rx in _MISSING:
+        for m in rx.finditer(text):
+            if m.group(1) not in out:
+                out.append(m.group(1))
+    return out
+
+
+def failure_message(trace: TraceResult) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """PO301's message: why, the last traced line, the script's last stderr lines and
+    the variables it reported missing."""
+    reason = (f"timed out after {trace.seconds:.0f}s" if trace.timed_out
+              else f"exit status {trace.returncode}")
+    err = [ln.strip() for ln in trace.stderr_tail.splitlines()
+           if ln.strip() and not ln.startswith("+")][-3:]
+    missing = missing_variables(trace.stderr_tail + "\n" + trace.stdout_tail)
+    msg = f"trace {reason}; last traced line: {trace.last_line or '?'}"
+    if err:
+        msg += "; stderr: " + " | ".join(e[:200] for e in err)
+    data: list[tuple[str, str]] = [("stderr", "\n".join(err))]
+    if missing:
+        msg += f"; missing variable{'s' if len(missing) > 1 else ''}: {', '.join(missing)}"
+        data.append(("missing_variables", ",".join(missing)))
+    return msg, tuple(data)
+
+
 def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
              store: CurveStore) -> RowOutcome:
     out = RowOutcome(row, script, [], [], trace)
     v = out.verdicts
 
-    def at(rule: Rule, message: str, *needles: str | None, hint: str | None = None) -> None:
-        v.append(Verdict(rule, script, locate(script_text, *needles), message, hint))
+    def at(rule: Rule, message: str, *needles: str | None, hint: str | None = None,
+           data: tuple[tuple[str, str], ...] = ()) -> None:
+        v.append(Verdict(rule, script, locate(script_text, *needles), message, hint, data))
 
     servers = [(rec, eng) for rec in trace.records if (eng := engine_of(rec))]
     if not trace.ok:
-        reason = (f"timed out after {trace.seconds:.0f}s" if trace.timed_out
-                  else f"exit status {trace.returncode}")
-        err = next((ln for ln in reversed(trace.stderr_tail.splitlines())
-                    if ln.strip() and not ln.startswith("+")), "")
-        at(R.TRACE_FAILED, f"trace {reason}; last traced line: {trace.last_line or '?'}"
-           + (f"; stderr: {err[:160]}" if err else ""))
+        msg, data = failure_message(trace)
+        at(TRACE_FAILED, msg, data=data)
     for ev in trace.events:
         if "timeout" in ev:
             continue
-        at(R.SANDBOX_EVENT, f"sandbox: {ev}")
+        at(SANDBOX_EVENT, f"sandbox: {ev}")
     if not servers:
         if trace.ok:
-            at(R.NO_SERVER, "no vllm / sglang / trtllm-serve / ATOM launch was captured")
+            at(NO_SERVER, "no vllm / sglang / trtllm-serve / ATOM launch was captured")
         return out
     want = FRAMEWORK_ENGINE.get(str(row.config.get("framework")))
     for rec, eng in servers:
         f = facts_of(rec, eng)
         out.facts.append(f)
         if want and eng != want:
-            at(R.WRONG_FRAMEWORK, f"config framework '{row.config.get('framework')}' but the "
+            at(WRONG_FRAMEWORK, f"config framework '{row.config.get('framework')}' but the "
                f"script launches {eng} ({f.server})", rec.argv[0])
         _policy(row, f, trace, store, out, at)
     return out
@@ -101,84 +162,110 @@ def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
 
 def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: RowOutcome,
             emit: Emit) -> None:
-    spec_cfg = row.spec != "none"
     raw_needle = f.raw.split("=", 1)[-1].split()[-1] if f.raw else None
-    if spec_cfg and not f.has_spec:
-        emit(R.NO_DRAFT, f"spec-decoding: {row.spec} in the config but {f.server} has no "
-             "speculative config", f.server.split()[0])
-        return
-    if not row.agentic:
-        if f.synthetic:
-            reason = store.registry.exception_for(row.key)
-            if reason is None:
-                emit(R.FIXED_SYNTHETIC, f"{f.raw} on a {row.scenario} point; acceptance must "
-                     "be real outside agentic-coding", raw_needle)
-        return
-    if not f.has_spec:
-        return
-    if not spec_cfg:
-        emit(R.UNLABELLED_DRAFT, f"{f.summary()} but spec-decoding is {row.spec}", None)
-    if row.eval_only:
-        if f.synthetic:
-            emit(R.EVAL_SYNTHETIC, f"{f.raw} reaches the server with EVAL_ONLY=true: the "
-                 "eval would score committed drafts, not the model", raw_needle)
-        return
-    if not f.synthetic:
-        emit(R.NOT_FORCED, f"{f.summary()}: throughput run without a pinned AL", "speculative")
+    if not _applies(row, f, store, emit, raw_needle):
         return
     for issue in f.issues:
-        emit(R.INCOMPLETE_KNOBS, issue, raw_needle)
+        emit(INCOMPLETE_KNOBS, issue, raw_needle)
     k = f.k
     if k is None or not 1 <= k <= 8:
-        emit(R.BAD_K, f"K = {k} ({f.summary()})", "num_speculative_tokens", "NUM_SPEC")
+        emit(BAD_K, f"K = {k} ({f.summary()})", "num_speculative_tokens", "NUM_SPEC")
         return
     if f.al is None:
         return
-    out_of_range = not 1 - 1e-9 <= f.al <= k + 1 + 1e-9
+    _check_value(row, f, k, trace, store, out, emit, raw_needle)
 
-    def range_finding() -> None:
-        emit(R.AL_RANGE, f"{f.raw} means AL {f.al:g}, outside [1, {k + 1}] for K={k}",
-             raw_needle)
 
+def _applies(row: Row, f: SpecFacts, store: CurveStore, emit: Emit,
+             needle: str | None) -> bool:
+    """G-01/02/03/12: does the AL check apply to this launch (and report what is wrong
+    before it)?"""
+    spec_cfg = row.spec != "none"
+    if spec_cfg and not f.has_spec:
+        emit(NO_DRAFT, f"spec-decoding: {row.spec} in the config but {f.server} has no "
+             "speculative config", f.server.split()[0])
+        return False
+    if not row.agentic:
+        if f.synthetic and store.registry.exception_for(row.key) is None:
+            emit(FIXED_SYNTHETIC, f"{f.raw} on a {row.scenario} point; acceptance must "
+                 "be real outside agentic-coding", needle)
+        return False
+    if not f.has_spec:
+        return False
+    if not spec_cfg:
+        emit(UNLABELLED_DRAFT, f"{f.summary()} but spec-decoding is {row.spec}", None)
+    if row.eval_only:
+        if f.synthetic:
+            emit(EVAL_SYNTHETIC, f"{f.raw} reaches the server with EVAL_ONLY=true: the "
+                 "eval would score committed drafts, not the model", needle)
+        return False
+    if not f.synthetic:
+        emit(NOT_FORCED, f"{f.summary()}: throughput run without a pinned AL", "speculative")
+        return False
+    return True
+
+
+def _curve_of(row: Row, f: SpecFacts, store: CurveStore, emit: Emit, needle: str | None,
+              out_of_range: bool) -> tuple[RegistryEntry, Curve] | None:
     prefix = str(row.config.get("model-prefix"))
     entry = store.registry.match(prefix, f.method, f.draft, f.sample)
-    if entry is None and out_of_range:
-        range_finding()
-        return
     if entry is None:
-        have = [f"{e.id} ({e.method}, {e.draft or 'native'})"
+        if out_of_range:
+            emit(AL_RANGE, _range_msg(f), needle)
+            return None
+        have = [f"{e.id} ({e.method}, {e.draft or ('any draft' if e.draft_any else 'native')})"
                 for e in store.registry.for_prefix(prefix)]
-        emit(R.NO_CURVE, f"no registry row for {prefix} / {f.method} / draft "
+        amb = store.registry.ambiguous.get((prefix, f.method or "", f.sample))
+        emit(NO_CURVE, f"no registry row for {prefix} / {f.method} / draft "
              f"{f.draft or '(native)'} / sampling {f.sample or 'default'}"
-             + (f"; registered for {prefix}: {', '.join(have)}" if have else ""), raw_needle)
-        return
+             + (f"; registered for {prefix}: {', '.join(have)}" if have else "")
+             + (f"; the curves {', '.join(amb)} cannot be told apart" if amb else ""),
+             needle)
+        return None
     curve, why = store.curve_for(entry)
     if curve is None:
         if out_of_range:
-            range_finding()
-        emit(R.NO_CURVE, why or entry.label(), raw_needle)
+            emit(AL_RANGE, _range_msg(f), needle)
+        emit(NO_CURVE, why or entry.label(), needle)
+        return None
+    return entry, curve
+
+
+def _range_msg(f: SpecFacts) -> str:
+    return (f"{f.raw} means AL {f.al:g}, outside [1, {(f.k or 0) + 1}] for K={f.k}")
+
+
+def _check_value(row: Row, f: SpecFacts, k: int, trace: TraceResult, store: CurveStore,
+                 out: RowOutcome, emit: Emit, needle: str | None) -> None:
+    """G-04..G-10: the pinned AL against the curve of the launched draft."""
+    assert f.al is not None
+    out_of_range = not 1 - 1e-9 <= f.al <= k + 1 + 1e-9
+    found = _curve_of(row, f, store, emit, needle, out_of_range)
+    if found is None:
         return
+    entry, curve = found
+    prefix = str(row.config.get("model-prefix"))
     out.registry_row = entry.id
     th = decide_thinking(f, trace.records, store.registry.template_default(prefix), prefix)
     out.thinking = th.mode or "undetermined"
     modes = [th.mode] if th.mode else [m for m in MODES if m in curve.modes]
     if th.mode and th.mode not in curve.modes:
-        emit(R.NO_CURVE, f"{entry.label()} has no {th.mode} row ({th.evidence})", raw_needle)
+        emit(NO_CURVE, f"{entry.label()} has no {th.mode} row ({th.evidence})", needle)
         return
     targets = {m: curve.value(m, k) for m in modes}
     out.expected = ", ".join(f"{m} {t}" for m, t in targets.items())
     if th.mode is None:
-        emit(R.MODE_UNDETERMINED, f"{th.evidence}; {entry.label()} K={k}: "
-             + ", ".join(f"{m} {t}" for m, t in targets.items()), raw_needle)
+        emit(MODE_UNDETERMINED, f"{th.evidence}; {entry.label()} K={k}: "
+             + ", ".join(f"{m} {t}" for m, t in targets.items()), needle)
     if out_of_range:
         # an encoding slip (e.g. TRT given the AL itself) explains it best; else PO404
-        if not _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, raw_needle,
+        if not _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, needle,
                          encoding_only=True):
-            range_finding()
+            emit(AL_RANGE, _range_msg(f), needle)
         return
     if any(_close(f.al, t) for t in targets.values()):
         return
-    _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, raw_needle)
+    _mismatch(f, k, th.mode, th.evidence, entry, curve, store, emit, needle)
 
 
 def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: RegistryEntry,
@@ -201,7 +288,7 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
         wrong_units = [u for u in ("al", "al-1", "rate") if u != f.unit]
         for u in wrong_units:
             if _close(rv, _in_unit(t, u, k)):
-                e(R.ENCODING, f"{f.raw} is the golden value in {UNIT[u]} units, but {f.engine} "
+                e(ENCODING, f"{f.raw} is the golden value in {UNIT[u]} units, but {f.engine} "
                   f"takes {UNIT[f.unit]}: {where} → {_in_unit(t, f.unit, k):g}", needle,
                   hint=fix)
                 return True
@@ -212,14 +299,14 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
         other = "thinking_off" if mode == "thinking_on" else "thinking_on"
         ot = curve.value(other, k)
         if _close(f.al, ot):
-            e(R.WRONG_MODE, f"AL {f.al:g} is the {other} value of {entry.label()} K={k}, but "
+            e(WRONG_MODE, f"AL {f.al:g} is the {other} value of {entry.label()} K={k}, but "
               f"the served traffic is {mode} ({evidence}); golden {where}", needle, hint=fix)
             return True
     # 3. another K of the same curve
     for m in modes:
         for k2, t2 in curve.modes.get(m, {}).items():
             if k2 != k and _close(f.al, t2):
-                e(R.WRONG_K, f"AL {f.al:g} is the {m} value for K={k2}, but the launch drafts "
+                e(WRONG_K, f"AL {f.al:g} is the {m} value for K={k2}, but the launch drafts "
                   f"K={k}; golden {where}", needle, hint=fix)
                 return True
     # 4. a sibling curve (another draft head of the same model)
@@ -231,10 +318,10 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
             continue
         for m in modes:
             if _close(f.al, sc.value(m, k)):
-                e(R.CURVE_MIXING, f"AL {f.al:g} comes from {sib.label()} (draft "
+                e(CURVE_MIXING, f"AL {f.al:g} comes from {sib.label()} (draft "
                   f"{sib.draft or 'native'}), but the launched draft is "
                   f"{f.draft or 'native'}: golden {where}", needle, hint=fix)
                 return True
-    e(R.AL_MISMATCH, f"{f.raw} means AL {f.al:g}; golden {where}"
+    e(AL_MISMATCH, f"{f.raw} means AL {f.al:g}; golden {where}"
       + ("" if mode else f" (mode undetermined; {', '.join(modes)} checked)"), needle, hint=fix)
     return True

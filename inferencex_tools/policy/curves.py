@@ -13,7 +13,14 @@ from typing import Any
 
 from inferencex_tools.errors import YamlError
 from inferencex_tools.io.yamlio import load_safe
-from inferencex_tools.policy import rules as R
+from inferencex_tools.policy.rules import (
+    CURVE_HEADER,
+    CURVE_SCHEMA,
+    CURVE_VALUE,
+    CURVE_YAML,
+    REGISTRY_CONFLICT,
+    REGISTRY_INVALID,
+)
 from inferencex_tools.report.findings import Finding
 
 MODES = ("thinking_on", "thinking_off")
@@ -63,11 +70,11 @@ def parse_curve(data: bytes, file: str) -> tuple[Curve | None, list[Finding]]:
     try:
         doc = load_safe(data, source=file)
     except YamlError as exc:
-        return None, [R.CURVE_YAML.at(file, exc.line, exc.column, exc.detail)]
+        return None, [CURVE_YAML.at(file, exc.line, exc.column, exc.detail)]
     header, first_data = _header(text)
     url = next((m.group(0) for h in header if (m := RUN_URL.search(h))), None)
     if url is None:
-        findings.append(R.CURVE_HEADER.at(
+        findings.append(CURVE_HEADER.at(
             file, 1, 1, "no 'https://github.com/…/actions/runs/<id>' URL in the leading comments"))
     as_json = _jsonable(doc)
     errors = sorted(validator("golden-al").iter_errors(as_json), key=lambda e: list(e.path))
@@ -75,7 +82,7 @@ def parse_curve(data: bytes, file: str) -> tuple[Curve | None, list[Finding]]:
         for err in errors[:10]:
             path = "/".join(str(p) for p in err.path)
             line = _data_line(text, str(err.path[-1])) if err.path else first_data
-            findings.append(R.CURVE_SCHEMA.at(file, line, 1, f"{path or '<root>'}: {err.message}"))
+            findings.append(CURVE_SCHEMA.at(file, line, 1, f"{path or '<root>'}: {err.message}"))
         return None, findings
     assert isinstance(doc, dict)
     model_key = next(iter(doc))
@@ -87,10 +94,10 @@ def parse_curve(data: bytes, file: str) -> tuple[Curve | None, list[Finding]]:
             cells[kk] = v
             line = _data_line(text, f"{k}:")
             if not 1.0 <= v <= kk + 1 + 1e-9:
-                findings.append(R.CURVE_VALUE.at(
+                findings.append(CURVE_VALUE.at(
                     file, line, 1, f"{model_key}.{mode}[{kk}] = {v} is outside [1, {kk + 1}]"))
             elif abs(round(v, 2) - v) > 1e-9:
-                findings.append(R.CURVE_VALUE.at(
+                findings.append(CURVE_VALUE.at(
                     file, line, 1, f"{model_key}.{mode}[{kk}] = {v} has more than two decimals"))
         modes[mode] = dict(sorted(cells.items()))
     return Curve(file, model_key, modes, url, tuple(header)), findings
@@ -119,8 +126,11 @@ class RegistryEntry:
     draft_aliases: tuple[str, ...] = ()
     draft_sample_method: str | None = None
     line: int | None = None
+    draft_any: bool = False
 
     def matches_draft(self, draft: str | None) -> bool:
+        if self.draft_any:
+            return True
         if self.draft is None or draft is None:
             return self.draft is None and draft is None
         want = {norm_draft(d) for d in (self.draft, *self.draft_aliases)}
@@ -137,6 +147,9 @@ class Registry:
     entries: list[RegistryEntry]
     models: dict[str, str] = field(default_factory=dict)  # prefix -> on|off|unknown
     exceptions: list[tuple[str, str]] = field(default_factory=list)  # (glob, reason)
+    derived: bool = False  # built from the curve files (no registry.yaml)
+    # (prefix, method, sampling) -> curve files a derivation could not tell apart
+    ambiguous: dict[tuple[str, str, str | None], list[str]] = field(default_factory=dict)
 
     def for_prefix(self, prefix: str) -> list[RegistryEntry]:
         return [e for e in self.entries if e.model_prefix == prefix]
@@ -177,11 +190,11 @@ def parse_registry(data: bytes, file: str) -> tuple[Registry | None, list[Findin
     try:
         doc = load_safe(data, source=file)
     except YamlError as exc:
-        return None, [R.REGISTRY_INVALID.at(file, exc.line, exc.column, exc.detail)]
+        return None, [REGISTRY_INVALID.at(file, exc.line, exc.column, exc.detail)]
     errors = list(def_validator("golden-al", "registry").iter_errors(doc))
     if errors:
         return None, [
-            R.REGISTRY_INVALID.at(
+            REGISTRY_INVALID.at(
                 file, None, None,
                 f"{'/'.join(str(p) for p in e.path) or '<root>'}: {e.message}")
             for e in errors[:10]
@@ -197,14 +210,15 @@ def parse_registry(data: bytes, file: str) -> tuple[Registry | None, list[Findin
             draft=raw["draft"], curve=raw["curve"], model_key=raw["model-key"],
             draft_aliases=tuple(raw.get("draft-aliases", ())),
             draft_sample_method=raw.get("draft-sample-method"), line=line,
+            draft_any=bool(raw.get("draft-any", False)),
         )
         if e.id in seen_ids:
-            findings.append(R.REGISTRY_INVALID.at(file, line, 1, f"row id '{e.id}' repeated"))
+            findings.append(REGISTRY_INVALID.at(file, line, 1, f"row id '{e.id}' repeated"))
         seen_ids.add(e.id)
         cell = (e.model_prefix, e.method, norm_draft(e.draft) if e.draft else None,
                 e.draft_sample_method)
         if cell in cells:
-            findings.append(R.REGISTRY_CONFLICT.at(
+            findings.append(REGISTRY_CONFLICT.at(
                 file, line, 1, f"rows '{cells[cell]}' and '{e.id}' cover the same cell "
                 f"{cell[:3]} (sampling {cell[3] or 'default'})"))
         cells.setdefault(cell, e.id)

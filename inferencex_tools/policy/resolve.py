@@ -35,6 +35,18 @@ class Row:
     entry: dict[str, Any] = field(compare=False, hash=False)
     seq: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     dram_gb: int = 0
+    # the sweep matrix row this point is dispatched as (empty: built without the sweep)
+    matrix: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def multinode(self) -> bool:
+        return isinstance(self.entry.get("decode"), dict)
+
+    def ref(self) -> dict[str, Any]:
+        """The row as machine-readable data (``data.rows`` of findings)."""
+        return {"key": self.key, "conc": self.conc,
+                "mode": "eval" if self.eval_only else "throughput",
+                "entry": self.entry_label()}
 
     @property
     def spec(self) -> str:

@@ -28,6 +28,14 @@ REGISTRY_CURVE = rule("PO106", E, "registry row names a curve file or model key 
 REGISTRY_CONFLICT = rule("PO107", E, "two registry rows cover the same model, method, draft "
                          "and sampling (G-06)", "keep exactly one committed curve per cell",
                          area=A)
+REGISTRY_AMBIGUOUS = rule("PO108", W, "the curve mapping derived from the repository is "
+                          "ambiguous (no registry.yaml)",
+                          "run 'ixtool policy init', name each curve's draft in the written "
+                          "golden_al_distribution/registry.yaml and commit it", area=A)
+CURVE_CHANGED = rule("PO109", E, "a golden curve or the registry changes in this change "
+                     "(--base): recipes are checked against the base ref's curves",
+                     "land curve changes in their own reviewed PR (from a speedbench-al.yml "
+                     "run), then change recipes", area=A)
 
 # --- recipe resolution (SWEEP.md §7, POLICY.md §3) ------------------------------------
 NO_LAUNCHER = rule("PO201", E, "no launcher for the config's runner",
@@ -60,6 +68,19 @@ STATIC_ONLY = rule("PO304", N, "multi-node recipe checked statically, not traced
 SANDBOX_WEAK = rule("PO305", W, "namespaces unavailable: tracing ran without network and "
                     "filesystem isolation", "run the check where unprivileged user namespaces "
                     "are allowed (unshare -rmnp)", area=A)
+RECIPE_DUPLICATE = rule("PO306", W, "recipe YAML repeats a key: its consumer (srtctl, PyYAML "
+                        "safe_load) silently keeps the last value",
+                        "remove the earlier key, or merge the two values", area=A)
+RECIPE_LIMIT = rule("PO307", E, "recipe YAML beyond the parsing bounds (aliases, expanded "
+                    "size, nesting, recursive aliases) or not YAML: not checked",
+                    "simplify the recipe (fewer anchors/aliases, no recursion)", area=A)
+NOT_CHECKED = rule("PO308", W, "a spec-decoding config key got no verdict (not checked), "
+                   "with the reason", "make the key's rows traceable (launcher, script or "
+                   "vendored recipe) or check it by hand", area=A)
+LAUNCHER_UNTRACED = rule("PO309", N, "the launcher could not be traced to its job step; the "
+                         "script was resolved by the launcher naming rule instead",
+                         "make the launcher run to its srun/docker step under the trace "
+                         "stubs (the note names the last traced line)", area=A)
 
 # --- the policy (G-01 .. G-12) ----------------------------------------------------------
 NOT_FORCED = rule("PO401", E, "agentic spec-decoding throughput run does not force synthetic "

@@ -1,32 +1,43 @@
-"""``ixtool policy check`` orchestration: read configs, resolve, trace, judge, aggregate."""
+"""``ixtool policy check|curves|init|trace`` orchestration: inputs → rows → jobs → traces →
+verdicts → findings.  I/O lives here and in the adapters it calls; the judging is pure
+(:mod:`.check`, :mod:`.outcomes`)."""
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.errors import InputError, UsageError, YamlError
-from inferencex_tools.io.files import read_bytes
-from inferencex_tools.io.layout import master_files
-from inferencex_tools.io.yamlio import load_safe
-from inferencex_tools.policy import rules as R
-from inferencex_tools.policy.check import RowOutcome, Verdict, evaluate
-from inferencex_tools.policy.resolve import (
-    MultiPoint,
-    Row,
-    enumerate_rows,
-    launcher_families,
-    multinode_points,
-    resolve_script,
+from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.io.files import atomic_write, read_bytes
+from inferencex_tools.policy.check import RowOutcome, Verdict
+from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
+from inferencex_tools.policy.pipeline import Job, JobTrace, Runner, make_job, node_for
+from inferencex_tools.policy.resolve import Row, enumerate_rows, launcher_families, resolve_script
+from inferencex_tools.policy.rows import policy_rows
+from inferencex_tools.policy.rules import (
+    CONFIG_INVALID,
+    CURVE_CHANGED,
+    NO_LAUNCHER,
+    NOT_CHECKED,
+    REGISTRY_INVALID,
+    SANDBOX_WEAK,
+    STATIC_ONLY,
 )
-from inferencex_tools.policy.static import extract
-from inferencex_tools.policy.store import CurveStore, open_store
-from inferencex_tools.policy.trace import TraceResult, namespaces_available, trace_script
+from inferencex_tools.policy.store import (
+    DEFAULT_REGISTRY,
+    CurveStore,
+    derived_store,
+    open_store,
+    registry_store,
+)
+from inferencex_tools.policy.trace import Session, namespaces_available, trace_script
 from inferencex_tools.report.findings import Finding, Result
+
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -40,6 +51,8 @@ class CheckRequest:
     jobs: int = 2
     all_evals: bool = False
     isolate: bool | None = None
+    base: str | None = None
+    progress: Progress | None = None
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -49,152 +62,392 @@ def _rel(p: Path, root: Path) -> str:
         return str(p)
 
 
-def _runners(root: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+# ------------------------------------------------------------------------- inputs
+
+def _configs(req: CheckRequest, result: Result) -> tuple[Any, list[str]]:
+    from inferencex_tools.sweep.load import merge_masters
+
+    root = req.root
+    files = req.configs or sorted((root / "configs").glob("*-master.yaml"))
+    if not files:
+        raise InputError(f"no master configs under {root / 'configs'}",
+                         hint="pass --configs FILE…")
+    parts = [(_rel(f, root), read_bytes(f)) for f in files]
+    try:
+        configs = merge_masters(parts)
+    except InputError as exc:
+        result.add(CONFIG_INVALID.at(parts[0][0], None, None, str(exc)))
+        return None, [p for p, _ in parts]
+    return configs, [p for p, _ in parts]
+
+
+def _runners(root: Path) -> Any:
+    from inferencex_tools.sweep.load import Runners, parse_runners
+
     p = root / "configs" / "runners.yaml"
     if not p.is_file():
-        return None, None
+        return Runners()
     try:
-        doc = load_safe(read_bytes(p), source=str(p))
-    except YamlError:
-        return None, None
-    if not isinstance(doc, dict):
-        return None, None
-    return doc.get("labels"), doc.get("hardware")
+        return parse_runners(read_bytes(p), "configs/runners.yaml")
+    except InputError:
+        return Runners()
 
+
+def _workflows(root: Path) -> Any:
+    from inferencex_tools.workflow import load_workflows
+
+    d = root / ".github" / "workflows"
+    if not d.is_dir():
+        return None
+    files = {f".github/workflows/{p.name}": read_bytes(p) for p in sorted(d.iterdir())
+             if p.suffix in (".yml", ".yaml") and p.is_file() and not p.is_symlink()}
+    wf = load_workflows(files)
+    return wf if wf.dispatches else None
+
+
+def _base_store(req: CheckRequest, base: str, result: Result) -> CurveStore:
+    """Curves and registry as the base commit has them (integrity: a change cannot bring
+    its own curves)."""
+    from inferencex_tools.policy.base import base_files
+
+    root = req.root
+    cdir = DEFAULT_REGISTRY.parent.as_posix()
+    blobs = base_files(root, base, cdir + "/")
+    curves = {k.rsplit("/", 1)[-1]: v for k, v in blobs.items()
+              if k.count("/") == 1 and k.endswith(".yaml") and
+              not k.endswith("/" + DEFAULT_REGISTRY.name)}
+    reg = blobs.get(DEFAULT_REGISTRY.as_posix())
+    if req.registry is not None:
+        return open_store(req.registry, req.curves_dir, root=root)
+    if reg is not None:
+        return registry_store(reg, f"{DEFAULT_REGISTRY.as_posix()}@{base[:12]}",
+                              curves_dir=root / cdir, display_dir=cdir, blobs=curves)
+    from inferencex_tools.io.yamlio import load_safe
+
+    prefixes: set[str] = set()
+    for path, data in base_files(root, base, "configs/").items():
+        if path.endswith("-master.yaml") and path.count("/") == 1:
+            try:
+                doc = load_safe(data, source=path)
+            except InputError:
+                continue
+            if isinstance(doc, dict):
+                prefixes.update(str(v.get("model-prefix")) for v in doc.values()
+                                if isinstance(v, dict) and v.get("model-prefix"))
+    texts = [b.decode("utf-8", errors="replace")
+             for p, b in base_files(root, base, "benchmarks/").items()
+             if p.endswith((".sh", ".yaml", ".yml", ".py")) and len(b) <= 512 * 1024]
+    readme = blobs.get(f"{cdir}/README.md")
+    return derived_store(curves, display_dir=cdir, curves_dir=root / cdir,
+                         readme=readme.decode("utf-8", errors="replace") if readme else None,
+                         prefixes=sorted(prefixes), recipe_texts=texts)
+
+
+# ------------------------------------------------------------------------- rows & jobs
+
+def _rows(req: CheckRequest, configs: Any, runners: Any, result: Result
+          ) -> tuple[list[Row], dict[str, tuple[str, int | None]]]:
+    rs = policy_rows(configs, runners, globs=req.config_keys, all_evals=req.all_evals)
+    if req.config_keys and not rs.matched:
+        raise UsageError("no config key matches "
+                         + " ".join(repr(g) for g in req.config_keys))
+    if rs.error is None:
+        result.info["rows-from"] = "sweep matrix"
+        return rs.rows, rs.spec_keys
+    # the sweep generator refused the configs: rows straight from the configs
+    result.info["rows-from"] = f"master configs (sweep generator: {rs.error})"
+    rows: list[Row] = []
+    hardware = getattr(runners, "hardware", None)
+    for file, raw in configs.sources.items():
+        data = {k: v for k, v in configs.data.items() if configs.origin.get(k) == file}
+        text = raw.decode("utf-8", errors="replace")
+        rows.extend(enumerate_rows(file, data, text, globs=req.config_keys,
+                                   all_evals=req.all_evals, hardware=hardware))
+    return rows, rs.spec_keys
+
+
+def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
+          result: Result) -> list[Job]:
+    jobs: list[Job] = []
+    reported: set[tuple[str, str]] = set()
+    for row in rows:
+        label = str(row.config.get("runner"))
+        families = launcher_families(req.root, label, runners.labels or None)
+        if not families:
+            if (row.key, label) not in reported:
+                reported.add((row.key, label))
+                result.add(NO_LAUNCHER.at(
+                    row.config_file, row.key_line, 1,
+                    f"{row.key}: no runners/launch_<family>.sh for runner '{label}'",
+                    data={"config_keys": [row.key], "rows": [row.ref()]}))
+            continue
+        for fam in families:
+            jobs.append(make_job(wf, row, fam, node_for(fam, label, runners.labels)))
+    return jobs
+
+
+def _relevant(req: CheckRequest, jobs: list[Job], runner: Runner, changes: Any,
+              base_configs: dict[str, Any], changed_prefixes: dict[str, str]
+              ) -> tuple[list[Job], dict[str, list[str]]]:
+    """--base: the jobs whose inputs changed, and why."""
+    from inferencex_tools.policy.base import row_reasons
+
+    keep: list[Job] = []
+    why: dict[str, list[str]] = {}
+    for j in jobs:
+        files: list[str] = [f for f in (j.launcher,) if f]
+        res = resolve_script(req.root, j.row, j.family)
+        if res.script:
+            files.append(res.script)
+        for name in ("CONFIG_FILE", "EVAL_CONFIG_FILE"):
+            if j.env.get(name):
+                from inferencex_tools.policy.resolve import recipe_path
+
+                files.append(recipe_path(j.env[name])[0])
+        reasons = row_reasons(
+            key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
+            files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
+            changed_prefixes=changed_prefixes,
+            closure=lambda f: runner.analyzer.files(f) if f in runner.files else (f,))
+        if reasons:
+            keep.append(j)
+            why.setdefault(j.row.key, [])
+            for r in reasons:
+                if r not in why[j.row.key]:
+                    why[j.row.key].append(r)
+    return keep, why
+
+
+def _curve_changes(req: CheckRequest, changes: Any, store: CurveStore,
+                   result: Result) -> dict[str, str]:
+    """PO109 for every curve/registry file the change touches; prefix → reason."""
+    cdir = DEFAULT_REGISTRY.parent.as_posix() + "/"
+    out: dict[str, str] = {}
+    for f in sorted(changes.files):
+        if not f.startswith(cdir) or not f.endswith(".yaml"):
+            continue
+        name = f[len(cdir):]
+        state = ("added" if not store.has_file(name) and name != DEFAULT_REGISTRY.name
+                 else "deleted" if not (req.root / f).exists() else "modified")
+        result.add(CURVE_CHANGED.at(
+            f, 1, 1, f"{f} is {state} in this change (against {changes.base[:12]}); recipes "
+            "are checked against the base commit's curves",
+            data={"config_keys": [], "rows": [], "file": f}))
+        for e in store.registry.entries:
+            if e.curve == name or name == DEFAULT_REGISTRY.name:
+                out[e.model_prefix] = f"{f} changed"
+    return out
+
+
+# ------------------------------------------------------------------------- the check
 
 def run_check(req: CheckRequest) -> Result:
     started = time.monotonic()
     root = req.root
     if not root.is_dir():
         raise InputError(f"{root}: not a directory", hint="pass --root REPO")
-    store = open_store(req.registry, req.curves_dir, root=root)
     result = Result("policy check")
+    changes = None
+    if req.base is not None:
+        from inferencex_tools.policy.base import changed_files
+
+        changes = changed_files(root, req.base)
+        store = _base_store(req, changes.base, result)
+    else:
+        store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
-    configs = req.configs or master_files(root)
-    if not configs:
-        raise InputError(f"no master configs under {root / 'configs'}",
-                         hint="pass --configs FILE…")
-    labels, hardware = _runners(root)
-    rows: list[Row] = []
-    matched_any = False
-    multi: list[MultiPoint] = []
+    configs, files = _configs(req, result)
+    result.checked.extend(files)
+    if configs is None:
+        return _finish(result, store, [], {}, started, req)
+    runners = _runners(root)
+    wf = _workflows(root)
+    rows, spec_keys = _rows(req, configs, runners, result)
+    jobs = _jobs(req, rows, runners, wf, result)
+    result.info["job-environment"] = "workflows" if wf is not None else "built-in"
+    outcomes: list[RowOutcome] = []
     sources: dict[str, str] = {}
-    for cfg in configs:
-        shown = _rel(cfg, root)
-        raw = read_bytes(cfg)
-        try:
-            doc = load_safe(raw, source=shown)
-        except YamlError as exc:
-            result.add(R.CONFIG_INVALID.at(shown, exc.line, exc.column, exc.detail))
-            continue
-        if not isinstance(doc, dict):
-            result.add(R.CONFIG_INVALID.at(shown, 1, 1, "root is not a mapping of config keys"))
-            continue
-        text = raw.decode("utf-8", errors="replace")
-        sources[shown] = text
-        rows.extend(enumerate_rows(shown, doc, text, globs=req.config_keys,
-                                   all_evals=req.all_evals, hardware=hardware))
-        result.checked.append(shown)
-        points = multinode_points(shown, doc, text, globs=req.config_keys)
-        if points:
-            matched_any = True
-        multi.extend(points)
-    if req.config_keys and not rows and not matched_any:
-        raise UsageError("no spec-decoding config key matches "
-                         + " ".join(repr(g) for g in req.config_keys))
+    session: Session | None = None
+    try:
+        session = Session(root, isolate=req.isolate) if jobs else None
+        runner = Runner(session, root, timeout=req.timeout, jobs=req.jobs,
+                        progress=req.progress) if session else None
+        if changes is not None and runner is not None:
+            base_cfgs = _base_configs(root, changes.base)
+            jobs, why = _relevant(req, jobs, runner, changes, base_cfgs,
+                                  _curve_changes(req, changes, store, result))
+            result.info["base"] = {"ref": req.base, "merge-base": changes.base,
+                                   "changed-files": sorted(changes.files), "traced-keys": why}
+        if runner is not None and jobs:
+            traced = runner.run(jobs)
+            traced = _fallbacks(traced, runner, req)
+            read = read_from(session.repo) if session else read_from(root)
+            for jt in traced:
+                o = outcome(jt, store, read, sources)
+                if jt.fallback:
+                    o.verdicts.append(fallback_note(jt))
+                outcomes.append(o)
+            result.info["traces"] = runner.traces
+            result.info["unique-traces"] = runner.unique
+            if not session.isolate if session else False:
+                result.add(SANDBOX_WEAK.at(jobs[0].launcher or "?", None, None,
+                                           f"{runner.traces} trace(s) ran without network/"
+                                           "filesystem isolation (user namespaces "
+                                           "unavailable)"))
+        result.info["isolation"] = session.isolation if session else \
+            ("namespaces" if namespaces_available() else "basic")
+    finally:
+        if session is not None:
+            session.close()
+    if changes is None:
+        _coverage(spec_keys, outcomes, result)
+    else:
+        traced_keys = {o.row.key for o in outcomes}
+        _coverage({k: v for k, v in spec_keys.items() if k in traced_keys}, outcomes, result)
+    return _finish(result, store, outcomes, sources, started, req)
 
-    jobs: list[tuple[Row, str, str]] = []
-    unresolved: set[tuple[str, str, str]] = set()
-    for row in rows:
-        runner = str(row.config.get("runner"))
-        families = launcher_families(root, runner, labels)
-        if not families:
-            k = ("launcher", row.key, runner)
-            if k not in unresolved:
-                unresolved.add(k)
-                result.add(R.NO_LAUNCHER.at(
-                    row.config_file, row.key_line, 1,
-                    f"{row.key}: no runners/launch_<family>.sh for runner '{runner}'"))
-            continue
-        for fam in families:
-            res = resolve_script(root, row, fam)
-            if res.script is None:
-                k = ("script", row.key, f"{fam}:{res.why}")
-                if k not in unresolved:
-                    unresolved.add(k)
-                    rule = R.NO_LAUNCHER if res.launcher is None else R.NO_SCRIPT
-                    result.add(rule.at(row.config_file, row.key_line, 1,
-                                       f"{row.key} [{row.entry_label()}] on {fam}: {res.why}"))
+
+def _base_configs(root: Path, base: str) -> dict[str, Any]:
+    from inferencex_tools.io.yamlio import load_safe
+    from inferencex_tools.policy.base import base_files
+
+    out: dict[str, Any] = {}
+    for path, data in base_files(root, base, "configs/").items():
+        if path.endswith("-master.yaml") and path.count("/") == 1:
+            try:
+                doc = load_safe(data, source=path)
+            except InputError:
                 continue
-            jobs.append((row, res.script, fam))
+            if isinstance(doc, dict):
+                out.update(doc)
+    return out
 
-    isolate = namespaces_available() if req.isolate is None else req.isolate
-    if jobs and not isolate:
-        result.add(R.SANDBOX_WEAK.at(jobs[0][1], None, None,
-                                     f"{len(jobs)} trace(s) ran without network/filesystem "
-                                     "isolation (user namespaces unavailable)"))
 
-    def one(job: tuple[Row, str, str]) -> RowOutcome:
-        row, script, fam = job
-        text = (root / script).read_text(encoding="utf-8", errors="replace")
-        sources.setdefault(script, text)
-        tr = trace_script(root, script, row.env(f"{fam}_0"), timeout=req.timeout,
-                          isolate=isolate)
-        return evaluate(row, script, text, tr, store)
+def _fallbacks(traced: list[JobTrace], runner: Runner, req: CheckRequest) -> list[JobTrace]:
+    """Single-node jobs whose launcher did not reach its step: resolve the script by the
+    launcher naming rule and trace it with the job's environment."""
+    todo = [jt for jt in traced if jt.trace is None and jt.submission is None
+            and jt.step is None and not jt.job.row.multinode]
+    if not todo:
+        return traced
+    from inferencex_tools.workflow.step import Step
 
-    with ThreadPoolExecutor(max_workers=max(1, req.jobs)) as pool:
-        outcomes = list(pool.map(one, jobs))
+    for jt in todo:
+        res = resolve_script(req.root, jt.job.row, jt.job.family)
+        if res.script is None:
+            continue
+        jt.step = Step("launcher-rule", ["bash", res.script], res.script, dict(jt.job.env),
+                       None, [], False)
+        jt.script = res.script
+        jt.fallback = True
+    runner.run_scripts([jt for jt in todo if jt.fallback])
+    return traced
 
-    static = _static(root, multi, store, sources, result)
-    result.info["traces"] = len(outcomes)
-    result.info["static"] = len(static)
-    outcomes.extend(static)
+
+def _coverage(spec_keys: dict[str, tuple[str, int | None]], outcomes: list[RowOutcome],
+              result: Result) -> None:
+    """Every spec-decoding key gets a verdict; PO308 says why one did not."""
+    by_key: dict[str, list[RowOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_key[o.row.key].append(o)
+    for key, (file, line) in spec_keys.items():
+        os_ = [o for o in by_key.get(key, []) if o.row.spec != "none"]
+        judged = [o for o in os_ if o.facts or any(v.rule.severity.value == "error"
+                                                   for v in o.verdicts)]
+        if judged:
+            continue
+        reasons = dict.fromkeys(o.unchecked for o in os_ if o.unchecked)
+        if not os_:
+            reasons = {"no row of this key could be traced (no launcher or no rows)": None}
+        result.add(NOT_CHECKED.at(
+            file, line, 1, f"{key}: not checked: " + "; ".join(r for r in reasons if r),
+            data={"config_keys": [key], "rows": [o.row.ref() for o in os_]}))
+
+
+def _finish(result: Result, store: CurveStore, outcomes: list[RowOutcome],
+            sources: dict[str, str], started: float, req: CheckRequest) -> Result:
     result.extend(aggregate(outcomes))
+    for o in outcomes:
+        if o.static:
+            result.add(STATIC_ONLY.at(o.script or "?", None, None,
+                                      f"{o.row.key}: {'; '.join(o.notes)}",
+                                      data={"config_keys": [o.row.key],
+                                            "rows": [o.row.ref()]}))
+    _dedupe_notes(result)
+    for f in list(result.findings):
+        if "config_keys" not in f.data:
+            result.findings[result.findings.index(f)] = Finding(
+                f.rule, f.severity, f.file, f.line, f.column, f.message, f.hint,
+                {**f.data, "config_keys": [], "rows": []})
     result.info["rows"] = [row_summary(o) for o in outcomes]
     result.info["seconds"] = round(time.monotonic() - started, 2)
-    result.info["isolation"] = "namespaces" if isolate else "basic"
-    result.info["registry"] = {"file": store.registry.file, "version": store.registry.version}
+    result.info["registry"] = {"file": store.registry.file, "version": store.registry.version,
+                               "source": store.source}
     result.info["sources"] = sources
     return result
 
 
+def _dedupe_notes(result: Result) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Finding] = []
+    for f in result.findings:
+        if f.rule == STATIC_ONLY.id:
+            k = (f.rule, f.file, f.message.split(":", 1)[0])
+            if k in seen:
+                continue
+            seen.add(k)
+        out.append(f)
+    result.findings = out
+
+
 def row_summary(o: RowOutcome) -> dict[str, Any]:
     f = o.facts[0] if o.facts else None
+    errors = sorted({v.rule.id for v in o.verdicts if v.rule.severity.value == "error"})
+    verdict = "FAIL " + ",".join(errors) if errors else \
+        ("not checked" if o.unchecked else ("ok" if o.facts else "no launch"))
     return {
         "config-key": o.row.key,
         "entry": o.row.entry_label(),
         "conc": o.row.conc,
         "mode": "eval" if o.row.eval_only else "throughput",
+        "family": o.family,
         "script": o.script,
-        "launch": f.summary() if f else "no server",
-        "source": (o.trace.isolation if o.trace else None),
+        "launch": f.summary() if f else ("not checked" if o.unchecked else "no server"),
+        "source": "static" if o.static else (o.trace.isolation if o.trace else None),
         "thinking": o.thinking,
         "registry-row": o.registry_row,
         "expected": o.expected,
         "trace-seconds": round(o.trace.seconds, 2) if o.trace else None,
-        "verdict": "ok" if not any(v.rule.severity.value == "error" for v in o.verdicts)
-        else "FAIL " + ",".join(sorted({v.rule.id for v in o.verdicts})),
+        "verdict": verdict,
+        "why-unchecked": o.unchecked,
     }
 
 
 def aggregate(outcomes: list[RowOutcome]) -> list[Finding]:
-    """One finding per (rule, place, message), naming every row it applies to."""
-    groups: dict[tuple[str, str, int | None, str], tuple[Verdict, dict[str, list[int]]]] = {}
+    """One finding per (rule, place, message), naming every row it applies to, with the
+    rows and config keys also as data (``data.config_keys``, ``data.rows``)."""
+    groups: dict[tuple[str, str, int | None, str],
+                 tuple[Verdict, dict[str, list[int]], list[dict[str, Any]]]] = {}
     for o in outcomes:
         label = f"{o.row.key} [{o.row.entry_label()} {'eval' if o.row.eval_only else 'tput'}]"
         for v in o.verdicts:
             k = (v.rule.id, v.file, v.line, v.message)
             if k not in groups:
-                groups[k] = (v, defaultdict(list))
+                groups[k] = (v, defaultdict(list), [])
             concs = groups[k][1][label]
+            ref = {**o.row.ref(), "family": o.family}
+            if ref not in groups[k][2]:
+                groups[k][2].append(ref)
             if o.row.conc not in concs:
                 concs.append(o.row.conc)
     out: list[Finding] = []
-    for v, rows in groups.values():
+    for v, rows, refs in groups.values():
         where = "; ".join(f"{lbl} conc {','.join(map(str, cs))}" for lbl, cs in rows.items())
+        data: dict[str, Any] = {"config_keys": sorted({r["key"] for r in refs}), "rows": refs}
+        data.update(dict(v.data))
         out.append(v.rule.at(v.file, v.line, 1 if v.line else None,
-                             f"{v.message} — {where}", hint=v.hint))
+                             f"{v.message} — {where}", hint=v.hint, data=data))
     return out
 
 
@@ -203,48 +456,19 @@ def render_rows(rows: list[dict[str, Any]]) -> str:
     out = []
     for r in rows:
         out.append(f"{r['verdict']:<10} {r['config-key']} [{r['entry']} conc={r['conc']} "
-                   f"{r['mode']}] {r['script']} ({r['source']}): {r['launch']}"
+                   f"{r['mode']}] {r['family'] or ''} {r['script']} ({r['source']}): "
+                   f"{r['launch']}"
                    + (f"; {r['thinking']}; {r['registry-row']} golden {r['expected']}"
                       if r['expected'] else ""))
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _static(root: Path, points: list[MultiPoint], store: CurveStore,
-            sources: dict[str, str], result: Result) -> list[RowOutcome]:
-    """Multi-node points: recipe YAML read statically (PO304), or PO204 when missing."""
-    out: list[RowOutcome] = []
-    noted: set[str] = set()
-    for p in points:
-        row = p.row
-        path = root / p.recipe
-        if not path.is_file():
-            out.append(RowOutcome(row, p.recipe, [], [Verdict(
-                R.NO_RECIPE, row.config_file, row.key_line,
-                f"{p.recipe} is not vendored in this repository (external srt-slurm ref?)")]))
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        sources.setdefault(p.recipe, text)
-        launch = extract(text, p.recipe, selector=p.selector,
-                         framework=str(row.config.get("framework")),
-                         runner=str(row.config.get("runner")), settings=p.settings,
-                         eval_only=row.eval_only)
-        if p.recipe not in noted:
-            noted.add(p.recipe)
-            result.add(R.STATIC_ONLY.at(p.recipe, None, None,
-                                        f"{row.key}: {'; '.join(launch.notes) or p.recipe}"))
-        if launch.record is None:
-            out.append(RowOutcome(row, p.recipe, [], [Verdict(
-                R.NO_SERVER, p.recipe, None, launch.error or "no worker found")]))
-            continue
-        tr = TraceResult(script=p.recipe, env={}, root="", isolation="static", returncode=0,
-                         timed_out=False, seconds=0.0, records=[launch.record])
-        out.append(evaluate(row, p.recipe, text, tr, store))
-    return out
-
+# ------------------------------------------------------------------------- other commands
 
 def trace_report(root: Path, script: str, assignments: list[str], *,
                  timeout: float) -> dict[str, Any]:
     """``ixtool policy trace``: one script, the given variables, what it launched."""
+    from inferencex_tools.policy.check import failure_message
     from inferencex_tools.policy.engines import engine_of, facts_of
 
     if not (root / script).is_file():
@@ -271,10 +495,14 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
                              "k": f.k, "synthetic": f.synthetic, "al": f.al, "raw": f.raw,
                              "issues": f.issues}
         launches.append(item)
-    return {"script": script, "isolation": tr.isolation, "returncode": tr.returncode,
-            "timed_out": tr.timed_out, "seconds": round(tr.seconds, 2),
-            "last_line": tr.last_line, "events": tr.events, "records": launches,
-            "stderr_tail": tr.stderr_tail[-2000:]}
+    rep: dict[str, Any] = {
+        "script": script, "isolation": tr.isolation, "returncode": tr.returncode,
+        "timed_out": tr.timed_out, "seconds": round(tr.seconds, 2),
+        "last_line": tr.last_line, "events": tr.events, "records": launches,
+        "stderr_tail": tr.stderr_tail[-2000:]}
+    if not tr.ok:
+        rep["failure"] = failure_message(tr)[0]
+    return rep
 
 
 def run_curves(root: Path, registry: Path | None, curves_dir: Path | None) -> Result:
@@ -288,14 +516,39 @@ def run_curves(root: Path, registry: Path | None, curves_dir: Path | None) -> Re
     result.extend(f for f in store.findings if f not in result.findings)
     result.extend(store.check_rows(require_files=False))
     named = {e.curve for e in store.registry.entries}
+    ambiguous = {f for fs in store.registry.ambiguous.values() for f in fs}
     for p in files:
-        if p.name not in named:
+        if p.name not in named and p.name not in ambiguous:
             shown = f"{store.display_dir}/{p.name}" if store.display_dir else p.name
-            result.add(R.REGISTRY_INVALID.at(
+            result.add(REGISTRY_INVALID.at(
                 store.registry.file, None, None,
                 f"the registry does not cover {shown}: add a row naming it "
                 "(model-prefix, method, draft, curve, model-key)"))
     result.checked = [store.registry.file, *(p.name for p in files)]
     result.info["registry"] = {"file": store.registry.file, "version": store.registry.version,
-                               "rows": len(store.registry.entries)}
+                               "rows": len(store.registry.entries), "source": store.source}
     return result
+
+
+@dataclass
+class InitResult:
+    path: Path
+    text: str
+    findings: list[Finding]
+    written: bool
+
+
+def run_init(root: Path, *, curves_dir: Path | None, output: Path | None,
+             force: bool) -> InitResult:
+    """``ixtool policy init``: write the registry derived from the repository, for review."""
+    from inferencex_tools.policy.store import derive_from_tree
+
+    target = output if output is not None else root / DEFAULT_REGISTRY
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists (an explicit registry wins over derivation)",
+                         hint="pass --force to overwrite it, or --output FILE")
+    store = derive_from_tree(root, curves_dir)
+    text = store.derived.to_yaml()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, text.encode())
+    return InitResult(target, text, list(store.findings), True)

@@ -1,49 +1,65 @@
-"""Tracing sandbox: run a benchmark script under bash with stubbed servers and record
-what it would launch (argv, environment, config files named in argv).
+"""Tracing sandbox: run a script under bash with stubbed servers and record what it
+would launch (argv, environment, config files named in argv).
 
-This is an I/O adapter.  The sandbox, strongest first:
+This is an I/O adapter.  One :class:`Session` per run materialises the repository
+**once** (a copy without ``.git``, read-only, ``benchmarks/benchmark_lib.sh`` replaced
+by a shim that sources the real library and swaps the helpers that wait for a server
+for recorders).  Each trace then gets, strongest isolation first:
 
-* ``env -i`` plus the row's variables; ``HOME`` and the working directory are the
-  sandbox directory, which holds a *copy* of the repository's ``benchmarks/`` tree
-  (the repository itself is never the working directory);
-* stub executables first on ``PATH`` (:mod:`._stubs`), benchmark_lib helpers that would
-  wait for a server replaced by recorders, ``sleep`` capped at 0.05 s;
-* when unprivileged namespaces are available (``unshare -rmnp``): no network (empty
-  network namespace), every mount read-only except the sandbox directory, a private
-  ``/tmp`` and ``/dev/shm``, its own pid namespace (everything dies with the trace);
-* without namespaces but as root: the script runs as user nobody, owning only the
-  sandbox directory;
-* a wall-clock timeout that kills the whole process group, and a file-size limit.
+* ``env -i`` plus exactly the variables it is given; its own directory holding the
+  workspace (``ws/``: the working directory, whose entries link into the read-only
+  repository, so a script writes its own files there), ``home/``, ``tmp/`` and
+  ``fs/`` (where absolute paths of the job live, see :func:`localize`);
+* stub executables first on ``PATH`` (:mod:`._stubs`, bash, cheap), ``sleep``
+  capped at 0.05 s, Slurm simulated (``salloc``/``squeue``/``scancel``);
+* when unprivileged namespaces are available (``unshare -rmnp``): no network (an empty
+  network namespace), every mount read-only except the trace directory, the
+  repository bind-mounted read-only, a private ``/tmp``, ``/dev/shm`` and
+  ``/sys/class`` (with two ACTIVE InfiniBand ports), its own pid namespace;
+* without namespaces but as root: the script runs as user nobody, owning only its
+  trace directory;
+* stdout, stderr and the ``set -x`` trace go to pipes ixtool holds (never to files
+  the script could reach), a wall-clock timeout kills the whole process group, and a
+  file-size limit applies.
+
+:func:`trace_script` keeps the one-shot interface (a session per call).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import itertools
 import os
 import re
+import selectors
 import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from inferencex_tools.policy import _stubs
 
 INNER_ROOT = "/tmp/ixtrace"
 NOBODY = 65534
 MAX_COPY_FILE = 2 * 1024 * 1024
-MAX_COPY_TOTAL = 64 * 1024 * 1024
+MAX_COPY_TOTAL = 256 * 1024 * 1024
 MAX_FILE_SIZE = 64 * 1024 * 1024
+MAX_CAPTURE = 64 * 1024
+MAX_RECORD_BYTES = 4 * 1024 * 1024
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--fork",
            "--kill-child", "--mount-proc")
+SKIP_DIRS = (".git", "__pycache__")
+# absolute paths that stay as they are when an environment is localised
+SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys",
+                   "/opt", "/var/run", "/run")
 CONTAINED_PATTERNS = (
     ("Read-only file system", "write outside the sandbox directory blocked"),
     ("Network is unreachable", "network access blocked"),
@@ -52,6 +68,7 @@ CONTAINED_PATTERNS = (
     ("Name or service not known", "network access blocked"),
     ("Permission denied", "permission denied"),
 )
+NETWORK_TOOLS = ("curl", "wget", "git", "ssh", "scp", "rsync", "nc")
 
 
 @dataclass(frozen=True)
@@ -74,8 +91,8 @@ class Record:
 class TraceResult:
     script: str
     env: dict[str, str]
-    root: str  # the sandbox root as the script saw it
-    isolation: str  # "namespaces" | "basic"
+    root: str  # the working directory (the workspace) as the script saw it
+    isolation: str  # "namespaces" | "basic" | "static"
     returncode: int | None
     timed_out: bool
     seconds: float
@@ -84,10 +101,13 @@ class TraceResult:
     stderr_tail: str = ""
     last_line: str | None = None
     events: list[str] = field(default_factory=list)
+    stopped: bool = False  # ended on purpose at the step it was traced for
+    notes: list[str] = field(default_factory=list)  # what the sandbox stood in for
+    sandbox: str = ""  # the trace directory as the script saw it
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and self.returncode == 0
+        return not self.timed_out and (self.returncode == 0 or self.stopped)
 
     def functions_called(self) -> list[str]:
         return [r.tool[3:] for r in self.records if r.is_function]
@@ -109,7 +129,6 @@ def namespaces_available() -> bool:
 
 
 def _world_usable(path: str) -> bool:
-    """Can any user run ``path`` (every directory o+x, the file o+rx)?"""
     p = Path(path)
     try:
         if p.stat().st_mode & 0o005 != 0o005:
@@ -120,97 +139,84 @@ def _world_usable(path: str) -> bool:
 
 
 @cache
-def _stub_python(*, for_nobody: bool = False) -> str:
-    """An interpreter for the recorder (stdlib only) that the traced script can run."""
-    own = os.path.realpath(sys.executable)
-    if not for_nobody or _world_usable(own):
-        return own
-    for cand in ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
-        real = os.path.realpath(cand)
-        if os.path.isfile(real) and _world_usable(real):
-            return real
-    return ""
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=BASE_PATH)
+    return os.path.realpath(found) if found else f"/usr/bin/{name}"
 
 
-def _copy_tree(src: Path, dst: Path) -> None:
+@cache
+def _system_python() -> str:
+    """The interpreter a traced script's real ``python3`` runs (the system's, not ixtool's)."""
+    for cand in ("python3", "python"):
+        found = shutil.which(cand, path=BASE_PATH)
+        if found:
+            return found
+    return "/usr/bin/python3"
+
+
+def localize(env: Mapping[str, str], *, fs_root: str,
+             mounts: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
+    """Absolute paths of a job as harmless local paths.
+
+    A value under one of ``mounts``' container paths (``(container, local)``) moves to
+    its local directory; any other absolute path (one path, no ``:`` lists) moves
+    below ``fs_root``.  System locations (:data:`SYSTEM_PREFIXES`) stay.
+    """
+    ms = sorted(((c.rstrip("/") or "/", loc) for c, loc in mounts), key=lambda m: -len(m[0]))
+    out: dict[str, str] = {}
+    for k, v in env.items():
+        out[k] = _local(v, fs_root, ms)
+    return out
+
+
+def _local(v: str, fs_root: str, mounts: list[tuple[str, str]]) -> str:
+    if not v.startswith("/") or ":" in v or any(c.isspace() for c in v) or \
+            v.startswith(fs_root):
+        return v
+    for c, loc in mounts:
+        if v == c or v.startswith(c.rstrip("/") + "/"):
+            return loc.rstrip("/") + v[len(c.rstrip("/")):]
+    if v == "/" or any(v == p or v.startswith(p + "/") for p in SYSTEM_PREFIXES):
+        return v
+    return fs_root.rstrip("/") + v
+
+
+def _copy_tree(src: Path, dst: Path) -> tuple[list[str], list[str]]:
+    """Copy ``src`` (without .git) to ``dst``; (top-level entries, skipped notes)."""
     total = 0
+    skipped: list[str] = []
+    dirs: list[Path] = []
+    real = src.resolve()
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__", "results")]
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
         rel = Path(dirpath).relative_to(src)
         (dst / rel).mkdir(parents=True, exist_ok=True)
-        for name in filenames:
+        dirs.append(dst / rel)
+        for name in [*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
             p = Path(dirpath) / name
             st = p.lstat()
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_COPY_FILE:
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(p)
+                inside = (p.parent / target).resolve()
+                if not target.startswith("/") and inside.is_relative_to(real):
+                    os.symlink(target, dst / rel / name)
+                else:
+                    skipped.append(f"{rel / name}: symlink leaving the repository")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if st.st_size > MAX_COPY_FILE or total + st.st_size > MAX_COPY_TOTAL:
+                skipped.append(f"{rel / name}: larger than the copy limit")
                 continue
             total += st.st_size
-            if total > MAX_COPY_TOTAL:
-                return
-            shutil.copyfile(p, dst / rel / name)
-            (dst / rel / name).chmod(0o755 if st.st_mode & 0o111 else 0o644)
-
-
-def _install(work: Path, inner: str, repo: Path, script_rel: str, isolate: bool,
-             tmpfs_tmp: bool, py: str) -> None:
-    bin_dir = work / ".ixtrace" / "bin"
-    (work / ".ixtrace" / "records").mkdir(parents=True)
-    bin_dir.mkdir()
-    recorder = (_stubs.RECORDER.replace("@ROOT@", inner)
-                .replace("@STUB_MODULES@", repr(_stubs.STUB_MODULES))
-                .replace("@DAEMONS@", repr(_stubs.DAEMON_TOOLS)))
-    (bin_dir / ".recorder.py").write_text(recorder)
-    for tool in (*_stubs.ALL_TOOLS, ".fn"):
-        w = bin_dir / tool
-        w.write_text(_stubs.WRAPPER.replace("@PYTHON@", py).replace("@ROOT@", inner)
-                     .replace("@TOOL@", tool))
-        w.chmod(0o755)
-    for n in ("3.10", "3.11", "3.12", "3.13"):
-        (bin_dir / f"python{n}").symlink_to("python3")
-    # the repository's benchmarks/ tree (a copy) with the library shimmed
-    src = repo / "benchmarks"
-    if src.is_dir():
-        _copy_tree(src, work / "benchmarks")
-    target = work / script_rel
-    if not target.is_file() and (repo / script_rel).is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(repo / script_rel, target)
-    lib = work / "benchmarks" / "benchmark_lib.sh"
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    if lib.is_file():
-        lib.rename(lib.with_name(".benchmark_lib.real.sh"))
-    shim = [_stubs.SHIM.replace("@ROOT@", inner)]
-    for fn in _stubs.WAIT_FUNCTIONS:
-        shim.append(f'{fn}() {{ __ix_wait {fn} "$@"; }}\n')
-    for fn in _stubs.RECORD_FUNCTIONS:
-        shim.append(f'{fn}() {{ __ix_rec {fn} "$@"; return 0; }}\n')
-    lib.write_text("".join(shim))
-    enter = (_stubs.ENTER.replace("@HOST_ROOT@", _q(str(work))).replace("@ROOT@", _q(inner))
-             .replace("@ISOLATE@", "1" if isolate else "0")
-             .replace("@TMPFS_TMP@", "1" if tmpfs_tmp else "0"))
-    (work / ".ixtrace" / "enter.sh").write_text(enter)
-
-
-def _chown_tree(root: Path, uid: int) -> None:
-    os.chown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for n in (*dirnames, *filenames):
-            with contextlib.suppress(OSError):
-                os.lchown(os.path.join(dirpath, n), uid, uid)
+            shutil.copyfile(p, dst / rel / name, follow_symlinks=False)
+            (dst / rel / name).chmod(0o555 if st.st_mode & 0o111 else 0o444)
+    tops = sorted(os.listdir(dst))
+    return tops, skipped
 
 
 def _q(s: str) -> str:
     return "'" + s.replace("'", "'\\''") + "'"
-
-
-def _tail(path: Path, limit: int = 4000) -> str:
-    try:
-        with path.open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - limit))
-            return fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _last_line(xtrace: str, root: str) -> str | None:
@@ -222,98 +228,379 @@ def _last_line(xtrace: str, root: str) -> str | None:
     return lines[-1][:200] if lines else None
 
 
-def _load_records(records_dir: Path, root: str) -> list[Record]:
+def _read_nofollow(path: Path, limit: int = MAX_RECORD_BYTES) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            b = os.read(fd, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+        return b"".join(chunks)[:limit]
+    finally:
+        os.close(fd)
+
+
+def _nul_list(data: bytes | None) -> list[str]:
+    if not data:
+        return []
+    parts = data.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return [p.decode("utf-8", errors="replace") for p in parts]
+
+
+_IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD"})
+
+
+def load_records(records_dir: Path) -> list[Record]:
+    """The complete records of one trace, in call order (files opened without following
+    symlinks)."""
+    try:
+        names = os.listdir(records_dir)
+    except OSError:
+        return []
+    ids = sorted((n[:-4] for n in names if n.endswith(".rec")),
+                 key=lambda i: tuple(int(x) if x.isdigit() else 0 for x in i.split("-")))
     out: list[Record] = []
-    files = sorted(records_dir.glob("*.json"),
-                   key=lambda p: tuple(int(x) for x in p.stem.split("-")))
-    for i, p in enumerate(files):
-        try:
-            raw: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+    for seq, rid in enumerate(ids):
+        head = _nul_list(_read_nofollow(records_dir / f"{rid}.rec"))
+        if len(head) < 2:
             continue
-        out.append(Record(
-            tool=str(raw.get("tool", "?")),
-            argv=tuple(str(a) for a in raw.get("argv", [])),
-            env={str(k): str(v) for k, v in dict(raw.get("env", {})).items()},
-            cwd=str(raw.get("cwd", "")),
-            files={str(k): str(v) for k, v in dict(raw.get("files", {})).items()},
-            seq=i,
-        ))
+        env: dict[str, str] = {}
+        for item in _nul_list(_read_nofollow(records_dir / f"{rid}.env")):
+            k, eq, v = item.partition("=")
+            if eq and k not in _IGNORED_ENV:
+                env[k] = v
+        files: dict[str, str] = {}
+        for n, path in enumerate(_nul_list(_read_nofollow(records_dir / f"{rid}.fidx"))):
+            body = _read_nofollow(records_dir / f"{rid}.f{n}")
+            if body is not None:
+                files[path] = body.decode("utf-8", errors="replace")
+        argv = tuple(_nul_list(_read_nofollow(records_dir / f"{rid}.argv")))
+        out.append(Record(tool=head[0], argv=argv, env=env, cwd=head[1], files=files, seq=seq))
     return out
+
+
+class _Tail:
+    """The last ``limit`` bytes written to a pipe."""
+
+    def __init__(self, limit: int = MAX_CAPTURE) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+
+    def add(self, b: bytes) -> None:
+        self.buf += b
+        if len(self.buf) > 2 * self.limit:
+            del self.buf[:-self.limit]
+
+    def text(self) -> str:
+        return bytes(self.buf[-self.limit:]).decode("utf-8", errors="replace")
+
+
+def _drain(proc: subprocess.Popen[bytes], pipes: dict[int, _Tail], timeout: float,
+           *, kill_group: bool) -> bool:
+    """Read the pipes until the process exits (or the timeout); True if timed out."""
+    sel = selectors.DefaultSelector()
+    for fd in pipes:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    exited_at: float | None = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+                if kill_group:  # background children must not keep the pipes open
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+            if exited_at is None and now > deadline:
+                timed_out = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                exited_at = now
+            if exited_at is not None and now - exited_at > 2.0:
+                break
+            for key, _ in sel.select(timeout=0.05):
+                fd = int(key.fd)
+                try:
+                    b = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    b = b""
+                if b:
+                    pipes[fd].add(b)
+                else:
+                    sel.unregister(fd)
+    finally:
+        sel.close()
+    proc.wait()
+    return timed_out
+
+
+class Session:
+    """One run's sandbox: the repository materialised once, traces in parallel."""
+
+    def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False) -> None:
+        self.isolate = namespaces_available() if isolate is None else isolate
+        self.keep = keep
+        self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-")).resolve()
+        self.repo = self.dir / "repo"
+        self.tops, self.notes = _copy_tree(Path(repo), self.repo)
+        self._shim()
+        self._protect(self.repo)
+        self.drop = (not self.isolate and os.geteuid() == 0
+                     and shutil.which("setpriv") is not None
+                     and _world_usable(_system_python()) and _world_usable(_tool("bash")))
+        (self.dir / "t").mkdir()
+        (self.dir / "r").mkdir()
+        self.dir.chmod(0o755)
+        (self.dir / "enter.sh").write_text(
+            _stubs.ENTER.replace("@SYSTEM@", " ".join(_stubs.SYSTEM_DIRS))
+            .replace("@BASH@", _tool("bash")))
+        self._n = itertools.count()
+        self._lock = threading.Lock()
+
+    # -- setup
+    def _shim(self) -> None:
+        lib = self.repo / "benchmarks" / "benchmark_lib.sh"
+        if not lib.parent.is_dir():
+            return
+        if lib.is_file() and not lib.is_symlink():
+            lib.rename(lib.with_name(".benchmark_lib.real.sh"))
+        elif lib.is_symlink():
+            lib.unlink()
+        shim = [_stubs.SHIM.replace("@SLEEP@", _tool("sleep")).replace(
+            "@ENV@", _tool("env")).replace(
+            "__ix_rec() {",
+            '__ix_bin=""\nfor __ix_d in ${PATH//:/ }; do\n'
+            '    if [[ $__ix_d == */.ix/bin ]]; then __ix_bin=$__ix_d; break; fi\ndone\n'
+            "__ix_rec() {")]
+        for fn in _stubs.WAIT_FUNCTIONS:
+            shim.append(f'{fn}() {{ __ix_wait {fn} "$@"; }}\n')
+        for fn in _stubs.RECORD_FUNCTIONS:
+            shim.append(f'{fn}() {{ __ix_rec {fn} "$@"; return 0; }}\n')
+        lib.write_text("".join(shim))
+        lib.chmod(0o444)
+
+    @staticmethod
+    def _protect(root: Path) -> None:
+        for dirpath, _, _ in os.walk(root, topdown=False):
+            os.chmod(dirpath, 0o555)
+
+    def close(self) -> None:
+        if self.keep:
+            return
+        for dirpath, dirnames, _ in os.walk(self.dir):
+            for d in dirnames:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(dirpath, d), 0o755, follow_symlinks=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def isolation(self) -> str:
+        return "namespaces" if self.isolate else "basic"
+
+    def inner_root(self, host: Path) -> str:
+        return INNER_ROOT if self.isolate else str(host)
+
+    def new_trace_dir(self) -> tuple[Path, str, Path]:
+        with self._lock:
+            n = next(self._n)
+        host = self.dir / "t" / str(n)
+        host.mkdir()
+        rootdir = self.dir / "r" / str(n)
+        rootdir.mkdir()
+        return host, self.inner_root(host), rootdir
+
+    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> None:
+        ix = host / ".ix"
+        (ix / "bin").mkdir(parents=True)
+        (ix / "records").mkdir()
+        for d in ("ws", "home", "tmp", "fs"):
+            (host / d).mkdir()
+        if self.isolate:
+            (host / "repo").mkdir()
+        else:
+            os.symlink(str(self.repo), host / "repo")
+        for top in self.tops:  # absolute: the workspace is also seen at container paths
+            os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
+        stub = (_stubs.STUB.replace("@ROOT@", _q(inner)).replace("@SLEEP@", _tool("sleep"))
+                .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
+                .replace("@HEAD@", _tool("head")).replace("@MKDIR@", _tool("mkdir"))
+                .replace("@SED@", _tool("sed")).replace("@STOP@", " ".join(stop))
+                .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
+                .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
+                .replace("@GPU@", gpu))
+        (ix / "bin" / ".stub").write_text(stub)
+        (ix / "bin" / ".stub").chmod(0o755)
+        for tool in _stubs.ALL_TOOLS:
+            os.symlink(".stub", ix / "bin" / tool)
+        (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
+                                     .replace("@ROOT@", _q(inner)))
+        (ix / "py").mkdir()
+        (ix / "py" / "sitecustomize.py").write_text(
+            _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
+        for pkg in _stubs.FAKE_PACKAGES:  # one site directory, as in an image
+            (ix / "py" / "fake" / pkg).mkdir(parents=True)
+            (ix / "py" / "fake" / pkg / "__init__.py").touch()
+
+    # -- one trace
+    def trace(self, script: str, env: Mapping[str, str], *, timeout: float = 60.0,
+              stop: Iterable[str] = (), workspace_at: Iterable[str | tuple[str, str]] = (),
+              cwd: str | None = None) -> TraceResult:
+        """Run ``script`` (relative to ``cwd``) with exactly ``env`` (+ PATH, HOME, TMPDIR,
+        LANG).
+
+        ``workspace_at``: the paths at which the job sees the checkout (the container's
+        mount of ``$GITHUB_WORKSPACE``, ``$GITHUB_WORKSPACE`` itself); the trace's
+        workspace appears there (``(path, sub)``: its subdirectory ``sub``).  ``cwd``: the
+        working directory as the job sees it (default: the first of ``workspace_at``,
+        else the workspace).  With namespaces
+        every other absolute path is the trace's own; without, absolute paths in ``env``
+        are moved below the trace directory (:func:`localize`).  ``stop``: stub tools
+        that end the trace when they run a script or submit a job."""
+        host, inner, rootdir = self.new_trace_dir()
+        try:
+            return self._run(host, inner, rootdir, script, env, timeout=timeout,
+                             stop=tuple(stop), workspace_at=tuple(workspace_at), cwd=cwd)
+        finally:
+            if not self.keep:
+                _rmtree(host)
+                with contextlib.suppress(OSError):
+                    rootdir.rmdir()
+
+    def _run(self, host: Path, inner: str, rootdir: Path, script: str,
+             env: Mapping[str, str], *, timeout: float, stop: tuple[str, ...],
+             workspace_at: tuple[str | tuple[str, str], ...], cwd: str | None) -> TraceResult:
+        gpu = str(env.get("RUNNER_NAME", "h200")).split("-", 1)[0].split("_", 1)[0].upper()
+        self._install(host, inner, stop, gpu or "H200")
+        ws = f"{inner}/ws"
+        pairs: dict[str, str] = {}
+        for b in workspace_at:
+            path, sub = (b, "") if isinstance(b, str) else b
+            pairs.setdefault(path.rstrip("/") or "/", sub.strip("/"))
+        binds = [f"{p}={sub}" for p, sub in pairs.items()]
+        local = [(p, f"{ws}/{sub}".rstrip("/")) for p, sub in pairs.items()]
+        for _, sub in pairs.items():
+            if sub:
+                (host / "ws" / sub).mkdir(parents=True, exist_ok=True)
+        full = dict(env)
+        if self.isolate:
+            workdir = cwd or (next(iter(pairs)) if pairs else ws)
+        else:
+            full = localize(full, fs_root=f"{inner}/fs", mounts=local)
+            workdir = _local(cwd, f"{inner}/fs", local) if cwd else \
+                (local[0][1] if local else ws)
+            script = _local(script, f"{inner}/fs", local)
+        for k in ("PATH", "HOME", "PWD", "TMPDIR", "LANG"):
+            full.pop(k, None)
+        full.update({"PATH": f"{inner}/.ix/bin:{BASE_PATH}", "HOME": f"{inner}/home",
+                     "TMPDIR": "/tmp" if self.isolate else f"{inner}/tmp",
+                     "LANG": "C.UTF-8"})
+        xr, xw = os.pipe()
+        cmd = [_tool("bash"), "--noprofile", "--norc", str(self.dir / "enter.sh"), str(host),
+               str(rootdir), "1" if self.isolate else "0", str(self.repo), script, workdir,
+               str(xw), *binds]
+        if self.isolate:
+            cmd = [_tool("unshare"), *UNSHARE[1:], *cmd]
+        elif self.drop:
+            for dirpath, dirnames, filenames in os.walk(host):
+                for n in (*dirnames, *filenames):
+                    with contextlib.suppress(OSError):
+                        os.lchown(os.path.join(dirpath, n), NOBODY, NOBODY)
+            os.chown(host, NOBODY, NOBODY)
+            cmd = [_tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                   "--clear-groups", "--", *cmd]
+        if shutil.which("prlimit", path=BASE_PATH):
+            cmd = [_tool("prlimit"), f"--fsize={MAX_FILE_SIZE}", "--core=0", "--", *cmd]
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(cmd, cwd=host, env=full, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    pass_fds=(xw,), start_new_session=True)
+        finally:
+            os.close(xw)
+        assert proc.stdout is not None and proc.stderr is not None
+        tails = {proc.stdout.fileno(): _Tail(), proc.stderr.fileno(): _Tail(), xr: _Tail()}
+        try:
+            timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate)
+        finally:
+            os.close(xr)
+            proc.stdout.close()
+            proc.stderr.close()
+        seconds = time.monotonic() - start
+        stopped = (host / ".ix" / "done").exists()
+        res = TraceResult(
+            script=script, env=dict(env), root=workdir, isolation=self.isolation,
+            returncode=None if timed_out else proc.returncode, timed_out=timed_out,
+            seconds=seconds, records=load_records(host / ".ix" / "records"),
+            stopped=stopped and not timed_out, sandbox=inner,
+        )
+        return self._finish(res, host, tails, xr, timeout)
+
+    def _finish(self, res: TraceResult, host: Path, tails: dict[int, _Tail], xr: int,
+                timeout: float) -> TraceResult:
+        fds = list(tails)
+        res.stdout_tail = tails[fds[0]].text()[-4000:]
+        res.stderr_tail = tails[fds[1]].text()[-4000:]
+        res.last_line = _last_line(tails[xr].text(), res.sandbox)
+        if res.returncode == 97:
+            res.events.append("sandbox setup failed")
+        if res.timed_out:
+            res.events.append(f"killed after the {timeout:g}s timeout")
+        for pat, what in CONTAINED_PATTERNS:
+            if pat in res.stderr_tail and what not in res.events:
+                res.events.append(what)
+        for r in res.records:
+            if r.tool in NETWORK_TOOLS:
+                what = f"network tool '{r.tool}' called (stubbed)"
+                if what not in res.events:
+                    res.events.append(what)
+        notes = _read_nofollow(host / ".ix" / "events", 64 * 1024)
+        if notes:
+            for line in notes.decode("utf-8", errors="replace").splitlines():
+                if line.startswith("sed -i failed") and \
+                        "write outside the sandbox directory blocked" not in res.events:
+                    res.events.append("write outside the sandbox directory blocked")
+                elif line.startswith("missing runner file") and line not in res.notes:
+                    res.notes.append(line)
+        return res
+
+
+def _rmtree(p: Path) -> None:
+    """Remove a trace directory, whatever permissions the script left on it."""
+    shutil.rmtree(p, ignore_errors=True)
+    if p.exists():
+        for dirpath, dirnames, _ in os.walk(p):
+            for d in dirnames:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(dirpath, d), 0o755, follow_symlinks=False)
+        with contextlib.suppress(OSError):
+            p.chmod(0o755)
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def trace_script(
     repo: Path, script_rel: str, env: dict[str, str], *, timeout: float = 60.0,
     isolate: bool | None = None, keep: bool = False,
 ) -> TraceResult:
-    """Run ``repo/script_rel`` in a fresh sandbox with exactly ``env`` (+ PATH/HOME)."""
-    isolate = namespaces_available() if isolate is None else isolate
-    work = Path(tempfile.mkdtemp(prefix="ixtrace-")).resolve()
-    drop = not isolate and os.geteuid() == 0 and shutil.which("setpriv") is not None \
-        and bool(_stub_python(for_nobody=True))
-    py = _stub_python(for_nobody=drop)
-    tmpfs_tmp = isolate and not py.startswith("/tmp/")
-    inner = INNER_ROOT if tmpfs_tmp else str(work)
-    try:
-        _install(work, inner, repo, script_rel, isolate, tmpfs_tmp, py)
-        full_env = {k: v for k, v in env.items() if k not in ("PATH", "HOME", "PWD")}
-        full_env.update({
-            "PATH": f"{inner}/.ixtrace/bin:{BASE_PATH}", "HOME": inner, "PWD": inner,
-            "LANG": "C.UTF-8", "TMPDIR": "/tmp" if tmpfs_tmp else inner,
-        })
-        cmd = ["bash", "--noprofile", "--norc", str(work / ".ixtrace" / "enter.sh"), script_rel]
-        if isolate:
-            cmd = [*UNSHARE, *cmd]
-        elif drop:
-            # no namespaces but root: run as nobody, owning only the sandbox directory
-            _chown_tree(work, NOBODY)
-            cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                   "--", *cmd]
-        if shutil.which("prlimit"):
-            cmd = ["prlimit", f"--fsize={MAX_FILE_SIZE}", "--core=0", "--", *cmd]
-        out_p, err_p = work / ".ixtrace" / "stdout", work / ".ixtrace" / "stderr"
-        start = time.monotonic()
-        timed_out = False
-        with out_p.open("wb") as out, err_p.open("wb") as err:
-            proc = subprocess.Popen(cmd, cwd=work, env=full_env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        seconds = time.monotonic() - start
-        rc_file = work / ".ixtrace" / "rc"
-        rc: int | None
-        try:
-            rc = int(rc_file.read_text().strip())
-        except (OSError, ValueError):
-            rc = None if timed_out else proc.returncode
-        stdout, stderr = _tail(out_p), _tail(err_p)
-        res = TraceResult(
-            script=script_rel, env=dict(env), root=inner,
-            isolation="namespaces" if isolate else "basic", returncode=rc,
-            timed_out=timed_out, seconds=seconds,
-            records=_load_records(work / ".ixtrace" / "records", inner),
-            stdout_tail=stdout, stderr_tail=stderr,
-            last_line=_last_line(_tail(work / ".ixtrace" / "xtrace.log", 20000), inner),
-        )
-        if rc == 97:
-            res.events.append("sandbox setup failed")
-        if timed_out:
-            res.events.append(f"killed after the {timeout:g}s timeout")
-        for pat, what in CONTAINED_PATTERNS:
-            if pat in stderr and what not in res.events:
-                res.events.append(what)
-        for r in res.records:
-            if r.tool in ("curl", "wget", "git", "ssh", "scp", "rsync", "nc"):
-                what = f"network tool '{r.tool}' called (stubbed)"
-                if what not in res.events:
-                    res.events.append(what)
-        return res
-    finally:
-        if not keep:
-            shutil.rmtree(work, ignore_errors=True)
+    """Run ``repo/script_rel`` in a fresh one-trace session with exactly ``env``."""
+    with Session(repo, isolate=isolate, keep=keep) as s:
+        return s.trace(script_rel, env, timeout=timeout)

@@ -478,3 +478,18 @@ def _statement(words: list[str], res: RunEvaluation) -> bool:
         res.command = argv
         return True
     raise _Unsupported(f"command {head!r}")
+
+
+def test_words(condition: str, env: Mapping[str, str]) -> bool:
+    """Evaluate one ``[ … ]`` / ``[[ … ]]`` test (ValueError when outside the subset)."""
+    words = _split_words(condition.strip())
+    if not words or words[0] not in ("[", "[[") or words[-1] not in ("]", "]]"):
+        raise _Unsupported(f"not a simple test: {condition!r}")
+    if any(w in ("&&", "||", "-a", "-o", "(", ")") for w in words):
+        raise _Unsupported(f"compound test: {condition!r}")
+    return _test(words, env)
+
+
+def expand_param(body: str, env: Mapping[str, str]) -> str:
+    """``${body}`` with ``env`` (ValueError when outside the subset)."""
+    return _param(body, env)

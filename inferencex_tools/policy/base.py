@@ -1,0 +1,106 @@
+"""``policy check --base REF``: what changed against the base, and what it touches.
+
+The working tree is compared with the merge-base of ``REF`` and ``HEAD`` by git blob
+hashes (computed here, so no diff driver, textconv or attribute can change the
+answer).  A row is traced only when something it depends on changed:
+
+* its config block (the key's parsed value in the master configs);
+* the launcher of one of its runner families, or anything the launcher sources or
+  names (``runners/slurm_utils.sh``, ``runners/inject_synthetic_acceptance.py`` …);
+* the benchmark script its family's naming rule resolves to, with what it sources;
+* the recipes its multi-node settings name (``CONFIG_FILE``, ``EVAL_CONFIG_FILE``);
+* the curve or registry its model prefix uses;
+* the workflows or ``configs/runners.yaml`` (they change every job's environment).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.io.git import GitRepo
+
+SKIP = (".git",)
+GLOBAL_INPUTS = (".github/workflows/", "configs/runners.yaml")
+
+
+def blob_sha(data: bytes) -> str:
+    h = hashlib.sha1(usedforsecurity=False)
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+@dataclass
+class Changes:
+    base: str  # the merge-base commit the working tree is compared with
+    files: set[str] = field(default_factory=set)  # added, modified or deleted paths
+
+    def any_under(self, prefixes: Iterable[str]) -> bool:
+        ps = tuple(prefixes)
+        return any(f.startswith(ps) for f in self.files)
+
+
+def changed_files(root: Path, ref: str) -> Changes:
+    """Paths that differ between the merge-base of ``ref`` and HEAD and the working tree."""
+    repo = GitRepo.open(root)
+    head = repo.resolve("HEAD")
+    base = repo.merge_base(ref, head)
+    tree = repo.repo.commit(base).tree
+    at_base: dict[str, str] = {item.path: item.hexsha for item in tree.traverse()
+                               if item.type == "blob"}
+    here: dict[str, str] = {}
+    top = repo.root
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in SKIP]
+        for n in filenames:
+            p = Path(dirpath) / n
+            rel = p.relative_to(top).as_posix()
+            try:
+                data = os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
+            except OSError:
+                continue
+            here[rel] = blob_sha(data)
+    changed = {p for p in at_base.keys() | here.keys() if at_base.get(p) != here.get(p)}
+    return Changes(base, changed)
+
+
+def base_files(root: Path, commit: str, prefix: str) -> dict[str, bytes]:
+    """Every file under ``prefix`` at ``commit`` (path → bytes)."""
+    repo = GitRepo.open(root)
+    tree = repo.repo.commit(repo.resolve(commit)).tree
+    out: dict[str, bytes] = {}
+    for item in tree.traverse():
+        if item.type == "blob" and item.path.startswith(prefix):
+            out[item.path] = item.data_stream.read()
+    return out
+
+
+@dataclass
+class Relevance:
+    """Why a row is traced in --base mode (empty: it is not)."""
+
+    reasons: list[str] = field(default_factory=list)
+
+
+def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str],
+                changes: Changes, prefix: str, changed_prefixes: Mapping[str, str],
+                closure: Callable[[str], Iterable[str]]) -> list[str]:
+    """Why one row must be traced (empty list: nothing it depends on changed)."""
+    reasons: list[str] = []
+    if config != base_config:
+        reasons.append(f"config block of {key} changed" if base_config is not None
+                       else f"{key} is new")
+    if changes.any_under(GLOBAL_INPUTS):
+        reasons.append("workflows or configs/runners.yaml changed")
+    for f in files:
+        touched = sorted(set(closure(f)) & changes.files)
+        if touched:
+            reasons.append(f"{', '.join(touched)} changed ({f} depends on it)")
+    if prefix in changed_prefixes:
+        reasons.append(changed_prefixes[prefix])
+    return reasons

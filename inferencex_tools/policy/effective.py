@@ -1,0 +1,354 @@
+"""Which part of an environment a traced script can observe (for deduplicating traces).
+
+Two traces of the same script are identical when the script cannot tell their
+environments apart.  This module over-approximates what a script observes, from its
+text and the text of every repository file it names (sourced libraries, helpers,
+Python files it runs), transitively:
+
+* a variable counts when its name occurs anywhere in that text (as ``$NAME``,
+  ``${NAME…}`` or a bare word such as ``check_env_vars NAME``);
+* when every occurrence is a pattern operator (``${NAME%%_*}``, ``${NAME#*/}``,
+  ``${NAME:0:4}``), only the results of those operators count;
+* top-level ``if [ … ]; then … else … fi`` blocks whose test reads only variables the
+  script never assigns are pruned to the branch the environment takes;
+* bodies of functions the tracing shim replaces (:data:`REPLACED`) do not count;
+* ``eval``, ``printenv``, ``declare -p``/``export -p``, ``compgen -v`` make every
+  variable count, and so do names read by the recording stubs themselves
+  (:data:`ALWAYS`, any name with a prefix in :data:`ALWAYS_PREFIXES`).
+
+Pure: texts in, a key out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from inferencex_tools.policy import _stubs
+
+REPLACED = frozenset(_stubs.WAIT_FUNCTIONS + _stubs.RECORD_FUNCTIONS)
+ALWAYS = frozenset({"HF_HUB_CACHE", "HF_HOME", "PATH", "EVAL_ONLY", "RUN_EVAL"})
+ALWAYS_PREFIXES = ("SGLANG_", "TLLM_", "DYN_", "AIPERF_", "VLLM_", "SYNTHETIC_",
+                   "THINKING", "IXTRACE")
+_DYNAMIC = re.compile(r"(?:^|[;&|({`]|\$\(|\bthen|\bdo|\belse)\s*(eval|printenv|"
+                      r"compgen\s+-[a-zA-Z]*v|declare\s+-[a-zA-Z]*p|export\s+-p|"
+                      r"typeset\s+-[a-zA-Z]*p)\b", re.MULTILINE)
+_DYNAMIC_PY = re.compile(r"environ\s*\.\s*(items|keys|values)\s*\(|in\s+os\.environ\b")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROJ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(%%|%|##|#|:[0-9 ]+(?::[0-9 ]+)?)([^}]*)\}")
+_FUNC = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)\s*\{?\s*$", re.MULTILINE)
+_FILE_REF = re.compile(r"[\w.-]+\.(?:sh|py|bash)\b")
+
+
+@dataclass(frozen=True)
+class Closure:
+    """The text a script can run, reduced to the variable references that matter."""
+
+    plain: frozenset[str]
+    projections: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    everything: bool = False
+    files: tuple[str, ...] = ()
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without ``#`` comments (outside quotes; a line whose quotes do not
+    balance is kept whole)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        q: str | None = None
+        cut = None
+        prev = " "
+        for i, ch in enumerate(line):
+            if q:
+                if ch == q and (q == "'" or prev != "\\"):
+                    q = None
+            elif ch in "'\"" and prev != "\\":
+                q = ch
+            elif ch == "#" and (prev.isspace() or i == 0):
+                cut = i
+                break
+            prev = ch
+        if cut is not None:
+            out.append(line[:cut])
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def strip_functions(text: str, names: frozenset[str]) -> str:
+    """``text`` without the bodies of the functions in ``names`` (column-0 ``}``)."""
+    lines = text.splitlines()
+    out: list[str] = []
+    skip = False
+    for line in lines:
+        if skip:
+            if line.rstrip() == "}" or line.startswith("}"):
+                skip = False
+            continue
+        m = _FUNC.match(line)
+        if m and m.group(1) in names and not line.rstrip().endswith("}"):
+            skip = True
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _assigned(text: str) -> set[str]:
+    out = set(re.findall(r"(?:^|[\s;(&|])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?"
+                         r"([A-Za-z_]\w*)\+?=", text))
+    out |= set(re.findall(r"\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", text))
+    out |= set(re.findall(r"\bfor\s+([A-Za-z_]\w*)\s+in\b", text))
+    out |= set(re.findall(r"\bunset\s+([A-Za-z_]\w*)", text))
+    return out
+
+
+def prune(text: str, env: Mapping[str, str]) -> str:
+    """Drop the untaken branches of column-0 ``if [ … ]`` blocks (see module doc)."""
+    from inferencex_tools.workflow.shell import test_words
+
+    lines = text.splitlines()
+    assigned = _assigned(text)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"^if\s+(.*?);?\s*then\s*$", line)
+        if not m:
+            out.append(line)
+            i += 1
+            continue
+        # the block's column-0 elif / else / fi
+        j, arms, cond, start = i + 1, [], m.group(1), i + 1
+        depth_ok = True
+        while j < len(lines):
+            t = lines[j]
+            if re.match(r"^(elif\s|else\b|fi\b)", t):
+                arms.append((cond, start, j))
+                if t.startswith("fi"):
+                    break
+                mm = re.match(r"^elif\s+(.*?);?\s*then\s*$", t)
+                cond = mm.group(1) if mm else None
+                if t.startswith("elif") and mm is None:
+                    depth_ok = False
+                start = j + 1
+            j += 1
+        if j >= len(lines) or not depth_ok:
+            out.append(line)
+            i += 1
+            continue
+        chosen: tuple[int, int] | None = None
+        decided = True
+        conds: list[str] = []
+        for c, a, b in arms:
+            if c is None:  # else
+                chosen = chosen or (a, b)
+                break
+            conds.append(c)
+            names = set(_WORD.findall(c))
+            if names & assigned:
+                decided = False
+                break
+            try:
+                taken = test_words(c, env)
+            except ValueError:
+                decided = False
+                break
+            if taken:
+                chosen = (a, b)
+                break
+        if not decided:
+            out.append(line)
+            i += 1
+            continue
+        out.extend(f"# {c}" for c in conds)  # the tests themselves are read
+        if chosen is not None:
+            out.extend(lines[chosen[0]:chosen[1]])
+        i = j + 1
+    return "\n".join(out)
+
+
+_HEADER = re.compile(r"^(?:function\s+)?([A-Za-z_][\w:.-]*)\s*(?:\(\s*\))?\s*([{(])?\s*$")
+
+
+def split_functions(text: str) -> tuple[str, dict[str, str]]:
+    """(top-level text, function name → body) of a shell text (column-0 definitions)."""
+    lines = text.splitlines()
+    top: list[str] = []
+    funcs: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _HEADER.match(line)
+        is_def = m is not None and ("()" in line.replace(" ", "") or line.startswith("function"))
+        if not is_def or m is None:
+            top.append(line)
+            i += 1
+            continue
+        opener = m.group(2)
+        j = i + 1
+        if opener is None and j < len(lines) and lines[j].strip() in ("{", "("):
+            opener = lines[j].strip()
+            j += 1
+        closer = "}" if opener != "(" else ")"
+        k = j
+        while k < len(lines) and not lines[k].startswith(closer):
+            k += 1
+        if opener is None or k >= len(lines):
+            top.append(line)
+            i += 1
+            continue
+        name = m.group(1)
+        funcs[name] = funcs.get(name, "") + "\n" + "\n".join(lines[j:k])
+        i = k + 1
+    return "\n".join(top), funcs
+
+
+def _dequote(text: str) -> str:
+    return re.sub(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"", "''", text)
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    top: str
+    funcs: dict[str, str]
+    refs: frozenset[str]
+    dynamic: bool  # Python: reads the whole environ
+    conditions: frozenset[str]  # names read by column-0 if tests (pruning inputs)
+
+
+class Analyzer:
+    """Closures of repository scripts, cached (``read`` gives a file's text or None;
+    ``by_name`` maps a base name to repository paths)."""
+
+    def __init__(self, read: Callable[[str], str | None],
+                 by_name: Mapping[str, list[str]], *,
+                 replaced: frozenset[str] = REPLACED) -> None:
+        self.read, self.by_name, self.replaced = read, by_name, replaced
+        self._parsed: dict[str, _Parsed | None] = {}
+        self._files: dict[str, tuple[str, ...]] = {}
+        self._closures: dict[tuple[Any, ...], Closure] = {}
+
+    def parsed(self, path: str) -> _Parsed | None:
+        if path not in self._parsed:
+            text = self.read(path)
+            if text is None:
+                self._parsed[path] = None
+            else:
+                text = strip_comments(text)
+                refs = frozenset(_FILE_REF.findall(text))
+                if path.endswith(".py"):
+                    self._parsed[path] = _Parsed(text, {}, refs, bool(_DYNAMIC_PY.search(text)),
+                                                 frozenset())
+                else:
+                    top, fs = split_functions(text)
+                    conds = set()
+                    for m in re.finditer(r"^(?:el)?if\s+(.*?);?\s*then\s*$", top, re.MULTILINE):
+                        conds |= set(_WORD.findall(m.group(1)))
+                    self._parsed[path] = _Parsed(top, fs, refs, False, frozenset(conds))
+        return self._parsed[path]
+
+    def files(self, entry: str) -> tuple[str, ...]:
+        if entry not in self._files:
+            seen: list[str] = []
+            todo = [entry]
+            while todo:
+                path = todo.pop()
+                if path in seen:
+                    continue
+                seen.append(path)
+                p = self.parsed(path)
+                if p is None:
+                    continue
+                for ref in sorted(p.refs):
+                    todo.extend(q for q in self.by_name.get(ref, []) if q not in seen)
+            self._files[entry] = tuple(seen)
+        return self._files[entry]
+
+    def closure(self, entry: str, env: Mapping[str, str]) -> Closure:
+        files = self.files(entry)
+        conds = sorted({n for f in files if (p := self.parsed(f)) for n in p.conditions})
+        ck = (entry, tuple(env.get(n) for n in conds))
+        if ck not in self._closures:
+            self._closures[ck] = self._closure(files, env)
+        return self._closures[ck]
+
+    def reachable_shell_text(self, entry: str, env: Mapping[str, str]) -> str:
+        """The shell text ``entry`` can run: top levels (branches pruned by ``env``) of it
+        and the files it names, plus the bodies of the functions they call."""
+        return self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")),
+                           env)[0]
+
+    def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> tuple[str, set[str],
+                                                                            bool]:
+        tops: list[str] = []
+        funcs: dict[str, str] = {}
+        everything = False
+        for path in files:
+            p = self.parsed(path)
+            if p is None:
+                continue
+            everything = everything or p.dynamic
+            tops.append(p.top if path.endswith(".py") else prune(p.top, env))
+            for name, body in p.funcs.items():
+                if name not in self.replaced:
+                    funcs[name] = funcs.get(name, "") + body
+        parts = list(tops)
+        reached: set[str] = set()
+        words = set(_WORD.findall("\n".join(parts)))
+        while True:
+            new = {n for n in words if n in funcs and n not in reached}
+            if not new:
+                break
+            reached |= new
+            for n in sorted(new):
+                parts.append(funcs[n])
+                words |= set(_WORD.findall(funcs[n]))
+        return "\n".join(parts), words, everything
+
+    def _closure(self, files: tuple[str, ...], env: Mapping[str, str]) -> Closure:
+        whole, words, everything = self._reach(files, env)
+        if _DYNAMIC.search(_dequote(whole)):
+            everything = True
+        proj: dict[str, set[str]] = {}
+        for m in _PROJ.finditer(whole):
+            proj.setdefault(m.group(1), set()).add(m.group(0)[2:-1])
+        plain: set[str] = set()
+        projections: dict[str, tuple[str, ...]] = {}
+        for name in words:
+            if name in proj:
+                n_all = len(re.findall(rf"(?<![\w]){re.escape(name)}(?![\w])", whole))
+                n_proj = sum(whole.count("${" + q + "}") for q in proj[name])
+                if n_all == n_proj:
+                    projections[name] = tuple(sorted(proj[name]))
+                    continue
+            plain.add(name)
+        return Closure(frozenset(plain), projections, everything, files)
+
+
+
+
+def closure(entry: str, read: Callable[[str], str | None], by_name: Mapping[str, list[str]],
+            env: Mapping[str, str], *, replaced: frozenset[str] = REPLACED) -> Closure:
+    """One closure without a shared cache (see :class:`Analyzer`)."""
+    return Analyzer(read, by_name, replaced=replaced).closure(entry, env)
+
+
+def key(env: Mapping[str, str], c: Closure, *extra: Any) -> tuple[Any, ...]:
+    """What of ``env`` the closure observes, as a hashable key."""
+    from inferencex_tools.workflow.shell import expand_param
+
+    if c.everything:
+        return (tuple(sorted(env.items())), *extra)
+    items: list[tuple[str, Any]] = []
+    for name in sorted(env):
+        v = env[name]
+        if name in ALWAYS or name.startswith(ALWAYS_PREFIXES) or name in c.plain:
+            items.append((name, v))
+        elif name in c.projections:
+            try:
+                items.append((name, tuple(expand_param(p, env) for p in c.projections[name])))
+            except ValueError:
+                items.append((name, v))
+    return (tuple(items), *extra)

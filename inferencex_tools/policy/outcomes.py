@@ -1,0 +1,174 @@
+"""From traced jobs to verdicts: one :class:`~.check.RowOutcome` per row and family.
+
+* a script stage that ran → the policy on its server launches (:func:`.check.evaluate`);
+* a multi-node submission (``srtctl apply -f RECIPE``) → the submitted recipe read as
+  its consumer reads it (:mod:`.static`), then the same policy;
+* anything else → a finding that says why the row has no verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inferencex_tools.policy.check import RowOutcome, Verdict, evaluate, locate
+from inferencex_tools.policy.pipeline import JobTrace
+from inferencex_tools.policy.resolve import recipe_path
+from inferencex_tools.policy.rules import (
+    LAUNCHER_UNTRACED,
+    NO_RECIPE,
+    NO_SCRIPT,
+    NO_SERVER,
+    NOT_CHECKED,
+    RECIPE_DUPLICATE,
+    RECIPE_LIMIT,
+    STATIC_ONLY,
+    TRACE_FAILED,
+)
+from inferencex_tools.policy.static import extract
+from inferencex_tools.policy.store import CurveStore
+from inferencex_tools.policy.trace import Record, TraceResult
+
+Reader = Callable[[str], str | None]
+
+
+@dataclass
+class Outcomes:
+    rows: list[RowOutcome] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # file → text (for reports)
+
+
+def _text(read: Reader, path: str, sources: dict[str, str]) -> str:
+    if path not in sources:
+        sources[path] = read(path) or ""
+    return sources[path]
+
+
+def outcome(jt: JobTrace, store: CurveStore, read: Reader, sources: dict[str, str]) -> RowOutcome:
+    row = jt.job.row
+    if jt.trace is not None and jt.script is not None:
+        text = _text(read, jt.script, sources)
+        o = evaluate(row, jt.script, text, jt.trace, store)
+        o.family = jt.job.family
+        return o
+    if jt.submission is not None:
+        return submitted(jt, jt.submission, store, read, sources)
+    return _no_trace(jt, read, sources)
+
+
+def _launcher_failure(jt: JobTrace) -> str:
+    tr = jt.launcher
+    if tr is None:
+        return jt.why or "not traced"
+    from inferencex_tools.policy.check import failure_message
+
+    if not tr.ok:
+        return f"launcher {jt.job.launcher}: " + failure_message(tr)[0]
+    return f"launcher {jt.job.launcher}: {jt.why or 'no job step'}"
+
+
+def _no_trace(jt: JobTrace, read: Reader, sources: dict[str, str]) -> RowOutcome:
+    row = jt.job.row
+    launcher = jt.job.launcher or f"runners/launch_{jt.job.family}.sh"
+    o = RowOutcome(row, launcher, [], [], jt.launcher, family=jt.job.family)
+    text = _text(read, launcher, sources)
+    if jt.step is not None and jt.script is None:  # the step runs a script that is not here
+        line = locate(text, (jt.step.script or "").rsplit("/", 1)[-1].split("$")[0] or None)
+        o.verdicts.append(Verdict(NO_SCRIPT, launcher, line, jt.why or "no script",
+                                  data=(("step", " ".join(jt.step.command)),)))
+        return o
+    if jt.launcher is not None and not jt.launcher.ok:
+        from inferencex_tools.policy.check import failure_message
+
+        msg, data = failure_message(jt.launcher)
+        o.verdicts.append(Verdict(TRACE_FAILED, launcher, None,
+                                  f"launcher {launcher}: {msg}", data=data))
+        return o
+    o.verdicts.append(Verdict(NO_SERVER, launcher, None,
+                              f"{launcher}: {jt.why or 'no benchmark step started'}"))
+    return o
+
+
+def _config_file(rec: Record) -> str | None:
+    args = list(rec.argv)
+    for i, a in enumerate(args):
+        if a in ("-f", "--file", "--config") and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(("-f=", "--file=")):
+            return a.split("=", 1)[1]
+    return None
+
+
+def submitted(jt: JobTrace, rec: Record, store: CurveStore, read: Reader,
+              sources: dict[str, str]) -> RowOutcome:
+    """A multi-node row: the recipe as the launcher submitted it."""
+    row = jt.job.row
+    if rec.tool != "srtctl":
+        script = next((a for a in rec.argv[1:] if a.endswith((".slurm", ".sh", ".sbatch"))),
+                      rec.argv[-1] if rec.argv else "?")
+        o = RowOutcome(row, jt.job.launcher, [], [], jt.launcher, family=jt.job.family)
+        o.unchecked = (f"{jt.job.launcher} submits {script} with sbatch; its servers start "
+                       "inside that job (srun → container → server script), which is not "
+                       "traced and has no recipe to read")
+        return o
+    spec = _config_file(rec) or ""
+    path, _, selector = spec.partition(":")
+    vendored, _ = recipe_path(spec) if spec else ("", None)
+    text = rec.files.get(path)
+    if text is None:
+        o = RowOutcome(row, vendored or path, [], [], jt.launcher, family=jt.job.family)
+        o.verdicts.append(Verdict(NO_RECIPE, row.config_file, row.key_line,
+                                  f"{jt.job.launcher} submits {spec or '?'}, which is not "
+                                  "vendored in this repository (external srt-slurm ref?)"))
+        return o
+    shown = vendored if vendored and read(vendored) is not None else path
+    launch = extract(text, shown, selector=selector or None)
+    o = RowOutcome(row, shown, [], [], jt.launcher, family=jt.job.family)
+    o.notes.append(f"{jt.job.launcher} → srtctl apply -f {spec}")
+    sources.setdefault(shown, read(shown) or text)
+    for key, line, col in launch.doc.duplicates:
+        o.verdicts.append(Verdict(RECIPE_DUPLICATE, shown, line,
+                                  f"{shown}:{line}:{col}: key '{key}' appears again in the "
+                                  "same mapping; srtctl keeps this last value and ignores the "
+                                  "earlier one"))
+    if launch.record is None:
+        rule = RECIPE_LIMIT if (launch.doc.limit or launch.doc.error) else NO_SERVER
+        o.verdicts.append(Verdict(rule, shown, launch.doc.error_line,
+                                  launch.error or "no worker found"))
+        return o
+    tr = TraceResult(script=shown, env={}, root="", isolation="static", returncode=0,
+                     timed_out=False, seconds=0.0, records=[launch.record])
+    ev = evaluate(row, shown, text, tr, store)
+    ev.verdicts[:0] = o.verdicts
+    ev.family, ev.notes, ev.trace = jt.job.family, o.notes + launch.notes, jt.launcher
+    ev.static = True
+    return ev
+
+
+def fallback_note(jt: JobTrace) -> Verdict:
+    return Verdict(LAUNCHER_UNTRACED, jt.job.launcher or "?", None,
+                   f"{_launcher_failure(jt)}; the benchmark script was resolved by the "
+                   "launcher naming rule")
+
+
+def static_note(launcher: str, recipe: str, notes: list[str]) -> Verdict:
+    return Verdict(STATIC_ONLY, recipe, None, f"{launcher}: {'; '.join(notes) or recipe}")
+
+
+def not_checked(key: str, file: str, line: int | None, reasons: Mapping[str, None]) -> Verdict:
+    return Verdict(NOT_CHECKED, file, line,
+                   f"{key}: not checked: " + "; ".join(reasons) if reasons
+                   else f"{key}: not checked: no row of this key was traced")
+
+
+def read_from(root: Path) -> Reader:
+    def read(path: str) -> str | None:
+        p = root / path
+        try:
+            if p.is_file() and not p.is_symlink():
+                return p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        return None
+    return read

@@ -1,0 +1,313 @@
+"""From rows to traces: each row's job, its launcher, the step the launcher starts.
+
+For every row and every runner family its label can land on:
+
+1. **Job**: the environment the launcher starts with, derived from the repository's
+   workflows (:mod:`inferencex_tools.workflow`), in the *job view* (the checkout at
+   :data:`WORKSPACE`, the runner's files under :data:`RUNNER_ROOT`).
+2. **Launcher stage**: the launcher the workflow's run step starts is traced until it
+   starts the benchmark step (``srun``/``docker run`` of a script) or submits a job
+   (``srtctl apply``/``sbatch``): the step's script, environment, working directory
+   and mounts come from that record (:mod:`inferencex_tools.workflow.step`); a
+   submitted recipe comes with the record, after every edit of the launcher (runner
+   injection included).
+3. **Script stage**: the step's script is traced in the container's view.
+
+Identical traces are run once: two jobs share a trace when the traced script (with
+everything it sources) cannot tell their environments apart (:mod:`.effective`).
+Traces run in parallel in one :class:`~.trace.Session`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inferencex_tools.policy.effective import Analyzer, key
+from inferencex_tools.policy.resolve import Row
+from inferencex_tools.policy.trace import Record, Session, TraceResult
+from inferencex_tools.workflow import LocalPaths, Workflows, job_environment
+from inferencex_tools.workflow.step import Step, step_of
+
+WORKSPACE = "/github/workspace"
+RUNNER_ROOT = "/github/runner"
+PATHS = LocalPaths(workspace=WORKSPACE, runner_root=RUNNER_ROOT)
+STOP_TOOLS = ("srun", "docker", "podman", "sbatch", "srtctl")
+SUBMIT_TOOLS = ("srtctl", "sbatch")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Job:
+    """One row on one runner family."""
+
+    row: Row
+    family: str
+    node: str
+    env: dict[str, str]  # the launcher's environment (job view)
+    launcher: str | None
+    source: str  # "workflow" (derived) | "built-in" (no workflow dispatches the row)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class JobTrace:
+    job: Job
+    launcher: TraceResult | None = None
+    step: Step | None = None
+    script: str | None = None  # repository path of the step's script
+    trace: TraceResult | None = None  # the script stage (or the launcher, if it ran it)
+    submission: Record | None = None  # multi-node: srtctl apply / sbatch as recorded
+    why: str | None = None  # why the script stage did not run
+    shared: bool = False  # the trace was run for another job with the same observation
+    fallback: bool = False  # the script was resolved by the naming rule, not the launcher
+
+
+def node_for(family: str, label: str, labels: Mapping[str, Any] | None) -> str:
+    nodes = (labels or {}).get(label)
+    if isinstance(nodes, list):
+        for n in nodes:
+            if str(n).split("_", 1)[0] == family:
+                return str(n)
+    return f"{family}_0"
+
+
+def make_job(wf: Workflows | None, row: Row, family: str, node: str) -> Job:
+    """The job of ``row`` on ``node``: derived from the workflows when one dispatches the
+    row's bucket, else ixtool's built-in environment (:meth:`Row.env`)."""
+    if wf is not None and row.matrix:
+        je = job_environment(wf, row.matrix, node=node, paths=PATHS)
+        if je is not None:
+            return Job(row, family, node, je.env, je.launcher, "workflow", list(je.notes))
+    env = row.env(node)
+    env.update({"GITHUB_WORKSPACE": WORKSPACE, "RUNNER_NAME": node, "USER": "runner",
+                "CI": "true", "GITHUB_ACTIONS": "true"})
+    if row.multinode:
+        env["IS_MULTINODE"] = "true"
+        for side in ("prefill", "decode"):
+            for s in (row.entry.get(side) or {}).get("additional-settings") or []:
+                k, _, v = str(s).partition("=")
+                env[k] = v
+    return Job(row, family, node, env, f"runners/launch_{family}.sh", "built-in",
+               ["no workflow dispatches this row's bucket: ixtool's built-in environment"])
+
+
+# ------------------------------------------------------------------ views
+
+def _to_job_view(value: str, inner: str, ws: str) -> str:
+    if inner not in value:
+        return value
+    return (value.replace(f"{inner}/ws", ws).replace(f"{inner}/fs/", "/")
+            .replace(f"{inner}/home", f"{RUNNER_ROOT}/home").replace(f"{inner}/tmp", "/tmp"))
+
+
+def job_view(rec: Record, inner: str, ws: str = WORKSPACE) -> Record:
+    """A record with the sandbox's paths mapped back to the job's own paths."""
+    return Record(tool=rec.tool, argv=tuple(_to_job_view(a, inner, ws) for a in rec.argv),
+                  env={k: _to_job_view(v, inner, ws) for k, v in rec.env.items()},
+                  cwd=_to_job_view(rec.cwd, inner, ws),
+                  files={_to_job_view(k, inner, ws): v for k, v in rec.files.items()},
+                  seq=rec.seq)
+
+
+def view_trace(tr: TraceResult, ws: str) -> TraceResult:
+    """Without namespaces a trace saw local paths: map them back (with namespaces it saw
+    the job's own paths already)."""
+    if tr.isolation != "basic":
+        return tr
+    tr.records = [job_view(r, tr.sandbox, ws) for r in tr.records]
+    if tr.last_line:
+        tr.last_line = _to_job_view(tr.last_line, tr.sandbox, ws)
+    tr.stderr_tail = _to_job_view(tr.stderr_tail, tr.sandbox, ws)
+    return tr
+
+
+def workspace_mounts(step: Step) -> list[tuple[str, str]]:
+    """(path in the step, subdirectory of the checkout) for each view of the checkout."""
+    if not step.container:
+        return [(WORKSPACE, "")]
+    out: list[tuple[str, str]] = []
+    for host, cont in step.mounts:
+        if host == WORKSPACE or host.startswith(WORKSPACE + "/"):
+            out.append((cont, host[len(WORKSPACE):].strip("/")))
+    if not out and step.workdir:
+        # the launcher staged a copy of the checkout elsewhere (sbcast, rsync): the mount
+        # holding the working directory is that copy
+        for _, cont in step.mounts:
+            c = cont.rstrip("/")
+            if step.workdir == c or step.workdir.startswith(c + "/"):
+                out.append((cont, ""))
+                break
+    return out
+
+
+def _script_path(step: Step) -> str | None:
+    """The step's script as a repository path (container paths mapped back)."""
+    s = step.script
+    if s is None:
+        return None
+    wd = step.workdir if step.container else WORKSPACE
+    full = s if s.startswith("/") else os.path.normpath(os.path.join(wd or WORKSPACE, s))
+    for cont, sub in workspace_mounts(step):
+        c = cont.rstrip("/")
+        if full.startswith(c + "/"):
+            rel = full[len(c) + 1:]
+            return os.path.normpath(f"{sub}/{rel}" if sub else rel)
+    return None
+
+
+def _pass_through(rep_in: Mapping[str, str], rep_out: Mapping[str, str],
+                  mine: Mapping[str, str]) -> dict[str, str]:
+    """A step environment for ``mine`` from a representative's (in → out) of the same
+    launcher trace: values the launcher passed through come from ``mine``."""
+    out: dict[str, str] = {}
+    for k, v in rep_out.items():
+        out[k] = mine[k] if k in rep_in and rep_in[k] == v and k in mine else v
+    return out
+
+
+class Runner:
+    """Runs the two stages for many jobs, deduplicated and in parallel."""
+
+    def __init__(self, session: Session, repo: Path, *, timeout: float, jobs: int,
+                 progress: Progress | None = None) -> None:
+        self.session, self.repo, self.timeout = session, repo, timeout
+        self.workers = max(1, jobs)
+        self.progress = progress
+        files = self._repo_files(session.repo)
+        by_name: dict[str, list[str]] = {}
+        for f in files:
+            by_name.setdefault(os.path.basename(f), []).append(f)
+        self.files = set(files)
+        self.analyzer = Analyzer(self._read, by_name)
+        self.traces = 0
+        self.unique = 0
+        self._done = 0
+        self._total = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _repo_files(root: Path) -> list[str]:
+        out: list[str] = []
+        for dirpath, _, filenames in os.walk(root):
+            rel = os.path.relpath(dirpath, root)
+            for n in filenames:
+                out.append(n if rel == "." else f"{rel}/{n}")
+        return out
+
+    def _read(self, path: str) -> str | None:
+        if path not in self.files:
+            return None
+        p = self.session.repo / path
+        if path == "benchmarks/benchmark_lib.sh":
+            p = self.session.repo / "benchmarks" / ".benchmark_lib.real.sh"
+        try:
+            return p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def _tick(self, n: int = 1) -> None:
+        with self._lock:
+            self._done += n
+            if self.progress:
+                self.progress(self._done, self._total)
+
+    def _map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        if not items:
+            return []
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(fn, items))
+
+    # ---------------------------------------------------------------- stages
+    def run(self, jobs: list[Job]) -> list[JobTrace]:
+        out = [JobTrace(j) for j in jobs]
+        # stage 1: launchers, one trace per distinct observation
+        groups: dict[tuple[Any, ...], list[JobTrace]] = {}
+        for jt in out:
+            j = jt.job
+            if j.launcher is None or j.launcher not in self.files:
+                jt.why = f"launcher {j.launcher} does not exist"
+                continue
+            c = self.analyzer.closure(j.launcher, j.env)
+            groups.setdefault((j.launcher, key(j.env, c, j.family)), []).append(jt)
+        # stage 2 is known only after stage 1; count both as they become known
+        self._total = len(groups)
+        reps = list(groups.values())
+        results = self._map(lambda g: self._launch(g[0].job), reps)
+        self.traces += sum(len(g) for g in reps)
+        self.unique += len(reps)
+        for g, tr in zip(reps, results, strict=True):
+            for i, jt in enumerate(g):
+                jt.launcher = tr
+                jt.shared = i > 0
+                self._after_launch(jt, g[0].job, tr)
+        self.run_scripts(out)
+        return out
+
+    def run_scripts(self, jts: list[JobTrace]) -> None:
+        """Stage 2 for the jobs that have a step and no trace yet."""
+        sgroups: dict[tuple[Any, ...], list[JobTrace]] = {}
+        for jt in jts:
+            if jt.step is None or jt.script is None or jt.trace is not None:
+                continue
+            c = self.analyzer.closure(jt.script, jt.step.env)
+            k = (jt.script, jt.step.script, jt.step.workdir,
+                 tuple(workspace_mounts(jt.step)), key(jt.step.env, c, jt.job.family))
+            sgroups.setdefault(k, []).append(jt)
+        sreps = list(sgroups.values())
+        with self._lock:
+            self._total += len(sreps)
+        sres = self._map(lambda g: self._script(g[0]), sreps)
+        self.traces += sum(len(g) for g in sreps)
+        self.unique += len(sreps)
+        for g, tr in zip(sreps, sres, strict=True):
+            for i, jt in enumerate(g):
+                jt.trace = tr
+                jt.shared = jt.shared or i > 0
+
+    def _launch(self, job: Job) -> TraceResult:
+        assert job.launcher is not None
+        tr = self.session.trace(job.launcher, job.env, timeout=self.timeout, stop=STOP_TOOLS,
+                                workspace_at=[WORKSPACE])
+        self._tick()
+        return view_trace(tr, WORKSPACE)
+
+    def _after_launch(self, jt: JobTrace, rep: Job, tr: TraceResult) -> None:
+        from inferencex_tools.policy.engines import engine_of
+
+        if any(engine_of(r) for r in tr.records):  # the launcher ran the script itself
+            jt.trace = tr
+            jt.script = jt.job.launcher
+            return
+        stops = [r for r in tr.records if r.tool in STOP_TOOLS]
+        for rec in reversed(stops):
+            if rec.tool in SUBMIT_TOOLS:
+                jt.submission = rec
+                return
+            env = _pass_through(rep.env, rec.env, jt.job.env)
+            step = step_of(rec.tool, rec.argv, env)
+            if step is not None:
+                jt.step = step
+                jt.script = _script_path(step)
+                if jt.script is None or jt.script not in self.files:
+                    jt.why = (f"the step runs {step.script}, which is not a repository "
+                              "script")
+                    jt.script = None
+                return
+        jt.why = "the launcher started no benchmark step"
+
+    def _script(self, jt: JobTrace) -> TraceResult:
+        assert jt.step is not None and jt.script is not None
+        step = jt.step
+        binds = workspace_mounts(step)
+        cwd = (step.workdir or binds[0][0]) if step.container and binds else WORKSPACE
+        tr = self.session.trace(step.script or jt.script, step.env, timeout=self.timeout,
+                                workspace_at=binds, cwd=cwd)
+        self._tick()
+        return view_trace(tr, binds[0][0] if binds else WORKSPACE)

@@ -1,0 +1,116 @@
+"""The rows ``policy check`` traces, taken from the sweep matrix itself.
+
+Pure: master configs + runners → :class:`~.resolve.Row` objects whose ``matrix`` is the
+row exactly as the sweep dispatches it (so the job environment derived from the
+workflows is the real one).  Selection (docs/policy.md):
+
+* single-node agentic points: every concurrency (throughput; G-01 also for
+  ``spec-decoding: none``), plus ``EVAL_ONLY=true`` at the top concurrency of each
+  search-space entry with spec-decoding (every concurrency with ``all_evals``);
+* single-node fixed-seq-len points with spec-decoding: the top concurrency;
+* multi-node points with spec-decoding: the top concurrency, plus an eval row for
+  agentic points.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from inferencex_tools.errors import InputError
+from inferencex_tools.policy.resolve import Row, key_lines
+from inferencex_tools.sweep.generate import SweepRequest, generate_matrix
+from inferencex_tools.sweep.load import Configs, Runners
+
+AGENTIC = "agentic-coding"
+_NOT_ENTRY = ("conc", "exp-name", "run-eval", "eval-only", "eval-conc", "eval-all-concs",
+              "runner")
+
+
+@dataclass
+class RowSet:
+    rows: list[Row] = field(default_factory=list)
+    spec_keys: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # key → place
+    matched: set[str] = field(default_factory=set)  # config keys selected by the globs
+    error: str | None = None
+
+
+def _entry_id(row: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in row.items() if k not in _NOT_ENTRY}, sort_keys=True,
+                      default=str)
+
+
+def _conc(row: dict[str, Any]) -> int:
+    c = row.get("conc")
+    if isinstance(c, list):
+        return int(max(c)) if c else 0
+    return int(c or 0)
+
+
+def _mk(row: dict[str, Any], key: str, cfg: dict[str, Any], file: str, line: int | None,
+        index: int, *, eval_only: bool) -> Row:
+    agentic = row.get("scenario-type") == AGENTIC
+    matrix = dict(row)
+    if eval_only:
+        matrix.update({"run-eval": True, "eval-only": True})
+        if isinstance(row.get("conc"), list):
+            matrix["eval-conc"] = _conc(row)
+    entry = {k: v for k, v in row.items() if k not in ("conc",)}
+    return Row(config_file=file, key=key, key_line=line,
+               scenario=AGENTIC if agentic else "fixed-seq-len", item_index=0,
+               entry_index=index, conc=_conc(row), eval_only=eval_only, config=cfg,
+               entry=entry, seq={"isl": row.get("isl"), "osl": row.get("osl")},
+               dram_gb=int(row.get("total-cpu-dram-gb", 0) or 0), matrix=matrix)
+
+
+def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
+                all_evals: bool) -> RowSet:
+    """The rows to check, from the full sweep matrix (no eval marking)."""
+    out = RowSet()
+    lines = {f: key_lines(raw.decode("utf-8", errors="replace"))
+             for f, raw in configs.sources.items()}
+    for key, cfg in configs.data.items():
+        if globs and not any(fnmatch.fnmatchcase(key, g) for g in globs):
+            continue
+        out.matched.add(key)
+        file = configs.origin.get(key, "")
+        for scen in (cfg.get("scenarios") or {}).values():
+            for item in scen or []:
+                for e in (item or {}).get("search-space") or []:
+                    if str((e or {}).get("spec-decoding", "none")) != "none":
+                        out.spec_keys[key] = (file, lines.get(file, {}).get(key))
+    try:
+        m = generate_matrix(configs, runners, SweepRequest(mode="full", no_evals=True))
+    except InputError as exc:
+        out.error = str(exc)
+        return out
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for key, row in zip(m.keys, m.rows, strict=True):
+        if key in out.matched:
+            groups.setdefault((key, _entry_id(row)), []).append(row)
+    index: dict[str, int] = {}
+    for (key, _), rows in groups.items():
+        cfg = configs.data[key]
+        file = configs.origin.get(key, "")
+        line = lines.get(file, {}).get(key)
+        i = index[key] = index.get(key, -1) + 1
+        spec = str(rows[0].get("spec-decoding", "none")) != "none"
+        agentic = rows[0].get("scenario-type") == AGENTIC
+        multi = rows[0].get("prefill") is not None
+        top = max(rows, key=_conc)
+        if multi:
+            if spec:
+                out.rows.append(_mk(top, key, cfg, file, line, i, eval_only=False))
+                if agentic:
+                    out.rows.append(_mk(top, key, cfg, file, line, i, eval_only=True))
+            continue
+        if agentic:
+            out.rows.extend(_mk(r, key, cfg, file, line, i, eval_only=False) for r in rows)
+            if spec:
+                for r in (sorted(rows, key=_conc) if all_evals else [top]):
+                    out.rows.append(_mk(r, key, cfg, file, line, i, eval_only=True))
+        elif spec:
+            out.rows.append(_mk(top, key, cfg, file, line, i, eval_only=False))
+    return out
