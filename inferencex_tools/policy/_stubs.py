@@ -30,6 +30,15 @@ SLEEP_TOOLS = ("sleep",)
 ALL_TOOLS = (SERVER_TOOLS + SIDE_EFFECT_TOOLS + WRAPPER_TOOLS + DAEMON_TOOLS + PYTHON_TOOLS
              + TOLERANT_TOOLS + SLEEP_TOOLS)
 
+# Tools whose environment never matters to a verdict: recorded without it (one process
+# less per call).  Servers, job steps, clients and every other tool keep theirs.
+NO_ENV_TOOLS = (
+    "hf", "huggingface-cli", "nvidia-smi", "amd-smi", "rocm-smi", "ibv_devinfo", "git",
+    "curl", "wget", "pip", "pip3", "uv", "apt-get", "apt", "sudo", "make", "cmake", "enroot",
+    "unsquashfs", "modal", "scancel", "squeue", "scontrol", "sacct", "sbcast", "sinfo",
+    "ssh", "scp", "rsync", "nc", "nvcc", "flock", "numactl", "taskset",
+)
+
 # python -m <module> prefixes that are recorded instead of run.
 STUB_MODULES = (
     "sglang.launch_server", "sglang_router", "sglang.srt", "atom.entrypoints",
@@ -55,6 +64,7 @@ trap '' TERM INT HUP
 IX_TOOL=${0##*/}
 IX_ROOT=@ROOT@
 IX_REC=$IX_ROOT/.ix/records
+IX_BIN=@BIN@
 IX_JOBS=$IX_ROOT/.ix/jobs
 IX_SLEEP=@SLEEP@
 IX_PY=@PYTHON@
@@ -62,10 +72,12 @@ IX_ENV=@ENV@
 IX_HEAD=@HEAD@
 IX_MKDIR=@MKDIR@
 IX_SED=@SED@
-IX_STOP=" @STOP@ "
+IX_STOP="" IX_GPU=""
+{ read -r IX_STOP; read -r IX_GPU; } < "$IX_ROOT/.ix/conf" 2>/dev/null
+IX_STOP=" $IX_STOP "
 IX_STUB_MODULES=" @STUB_MODULES@ "
-IX_GPU="@GPU@"
 IX_DAEMONS="@DAEMONS@"
+IX_NO_ENV="@NO_ENV@"
 
 ix_note() { printf '%s\n' "$*" >> "$IX_ROOT/.ix/events" 2>/dev/null; }
 
@@ -77,7 +89,10 @@ ix_record() {
     local id="${EPOCHREALTIME/./}-$$-$RANDOM" a cand n=0
     local base="$IX_REC/$id"
     printf '%s\0' "$@" > "$base.argv" 2>/dev/null || return 0
-    "$IX_ENV" -0 > "$base.env" 2>/dev/null
+    case " $IX_NO_ENV " in
+        *" $IX_TOOL "*) ;;
+        *) "$IX_ENV" -0 > "$base.env" 2>/dev/null ;;
+    esac
     for a in "$@"; do
         for cand in "$a" "${a#*=}" "${a%%:*}"; do
             case $cand in
@@ -135,9 +150,10 @@ ix_fake_venv() {
     "$IX_MKDIR" -p "$d/bin" 2>/dev/null || return 0
     local n
     for n in python python3 pip pip3 uv; do
-        printf '#!/bin/sh\nexec "%s/.ix/bin/%s" "$@"\n' "$IX_ROOT" "$n" > "$d/bin/$n"
-        chmod +x "$d/bin/$n" 2>/dev/null
+        printf '#!/bin/sh\nexec "%s/%s" "$@"\n' "$IX_BIN" "$n" > "$d/bin/$n"
     done
+    chmod +x "$d/bin/python" "$d/bin/python3" "$d/bin/pip" "$d/bin/pip3" "$d/bin/uv" \
+        2>/dev/null
     printf 'export VIRTUAL_ENV="%s"\nexport PATH="%s/bin:$PATH"\n' "$d" "$d" > "$d/bin/activate"
 }
 
@@ -254,8 +270,8 @@ ix_python() {
     # no bytecode prefix: a fresh prefix directory per trace would recompile the
     # standard library on every run (caching only, never semantics); engine packages
     # the container would have (vllm, sglang, …) import as stand-ins (.ix/py)
-    PYTHONPYCACHEPREFIX= PYTHONPATH="$IX_ROOT/.ix/py${PYTHONPATH:+:$PYTHONPATH}" \
-        "$IX_PY" "$@"
+    PYTHONPYCACHEPREFIX= PYTHONPATH="@PYDIR@${PYTHONPATH:+:$PYTHONPATH}" \
+        IXTRACE_PYFAKE="$IX_ROOT/.ix/pyfake" "$IX_PY" "$@"
     local rc=$?
     if [[ $rc != 0 ]]; then
         ix_note "python exited $rc (masked): $*"
@@ -376,10 +392,11 @@ exit 0
 # the host does not have import as stand-ins (a module whose every attribute is a
 # callable stand-in; ``find_spec(...).origin`` is a real, writable file of the trace).
 SITE = r'''
-import importlib.abc, importlib.machinery, importlib.util, os, sys
+import os, sys
 
 ROOTS = set(@ROOTS@)
-BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake")
+BASE = os.environ.get("IXTRACE_PYFAKE") or os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "fake")
 
 
 class _Stand:
@@ -398,10 +415,17 @@ class _Stand:
         return "0.0.0"
 
 
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Finder:
+    # imports nothing until a stand-in is needed (startup cost is per python run)
     def find_spec(self, name, path, target=None):
         if name.split(".")[0] not in ROOTS:
             return None
+        import importlib.util
+
+        if not os.path.isdir(BASE):  # one site directory, as in an image
+            for r in ROOTS:
+                os.makedirs(os.path.join(BASE, r), exist_ok=True)
+                open(os.path.join(BASE, r, "__init__.py"), "a").close()
         d = os.path.join(BASE, *name.split("."))
         os.makedirs(d, exist_ok=True)
         f = os.path.join(d, "__init__.py")
@@ -426,18 +450,16 @@ FAKE_PACKAGES = ("vllm", "sglang", "sgl_kernel", "tensorrt_llm", "atom", "aiter"
                  "lmcache", "cupy", "torch", "triton", "flashinfer", "deep_gemm", "dynamo",
                  "transformers", "nixl", "aiperf", "safetensors", "huggingface_hub", "yaml")
 
-SHIM = r'''# benchmark_lib.sh replaced by `ixtool policy check` for tracing: the repository's
-# library is sourced first, then the helpers that would wait for a server or run a
-# benchmark are replaced by recorders.
-__ix_dir=$(dirname "${BASH_SOURCE[0]}")
-if [[ -f "$__ix_dir/.benchmark_lib.real.sh" ]]; then
-    # shellcheck disable=SC1091
-    source "$__ix_dir/.benchmark_lib.real.sh"
-fi
-# a record written by the shell itself (no process but one env -0): see the stub
+# Appended to the repository's benchmark_lib.sh in the sandbox's copy (so the library
+# sees its callers as in a real job): the helpers that would wait for a server or run a
+# benchmark are redefined as recorders.  When the library may return early, the copy is
+# this text after a `source` of the real library instead (@SOURCE_REAL@).
+SHIM = r'''
+# ---- added by `ixtool policy check` (tracing sandbox) ----
+@SOURCE_REAL@# a record written by the shell itself (no process but one env -0): see the stub
 __ix_rec() {
     local __ix_id="${EPOCHREALTIME/./}-$$-$RANDOM"
-    local __ix_base="${__ix_bin%/bin}/records/$__ix_id"
+    local __ix_base="$__ix_records/$__ix_id"
     [[ -n $__ix_bin ]] || return 0
     printf '%s\0' "${@:2}" > "$__ix_base.argv" 2>/dev/null || return 0
     @ENV@ -0 > "$__ix_base.env" 2>/dev/null
@@ -478,8 +500,8 @@ exit 0
 # container's own filesystem), the trace directory at /tmp/ixtrace, the repository
 # read-only, and the workspace bound at every container path that mounts the checkout.
 ENTER = r'''set -u
-HOST=$1 ROOTDIR=$2 ISOLATE=$3 REPO=$4 SCRIPT=$5 CWD=$6 XFD=$7
-shift 7
+HOST=$1 ROOTDIR=$2 ISOLATE=$3 REPO=$4 SCRIPT=$5 CWD=$6 XFD=$7 INNER=$8
+shift 8
 SYSTEM="@SYSTEM@"
 if [[ $ISOLATE == 1 ]]; then
     cd "$HOST" || exit 97
@@ -519,9 +541,9 @@ if [[ $ISOLATE == 1 ]]; then
         p=${b%%=*} sub=${b#*=}
         mkdir -p "$R$p" && mount --bind "$HOST/ws${sub:+/$sub}" "$R$p" || exit 97
     done
-    exec chroot "$R" @BASH@ --noprofile --norc /tmp/ixtrace/.ix/inner.sh "$SCRIPT" "$CWD" "$XFD"
+    exec chroot "$R" @BASH@ --noprofile --norc "$INNER" "$SCRIPT" "$CWD" "$XFD"
 fi
-exec @BASH@ --noprofile --norc "$HOST/.ix/inner.sh" "$SCRIPT" "$CWD" "$XFD"
+exec @BASH@ --noprofile --norc "$INNER" "$SCRIPT" "$CWD" "$XFD"
 '''
 
 # The traced shell: xtrace to the pipe ixtool holds; ``source``/``.`` of a file that is

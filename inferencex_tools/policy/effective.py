@@ -104,54 +104,91 @@ def _assigned(text: str) -> set[str]:
     return out
 
 
+_KW = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*(if|elif|else|fi)\b")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_]\w*)['\"]?")
+
+
+def _structure(lines: list[str]) -> list[list[str]]:
+    """Per line: the if/elif/else/fi keywords it holds as commands (heredoc bodies and
+    quoted text excluded)."""
+    out: list[list[str]] = []
+    end: str | None = None
+    for line in lines:
+        if end is not None:
+            out.append([])
+            if line.strip() == end:
+                end = None
+            continue
+        bare = _dequote(line)
+        out.append([m.group(1) for m in _KW.finditer(bare)])
+        h = _HEREDOC.search(line)
+        if h:
+            end = h.group(1)
+    return out
+
+
+def _block(kws: list[list[str]], i: int) -> tuple[list[tuple[int, int]], int] | None:
+    """Arms ``(first line, stop line)`` and the ``fi`` line of the block opened on line
+    ``i`` (None when the structure is not a plain multi-line if/elif/else/fi)."""
+    if kws[i] != ["if"]:
+        return None
+    depth, arms, start = 1, [], i + 1
+    for j in range(i + 1, len(kws)):
+        k = kws[j]
+        if depth == 1 and k[:1] in (["elif"], ["else"]):
+            arms.append((start, j))
+            start = j + 1
+            if k[0] == "else" and len(k) > 1:
+                return None
+            continue
+        for w in k:
+            depth += 1 if w == "if" else -1 if w == "fi" else 0
+        if depth == 0:
+            if k != ["fi"]:
+                return None
+            arms.append((start, j))
+            return arms, j
+        if depth < 0:
+            return None
+    return None
+
+
 def prune(text: str, env: Mapping[str, str]) -> str:
-    """Drop the untaken branches of column-0 ``if [ … ]`` blocks (see module doc)."""
+    """Drop the untaken arms of top-level ``if [ … ]; then … fi`` blocks whose tests read
+    only variables the text never assigns (see module doc)."""
     from inferencex_tools.workflow.shell import test_words
 
     lines = text.splitlines()
+    kws = _structure(lines)
     assigned = _assigned(text)
     out: list[str] = []
     i = 0
+    depth = 0
     while i < len(lines):
-        line = lines[i]
-        m = re.match(r"^if\s+(.*?);?\s*then\s*$", line)
-        if not m:
-            out.append(line)
+        blk = _block(kws, i) if depth == 0 else None
+        if blk is None:
+            for w in kws[i]:
+                depth += 1 if w == "if" else -1 if w == "fi" else 0
+            depth = max(depth, 0)
+            out.append(lines[i])
             i += 1
             continue
-        # the block's column-0 elif / else / fi
-        j, arms, cond, start = i + 1, [], m.group(1), i + 1
-        depth_ok = True
-        while j < len(lines):
-            t = lines[j]
-            if re.match(r"^(elif\s|else\b|fi\b)", t):
-                arms.append((cond, start, j))
-                if t.startswith("fi"):
-                    break
-                mm = re.match(r"^elif\s+(.*?);?\s*then\s*$", t)
-                cond = mm.group(1) if mm else None
-                if t.startswith("elif") and mm is None:
-                    depth_ok = False
-                start = j + 1
-            j += 1
-        if j >= len(lines) or not depth_ok:
-            out.append(line)
-            i += 1
-            continue
+        arms, fi = blk
+        heads = [i, *(a[1] for a in arms[:-1])]  # the if / elif / else lines
         chosen: tuple[int, int] | None = None
         decided = True
-        conds: list[str] = []
-        for c, a, b in arms:
-            if c is None:  # else
-                chosen = chosen or (a, b)
+        for (a, b), h in zip(arms, heads, strict=True):
+            m = re.match(r"^\s*(?:el)?if\s+(.*?);?\s*then\s*$", lines[h])
+            if m is None:  # else
+                chosen = (a, b)
                 break
-            conds.append(c)
-            names = set(_WORD.findall(c))
-            if names & assigned:
+            cond = m.group(1)
+            out.append(f"# {cond}")  # the tests themselves are read
+            if set(_WORD.findall(cond)) & assigned:
                 decided = False
                 break
             try:
-                taken = test_words(c, env)
+                taken = test_words(cond, env)
             except ValueError:
                 decided = False
                 break
@@ -159,16 +196,17 @@ def prune(text: str, env: Mapping[str, str]) -> str:
                 chosen = (a, b)
                 break
         if not decided:
-            out.append(line)
+            out.append(lines[i])
             i += 1
+            depth += 1
             continue
-        out.extend(f"# {c}" for c in conds)  # the tests themselves are read
         if chosen is not None:
-            out.extend(lines[chosen[0]:chosen[1]])
-        i = j + 1
+            out.extend(prune("\n".join(lines[chosen[0]:chosen[1]]), env).splitlines())
+        i = fi + 1
     return "\n".join(out)
 
 
+_ONE_LINE = re.compile(r"^(?:function\s+)?([A-Za-z_][\w:.-]*)\s*\(\s*\)\s*\{(.*)\}\s*$")
 _HEADER = re.compile(r"^(?:function\s+)?([A-Za-z_][\w:.-]*)\s*(?:\(\s*\))?\s*([{(])?\s*$")
 
 
@@ -180,6 +218,11 @@ def split_functions(text: str) -> tuple[str, dict[str, str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
+        one = _ONE_LINE.match(line)
+        if one is not None:  # name() { body; }
+            funcs[one.group(1)] = funcs.get(one.group(1), "") + "\n" + one.group(2)
+            i += 1
+            continue
         m = _HEADER.match(line)
         is_def = m is not None and ("()" in line.replace(" ", "") or line.startswith("function"))
         if not is_def or m is None:

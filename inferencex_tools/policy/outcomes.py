@@ -78,6 +78,19 @@ def _no_trace(jt: JobTrace, read: Reader, sources: dict[str, str]) -> RowOutcome
         o.verdicts.append(Verdict(NO_SCRIPT, launcher, line, jt.why or "no script",
                                   data=(("step", " ".join(jt.step.command)),)))
         return o
+    if jt.missing_recipe is not None:
+        vendored = recipe_path(jt.missing_recipe)[0]
+        o.verdicts.append(Verdict(
+            NO_RECIPE, row.config_file, row.key_line,
+            f"{launcher} submits {jt.missing_recipe}, which is not vendored in this "
+            f"repository ({vendored} does not exist; external srt-slurm ref?)"))
+        return o
+    if jt.missing is not None:
+        o.verdicts.append(Verdict(
+            NO_SCRIPT, row.config_file, row.key_line,
+            f"{row.key} [{row.entry_label()}] on {jt.job.family}: {jt.missing}; "
+            f"{_launcher_failure(jt)}"))
+        return o
     if jt.launcher is not None and not jt.launcher.ok:
         from inferencex_tools.policy.check import failure_message
 
@@ -147,9 +160,11 @@ def submitted(jt: JobTrace, rec: Record, store: CurveStore, read: Reader,
 
 
 def fallback_note(jt: JobTrace) -> Verdict:
+    how = ("its submission was done statically: the recipe it names, with the real "
+           "synthetic-acceptance injector when its text calls it" if jt.job.row.multinode
+           else "the benchmark script was resolved by the launcher naming rule")
     return Verdict(LAUNCHER_UNTRACED, jt.job.launcher or "?", None,
-                   f"{_launcher_failure(jt)}; the benchmark script was resolved by the "
-                   "launcher naming rule")
+                   f"{_launcher_failure(jt)}; {how}")
 
 
 def static_note(launcher: str, recipe: str, notes: list[str]) -> Verdict:

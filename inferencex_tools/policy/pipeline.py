@@ -67,6 +67,8 @@ class JobTrace:
     why: str | None = None  # why the script stage did not run
     shared: bool = False  # the trace was run for another job with the same observation
     fallback: bool = False  # the script was resolved by the naming rule, not the launcher
+    missing: str | None = None  # neither the launcher nor the naming rule found a script
+    missing_recipe: str | None = None  # the recipe setting names no vendored file
 
 
 def node_for(family: str, label: str, labels: Mapping[str, Any] | None) -> str:
@@ -162,6 +164,10 @@ def _script_path(step: Step) -> str | None:
     return None
 
 
+def _sh(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
 def _pass_through(rep_in: Mapping[str, str], rep_out: Mapping[str, str],
                   mine: Mapping[str, str]) -> dict[str, str]:
     """A step environment for ``mine`` from a representative's (in → out) of the same
@@ -202,11 +208,10 @@ class Runner:
         return out
 
     def _read(self, path: str) -> str | None:
+        """A repository file as the repository has it (not the sandbox's copy)."""
         if path not in self.files:
             return None
-        p = self.session.repo / path
-        if path == "benchmarks/benchmark_lib.sh":
-            p = self.session.repo / "benchmarks" / ".benchmark_lib.real.sh"
+        p = self.repo / path
         try:
             return p.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -270,6 +275,76 @@ class Runner:
             for i, jt in enumerate(g):
                 jt.trace = tr
                 jt.shared = jt.shared or i > 0
+
+    def submit_statically(self, jts: list[JobTrace]) -> None:
+        """Multi-node jobs whose launcher did not reach its submission: do what the
+        launcher does with a recipe, read statically from its text (which recipe it
+        submits, whether it calls the synthetic-acceptance injector), with the real
+        injector, and record the submission."""
+        from inferencex_tools.policy.resolve import recipe_path
+
+        todo = []
+        for jt in jts:
+            if jt.submission is not None or jt.job.launcher not in self.files:
+                continue
+            cfg = self._recipe_setting(jt)
+            if cfg and recipe_path(cfg)[0] not in self.files:
+                jt.missing_recipe = cfg
+                continue
+            todo.append(jt)
+        scripts = [(jt, self._static_launch(jt)) for jt in todo]
+        scripts = [(jt, s) for jt, s in scripts if s is not None]
+        with self._lock:
+            self._total += len(scripts)
+        res = self._map(lambda p: self._inline(p[0].job, p[1]), scripts)
+        self.traces += len(scripts)
+        self.unique += len(scripts)
+        for (jt, _), tr in zip(scripts, res, strict=True):
+            jt.fallback = True
+            sub = [r for r in tr.records if r.tool in SUBMIT_TOOLS]
+            if sub:
+                jt.submission = sub[-1]
+            else:
+                jt.why = (jt.why or "") + f"; the static submission failed: {tr.last_line}"
+
+    def _recipe_setting(self, jt: JobTrace) -> str | None:
+        """The recipe the launcher submits (``EVAL_CONFIG_FILE`` for evals when the launcher
+        reads it), from the job's settings."""
+        env, launcher = jt.job.env, jt.job.launcher
+        assert launcher is not None
+        cfg = env.get("CONFIG_FILE")
+        if jt.job.row.eval_only and env.get("EVAL_CONFIG_FILE") and \
+                "EVAL_CONFIG_FILE" in self.analyzer.reachable_shell_text(launcher, env):
+            cfg = env["EVAL_CONFIG_FILE"]
+        return cfg or None
+
+    def _static_launch(self, jt: JobTrace) -> str | None:
+        env, launcher = jt.job.env, jt.job.launcher
+        assert launcher is not None
+        text = self.analyzer.reachable_shell_text(launcher, env)
+        cfg = self._recipe_setting(jt)
+        if not cfg:
+            return None
+        inject = ("inject_synthetic_acceptance" in text
+                  and "runners/inject_synthetic_acceptance.py" in self.files)
+        lines = [
+            "set -e", f"cfg={_sh(cfg)}", 'path=${cfg%%:*}',
+            'src="$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/${path#recipes/}"',
+            'case $path in benchmarks/*) src="$GITHUB_WORKSPACE/$path" ;; esac',
+            'mkdir -p srt-static && cd srt-static && mkdir -p "$(dirname "$path")"',
+            'cp "$src" "$path"',
+        ]
+        if inject:
+            lines.append('python3 "$GITHUB_WORKSPACE/runners/inject_synthetic_acceptance.py" '
+                         '"$path" "$FRAMEWORK"')
+        lines.append('srtctl apply -f "$cfg"')
+        return "\n".join(lines) + "\n"
+
+    def _inline(self, job: Job, script: str) -> TraceResult:
+        tr = self.session.trace("inline", job.env, timeout=self.timeout,
+                                stop=SUBMIT_TOOLS, workspace_at=[WORKSPACE], inline=script)
+        self._tick()
+        return view_trace(tr, WORKSPACE)
 
     def _launch(self, job: Job) -> TraceResult:
         assert job.launcher is not None

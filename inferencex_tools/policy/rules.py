@@ -61,9 +61,10 @@ SANDBOX_EVENT = rule("PO303", W, "the recipe tried something the sandbox blocked
                      "(network, writes outside its directory, runaway processes)",
                      "benchmark scripts must not reach the network or write outside the job "
                      "directory at launch time; download in the launcher", area=A)
-STATIC_ONLY = rule("PO304", N, "multi-node recipe checked statically, not traced",
-                   "static extraction reads the recipe YAML and models the runner injection "
-                   "and the launchers' EVAL_ONLY edits; it cannot see external srt-slurm refs",
+STATIC_ONLY = rule("PO304", N, "multi-node recipe read as submitted, not traced (its servers "
+                   "run on the cluster)", "the launcher is traced up to `srtctl apply`; the "
+                   "recipe it submits (after its edits and the runner's injection) is read as "
+                   "srtctl reads it; recipes of external srt-slurm refs cannot be read",
                    area=A)
 SANDBOX_WEAK = rule("PO305", W, "namespaces unavailable: tracing ran without network and "
                     "filesystem isolation", "run the check where unprivileged user namespaces "
@@ -77,8 +78,8 @@ RECIPE_LIMIT = rule("PO307", E, "recipe YAML beyond the parsing bounds (aliases,
 NOT_CHECKED = rule("PO308", W, "a spec-decoding config key got no verdict (not checked), "
                    "with the reason", "make the key's rows traceable (launcher, script or "
                    "vendored recipe) or check it by hand", area=A)
-LAUNCHER_UNTRACED = rule("PO309", N, "the launcher could not be traced to its job step; the "
-                         "script was resolved by the launcher naming rule instead",
+LAUNCHER_UNTRACED = rule("PO309", N, "the launcher could not be traced to its job step or "
+                         "submission; its action was read statically instead",
                          "make the launcher run to its srun/docker step under the trace "
                          "stubs (the note names the last traced line)", area=A)
 

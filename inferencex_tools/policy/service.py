@@ -16,7 +16,13 @@ from inferencex_tools.io.files import atomic_write, read_bytes
 from inferencex_tools.policy.check import RowOutcome, Verdict
 from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
 from inferencex_tools.policy.pipeline import Job, JobTrace, Runner, make_job, node_for
-from inferencex_tools.policy.resolve import Row, enumerate_rows, launcher_families, resolve_script
+from inferencex_tools.policy.resolve import (
+    Row,
+    enumerate_rows,
+    launcher_families,
+    multinode_points,
+    resolve_script,
+)
 from inferencex_tools.policy.rows import policy_rows
 from inferencex_tools.policy.rules import (
     CONFIG_INVALID,
@@ -163,6 +169,7 @@ def _rows(req: CheckRequest, configs: Any, runners: Any, result: Result
         text = raw.decode("utf-8", errors="replace")
         rows.extend(enumerate_rows(file, data, text, globs=req.config_keys,
                                    all_evals=req.all_evals, hardware=hardware))
+        rows.extend(p.row for p in multinode_points(file, data, text, globs=req.config_keys))
     return rows, rs.spec_keys
 
 
@@ -182,7 +189,16 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
                     data={"config_keys": [row.key], "rows": [row.ref()]}))
             continue
         for fam in families:
-            jobs.append(make_job(wf, row, fam, node_for(fam, label, runners.labels)))
+            job = make_job(wf, row, fam, node_for(fam, label, runners.labels))
+            if job.launcher is None or not (req.root / job.launcher).is_file():
+                if (row.key, fam) not in reported:
+                    reported.add((row.key, fam))
+                    result.add(NO_LAUNCHER.at(
+                        row.config_file, row.key_line, 1,
+                        f"{row.key}: runner '{label}' → {fam}: {job.launcher} does not exist",
+                        data={"config_keys": [row.key], "rows": [row.ref()]}))
+                continue
+            jobs.append(job)
     return jobs
 
 
@@ -327,6 +343,8 @@ def _base_configs(root: Path, base: str) -> dict[str, Any]:
 def _fallbacks(traced: list[JobTrace], runner: Runner, req: CheckRequest) -> list[JobTrace]:
     """Single-node jobs whose launcher did not reach its step: resolve the script by the
     launcher naming rule and trace it with the job's environment."""
+    runner.submit_statically([jt for jt in traced if jt.job.row.multinode
+                              and jt.submission is None and jt.trace is None])
     todo = [jt for jt in traced if jt.trace is None and jt.submission is None
             and jt.step is None and not jt.job.row.multinode]
     if not todo:
@@ -336,6 +354,7 @@ def _fallbacks(traced: list[JobTrace], runner: Runner, req: CheckRequest) -> lis
     for jt in todo:
         res = resolve_script(req.root, jt.job.row, jt.job.family)
         if res.script is None:
+            jt.missing = res.why or "no benchmark script"
             continue
         jt.step = Step("launcher-rule", ["bash", res.script], res.script, dict(jt.job.env),
                        None, [], False)
@@ -351,7 +370,10 @@ def _coverage(spec_keys: dict[str, tuple[str, int | None]], outcomes: list[RowOu
     by_key: dict[str, list[RowOutcome]] = defaultdict(list)
     for o in outcomes:
         by_key[o.row.key].append(o)
+    reported = {k for f in result.errors for k in f.data.get("config_keys", [])}
     for key, (file, line) in spec_keys.items():
+        if key in reported:
+            continue
         os_ = [o for o in by_key.get(key, []) if o.row.spec != "none"]
         judged = [o for o in os_ if o.facts or any(v.rule.severity.value == "error"
                                                    for v in o.verdicts)]

@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import re
 import selectors
 import shutil
 import signal
+import socket
 import stat
+import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -43,6 +47,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from inferencex_tools.policy import _stubs
 
@@ -56,7 +61,9 @@ MAX_RECORD_BYTES = 4 * 1024 * 1024
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--fork",
            "--kill-child", "--mount-proc")
-SKIP_DIRS = (".git", "__pycache__")
+# not part of what a job checks out (caches, virtual environments)
+SKIP_DIRS = (".git", "__pycache__", ".venv", "venv", ".tox", "node_modules", ".mypy_cache",
+             ".ruff_cache", ".pytest_cache", ".hypothesis")
 # absolute paths that stay as they are when an environment is localised
 SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys",
                    "/opt", "/var/run", "/run")
@@ -182,37 +189,47 @@ def _local(v: str, fs_root: str, mounts: list[tuple[str, str]]) -> str:
 
 
 def _copy_tree(src: Path, dst: Path) -> tuple[list[str], list[str]]:
-    """Copy ``src`` (without .git) to ``dst``; (top-level entries, skipped notes)."""
-    total = 0
+    """Copy ``src`` (without .git) to ``dst``; (top-level entries, skipped notes).
+
+    Regular files and directories only; a symlink is kept when it is relative and stays
+    inside the tree.  Executable bits are kept; in the sandbox the copy is read-only
+    (a read-only bind with namespaces; owned by another user without)."""
     skipped: list[str] = []
-    dirs: list[Path] = []
-    real = src.resolve()
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-        rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        dirs.append(dst / rel)
-        for name in [*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
-            p = Path(dirpath) / name
-            st = p.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(p)
-                inside = (p.parent / target).resolve()
-                if not target.startswith("/") and inside.is_relative_to(real):
-                    os.symlink(target, dst / rel / name)
+    real = os.path.realpath(src)
+    total = 0
+
+    def walk(s: str, d: str, rel: str) -> None:
+        nonlocal total
+        os.mkdir(d)
+        with os.scandir(s) as it:
+            entries = list(it)
+        for e in entries:
+            if e.name in SKIP_DIRS or (e.is_dir(follow_symlinks=False) and
+                                       os.path.exists(os.path.join(e.path, "pyvenv.cfg"))):
+                continue
+            sp, dp, rp = e.path, os.path.join(d, e.name), f"{rel}{e.name}"
+            if e.is_symlink():
+                target = os.readlink(sp)
+                inside = os.path.realpath(os.path.join(s, target))
+                if not target.startswith("/") and (inside == real or
+                                                   inside.startswith(real + os.sep)):
+                    os.symlink(target, dp)
                 else:
-                    skipped.append(f"{rel / name}: symlink leaving the repository")
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if st.st_size > MAX_COPY_FILE or total + st.st_size > MAX_COPY_TOTAL:
-                skipped.append(f"{rel / name}: larger than the copy limit")
-                continue
-            total += st.st_size
-            shutil.copyfile(p, dst / rel / name, follow_symlinks=False)
-            (dst / rel / name).chmod(0o555 if st.st_mode & 0o111 else 0o444)
-    tops = sorted(os.listdir(dst))
-    return tops, skipped
+                    skipped.append(f"{rp}: symlink leaving the repository")
+            elif e.is_dir(follow_symlinks=False):
+                walk(sp, dp, rp + "/")
+            elif e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                if st.st_size > MAX_COPY_FILE or total + st.st_size > MAX_COPY_TOTAL:
+                    skipped.append(f"{rp}: larger than the copy limit")
+                    continue
+                total += st.st_size
+                shutil.copyfile(sp, dp, follow_symlinks=False)
+                if st.st_mode & 0o111:
+                    os.chmod(dp, 0o755)
+
+    walk(str(src), str(dst), "")
+    return sorted(os.listdir(dst)), skipped
 
 
 def _q(s: str) -> str:
@@ -257,7 +274,7 @@ def _nul_list(data: bytes | None) -> list[str]:
     return [p.decode("utf-8", errors="replace") for p in parts]
 
 
-_IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD"})
+_IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD", "IXTRACE_PYFAKE"})
 
 
 def load_records(records_dir: Path) -> list[Record]:
@@ -348,6 +365,95 @@ def _drain(proc: subprocess.Popen[bytes], pipes: dict[int, _Tail], timeout: floa
     return timed_out
 
 
+def _collect(pipes: dict[int, _Tail], sock: socket.socket,
+             grace: float = 2.0) -> dict[str, Any] | None:
+    """Read the pipes until the trace server answers, then until the pipes close."""
+    sel = selectors.DefaultSelector()
+    for fd in pipes:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    sel.register(sock.fileno(), selectors.EVENT_READ)
+    reply: dict[str, Any] | None = None
+    answered: float | None = None
+    try:
+        while answered is None or len(sel.get_map()) > 0:
+            if answered is not None and time.monotonic() - answered > grace:
+                break
+            for key, _ in sel.select(timeout=0.5):
+                fd = int(key.fd)
+                if fd == sock.fileno():
+                    reply = _recv_json(sock)
+                    answered = time.monotonic()
+                    sel.unregister(fd)
+                    continue
+                try:
+                    b = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    b = b""
+                if b:
+                    pipes[fd].add(b)
+                else:
+                    sel.unregister(fd)
+    finally:
+        sel.close()
+    return reply
+
+
+def _recv_json(sock: socket.socket) -> dict[str, Any] | None:
+    sock.setblocking(True)
+    head = b""
+    while len(head) < 4:
+        b = sock.recv(4 - len(head))
+        if not b:
+            return None
+        head += b
+    (n,) = struct.unpack("!I", head)
+    body = b""
+    while len(body) < n:
+        b = sock.recv(n - len(body))
+        if not b:
+            return None
+        body += b
+    out: dict[str, Any] = json.loads(body)
+    return out
+
+
+def _send_json(sock: socket.socket, obj: dict[str, Any], fds: list[int]) -> None:
+    data = json.dumps(obj).encode()
+    msg = struct.pack("!I", len(data)) + data
+    socket.send_fds(sock, [msg[:4]], fds)
+    sock.sendall(msg[4:])
+
+
+class _Server:
+    """One trace server (:mod:`._sandboxd`) inside its own namespaces, for one worker."""
+
+    def __init__(self, session: Session) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = parent
+        stage = Path(tempfile.mkdtemp(prefix="stage-", dir=session.dir))
+        cmd = [_tool("unshare"), "--user", "--map-root-user", "--mount", "--net", "--fork",
+               "--kill-child", sys.executable, "-I", "-S", str(session.dir / "sandboxd.py"),
+               str(child.fileno()), str(stage)]
+        self.proc = subprocess.Popen(cmd, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={"PATH": BASE_PATH}, start_new_session=True)
+        child.close()
+        hello = _recv_json(parent)
+        self.ok = bool(hello and hello.get("ready"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 class Session:
     """One run's sandbox: the repository materialised once, traces in parallel."""
 
@@ -370,21 +476,43 @@ class Session:
             .replace("@BASH@", _tool("bash")))
         self._n = itertools.count()
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._servers: list[_Server] = []
+        self.use_server = self.isolate and hasattr(socket, "send_fds") \
+            and hasattr(os, "pidfd_open")
+        if self.use_server:
+            shutil.copyfile(Path(__file__).with_name("_sandboxd.py"), self.dir / "sandboxd.py")
+        # with namespaces every trace sees the session through the host view at /.host and
+        # its own directory at INNER_ROOT: one set of stubs serves them all
+        self.shared = self.isolate
+        if self.shared:
+            self._tools(self.dir / ".ix", INNER_ROOT, f"/.host{self.dir}/.ix")
 
     # -- setup
     def _shim(self) -> None:
         lib = self.repo / "benchmarks" / "benchmark_lib.sh"
         if not lib.parent.is_dir():
             return
+        real = ""
         if lib.is_file() and not lib.is_symlink():
-            lib.rename(lib.with_name(".benchmark_lib.real.sh"))
-        elif lib.is_symlink():
+            real = lib.read_text(encoding="utf-8", errors="replace")
+        if lib.is_symlink():
             lib.unlink()
-        shim = [_stubs.SHIM.replace("@SLEEP@", _tool("sleep")).replace(
-            "@ENV@", _tool("env")).replace(
+        # the recorders go after the library (same file: BASH_SOURCE is what a job sees);
+        # a library that can return early is sourced from a side copy instead
+        early = re.search(r"(?m)^(return|exit)\b", real) is not None
+        source_real = ""
+        if early:
+            lib.rename(lib.with_name(".benchmark_lib.real.sh"))
+            source_real = ('source "$(dirname "${BASH_SOURCE[0]}")/.benchmark_lib.real.sh"\n')
+            real = ""
+        shim = [real, _stubs.SHIM.replace("@SLEEP@", _tool("sleep")).replace(
+            "@ENV@", _tool("env")).replace("@SOURCE_REAL@", source_real).replace(
             "__ix_rec() {",
             '__ix_bin=""\nfor __ix_d in ${PATH//:/ }; do\n'
             '    if [[ $__ix_d == */.ix/bin ]]; then __ix_bin=$__ix_d; break; fi\ndone\n'
+            f'__ix_records={INNER_ROOT}/.ix/records\n'
+            '[[ -d $__ix_records ]] || __ix_records=${__ix_bin%/bin}/records\n'
             "__ix_rec() {")]
         for fn in _stubs.WAIT_FUNCTIONS:
             shim.append(f'{fn}() {{ __ix_wait {fn} "$@"; }}\n')
@@ -398,14 +526,27 @@ class Session:
         for dirpath, _, _ in os.walk(root, topdown=False):
             os.chmod(dirpath, 0o555)
 
+    def _server(self) -> _Server | None:
+        if not self.use_server:
+            return None
+        srv: _Server | None = getattr(self._local, "server", None)
+        if srv is None:
+            srv = _Server(self)
+            with self._lock:
+                self._servers.append(srv)
+            if not srv.ok:  # no namespaces for a server here: one process chain per trace
+                self.use_server = False
+                return None
+            self._local.server = srv
+        return srv
+
     def close(self) -> None:
+        for srv in self._servers:
+            srv.close()
+        self._servers.clear()
         if self.keep:
             return
-        for dirpath, dirnames, _ in os.walk(self.dir):
-            for d in dirnames:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(dirpath, d), 0o755, follow_symlinks=False)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        _rmtree(self.dir)
 
     def __enter__(self) -> Session:
         return self
@@ -429,42 +570,55 @@ class Session:
         rootdir.mkdir()
         return host, self.inner_root(host), rootdir
 
-    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> None:
-        ix = host / ".ix"
+    def _tools(self, ix: Path, root: str, seen: str) -> None:
+        """The stubs, the traced shell's entry and the Python stand-ins, in ``ix`` (seen by
+        the traced script at ``seen``; its trace directory at ``root``)."""
         (ix / "bin").mkdir(parents=True)
-        (ix / "records").mkdir()
-        for d in ("ws", "home", "tmp", "fs"):
-            (host / d).mkdir()
-        if self.isolate:
-            (host / "repo").mkdir()
-        else:
-            os.symlink(str(self.repo), host / "repo")
-        for top in self.tops:  # absolute: the workspace is also seen at container paths
-            os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
-        stub = (_stubs.STUB.replace("@ROOT@", _q(inner)).replace("@SLEEP@", _tool("sleep"))
+        (ix / "py").mkdir()
+        stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
                 .replace("@HEAD@", _tool("head")).replace("@MKDIR@", _tool("mkdir"))
-                .replace("@SED@", _tool("sed")).replace("@STOP@", " ".join(stop))
+                .replace("@SED@", _tool("sed")).replace("@PYDIR@", f"{seen}/py")
+                .replace("@BIN@", _q(f"{seen}/bin"))
                 .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
                 .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
-                .replace("@GPU@", gpu))
+                .replace("@NO_ENV@", " ".join(_stubs.NO_ENV_TOOLS)))
         (ix / "bin" / ".stub").write_text(stub)
         (ix / "bin" / ".stub").chmod(0o755)
         for tool in _stubs.ALL_TOOLS:
             os.symlink(".stub", ix / "bin" / tool)
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
-                                     .replace("@ROOT@", _q(inner)))
-        (ix / "py").mkdir()
+                                     .replace("@ROOT@", _q(root)))
         (ix / "py" / "sitecustomize.py").write_text(
             _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
-        for pkg in _stubs.FAKE_PACKAGES:  # one site directory, as in an image
-            (ix / "py" / "fake" / pkg).mkdir(parents=True)
-            (ix / "py" / "fake" / pkg / "__init__.py").touch()
+
+    def bin_dir(self, inner: str) -> str:
+        return f"/.host{self.dir}/.ix/bin" if self.shared else f"{inner}/.ix/bin"
+
+    def inner_script(self, inner: str) -> str:
+        return f"/.host{self.dir}/.ix/inner.sh" if self.shared else f"{inner}/.ix/inner.sh"
+
+    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> None:
+        ix = host / ".ix"
+        ix.mkdir(exist_ok=True)
+        (ix / "records").mkdir()
+        (ix / "conf").write_text(f"{' '.join(stop)}\n{gpu}\n")
+        for d in ("ws", "home", "tmp"):
+            (host / d).mkdir()
+        if self.isolate:
+            (host / "repo").mkdir()
+        else:
+            os.symlink(str(self.repo), host / "repo")
+            (host / "fs").mkdir()
+        for top in self.tops:  # absolute: the workspace is also seen at container paths
+            os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
+        if not self.shared:
+            self._tools(ix, inner, f"{inner}/.ix")
 
     # -- one trace
     def trace(self, script: str, env: Mapping[str, str], *, timeout: float = 60.0,
               stop: Iterable[str] = (), workspace_at: Iterable[str | tuple[str, str]] = (),
-              cwd: str | None = None) -> TraceResult:
+              cwd: str | None = None, inline: str | None = None) -> TraceResult:
         """Run ``script`` (relative to ``cwd``) with exactly ``env`` (+ PATH, HOME, TMPDIR,
         LANG).
 
@@ -475,8 +629,13 @@ class Session:
         else the workspace).  With namespaces
         every other absolute path is the trace's own; without, absolute paths in ``env``
         are moved below the trace directory (:func:`localize`).  ``stop``: stub tools
-        that end the trace when they run a script or submit a job."""
+        that end the trace when they run a script or submit a job.  ``inline``: run this
+        script text (ixtool's own, e.g. a launcher's action read statically) instead."""
         host, inner, rootdir = self.new_trace_dir()
+        if inline is not None:
+            (host / ".ix").mkdir()
+            (host / ".ix" / "inline.sh").write_text(inline)
+            script = f"{inner}/.ix/inline.sh"
         try:
             return self._run(host, inner, rootdir, script, env, timeout=timeout,
                              stop=tuple(stop), workspace_at=tuple(workspace_at), cwd=cwd)
@@ -511,13 +670,17 @@ class Session:
             script = _local(script, f"{inner}/fs", local)
         for k in ("PATH", "HOME", "PWD", "TMPDIR", "LANG"):
             full.pop(k, None)
-        full.update({"PATH": f"{inner}/.ix/bin:{BASE_PATH}", "HOME": f"{inner}/home",
+        full.update({"PATH": f"{self.bin_dir(inner)}:{BASE_PATH}", "HOME": f"{inner}/home",
                      "TMPDIR": "/tmp" if self.isolate else f"{inner}/tmp",
                      "LANG": "C.UTF-8"})
+        srv = self._server() if self.isolate else None
+        if srv is not None:
+            return self._run_served(srv, host, inner, rootdir, script, env, full, workdir,
+                                    pairs, timeout)
         xr, xw = os.pipe()
         cmd = [_tool("bash"), "--noprofile", "--norc", str(self.dir / "enter.sh"), str(host),
                str(rootdir), "1" if self.isolate else "0", str(self.repo), script, workdir,
-               str(xw), *binds]
+               str(xw), self.inner_script(inner), *binds]
         if self.isolate:
             cmd = [_tool("unshare"), *UNSHARE[1:], *cmd]
         elif self.drop:
@@ -555,6 +718,47 @@ class Session:
         )
         return self._finish(res, host, tails, xr, timeout)
 
+    def _run_served(self, srv: _Server, host: Path, inner: str, rootdir: Path, script: str,
+                    env: Mapping[str, str], full: dict[str, str], workdir: str,
+                    pairs: dict[str, str], timeout: float) -> TraceResult:
+        req = {"trace": str(host), "rootdir": str(rootdir), "repo_view": "",
+               "script": script, "cwd": workdir, "env": full, "timeout": timeout,
+               "binds": list(pairs.items()), "system": list(_stubs.SYSTEM_DIRS),
+               "bash": _tool("bash"), "inner": self.inner_script(inner)}
+        # the repository as the server sees the host: below its read-only host view
+        req["repo_view"] = "@HOST@" + str(self.repo)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        xr, xw = os.pipe()
+        start = time.monotonic()
+        try:
+            _send_json(srv.sock, req, [out_w, err_w, xw])
+        finally:
+            for fd in (out_w, err_w, xw):
+                os.close(fd)
+        tails = {out_r: _Tail(), err_r: _Tail(), xr: _Tail()}
+        try:
+            reply = _collect(tails, srv.sock)
+        finally:
+            for fd in (out_r, err_r):
+                os.close(fd)
+        seconds = time.monotonic() - start
+        if reply is None:  # the server died: nothing more from it in this session
+            self._local.server = None
+            reply = {"rc": 97, "timed_out": False}
+        timed_out = bool(reply.get("timed_out"))
+        stopped = (host / ".ix" / "done").exists()
+        res = TraceResult(
+            script=script, env=dict(env), root=workdir, isolation=self.isolation,
+            returncode=None if timed_out else int(reply.get("rc", 97)), timed_out=timed_out,
+            seconds=seconds, records=load_records(host / ".ix" / "records"),
+            stopped=stopped and not timed_out, sandbox=inner,
+        )
+        try:
+            return self._finish(res, host, tails, xr, timeout)
+        finally:
+            os.close(xr)
+
     def _finish(self, res: TraceResult, host: Path, tails: dict[int, _Tail], xr: int,
                 timeout: float) -> TraceResult:
         fds = list(tails)
@@ -587,11 +791,13 @@ class Session:
 def _rmtree(p: Path) -> None:
     """Remove a trace directory, whatever permissions the script left on it."""
     shutil.rmtree(p, ignore_errors=True)
-    if p.exists():
+    if p.exists():  # read-only directories (the repository copy, a script's chmod)
         for dirpath, dirnames, _ in os.walk(p):
             for d in dirnames:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(dirpath, d), 0o755, follow_symlinks=False)
+                full = os.path.join(dirpath, d)
+                if not os.path.islink(full):
+                    with contextlib.suppress(OSError):
+                        os.chmod(full, 0o755)
         with contextlib.suppress(OSError):
             p.chmod(0o755)
         shutil.rmtree(p, ignore_errors=True)
