@@ -36,20 +36,15 @@ ENV_READERS = {
                     "configuration neutralised), as io/git.py gives GitPython",
 }
 # Not part of ixtool's runtime: the program the policy sandbox runs in place of the
-# GPU tools; printing and reading its environment is what it is for.
-NOT_IXTOOL = {"policy/_stubs.py"}
+# GPU tools, and the trace server it runs inside its namespaces (a standalone script
+# run by path); printing, reading the environment and exiting is what they are for.
+NOT_IXTOOL = {"policy/_stubs.py", "policy/_sandboxd.py"}
 # TEMPORARY: work in progress in other areas; the owner deletes the entry.
 TEMPORARY: dict[str, set[str]] = {
-    "environ": {
-        "policy/trace.py",  # policy: $IXTOOL_TRACE_NO_NAMESPACES → a parameter
-    },
+    "environ": set(),
     "terminal": set(),
-    "process": {
-        "policy/trace.py",  # policy: the tracing sandbox runs processes → io/
-    },
-    "schema": {
-        "policy/curves.py",  # policy: parse_curve/parse_registry → schemas.schema_findings
-    },
+    "process": set(),
+    "schema": set(),
 }
 
 

@@ -152,6 +152,7 @@ def check_cmd(
         config_keys=list(config_keys) if config_keys else None, registry=registry,
         curves_dir=curves_dir, timeout=timeout,
         jobs=jobs or 3 * (os.cpu_count() or 1), all_evals=all_evals, base=base,
+        isolate=False if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1" else None,
         progress=progress_line(),
     ))
     progress_done()

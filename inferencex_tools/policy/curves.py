@@ -63,7 +63,7 @@ def _data_line(text: str, needle: str) -> int | None:
 
 def parse_curve(data: bytes, file: str) -> tuple[Curve | None, list[Finding]]:
     """Load and validate one curve file (schema, header URL, value ranges)."""
-    from inferencex_tools.schemas import validator
+    from inferencex_tools.schemas import schema_issues
 
     findings: list[Finding] = []
     text = data.decode("utf-8", errors="replace")
@@ -77,12 +77,12 @@ def parse_curve(data: bytes, file: str) -> tuple[Curve | None, list[Finding]]:
         findings.append(CURVE_HEADER.at(
             file, 1, 1, "no 'https://github.com/…/actions/runs/<id>' URL in the leading comments"))
     as_json = _jsonable(doc)
-    errors = sorted(validator("golden-al").iter_errors(as_json), key=lambda e: list(e.path))
-    if errors:
-        for err in errors[:10]:
+    issues = schema_issues("golden-al", as_json)
+    if issues:
+        for err in issues[:10]:
             path = "/".join(str(p) for p in err.path)
             line = _data_line(text, str(err.path[-1])) if err.path else first_data
-            findings.append(CURVE_SCHEMA.at(file, line, 1, f"{path or '<root>'}: {err.message}"))
+            findings.append(CURVE_SCHEMA.at(file, line, 1, f"{path or '<root>'}: {err.detail}"))
         return None, findings
     assert isinstance(doc, dict)
     model_key = next(iter(doc))
@@ -184,20 +184,20 @@ def norm_draft(draft: str) -> str:
 
 
 def parse_registry(data: bytes, file: str) -> tuple[Registry | None, list[Finding]]:
-    from inferencex_tools.schemas import def_validator
+    from inferencex_tools.schemas import schema_issues
 
     text = data.decode("utf-8", errors="replace")
     try:
         doc = load_safe(data, source=file)
     except YamlError as exc:
         return None, [REGISTRY_INVALID.at(file, exc.line, exc.column, exc.detail)]
-    errors = list(def_validator("golden-al", "registry").iter_errors(doc))
-    if errors:
+    issues = schema_issues("golden-al", doc, definition="registry")
+    if issues:
         return None, [
             REGISTRY_INVALID.at(
                 file, None, None,
-                f"{'/'.join(str(p) for p in e.path) or '<root>'}: {e.message}")
-            for e in errors[:10]
+                f"{'/'.join(str(p) for p in e.path) or '<root>'}: {e.detail}")
+            for e in issues[:10]
         ]
     findings: list[Finding] = []
     entries: list[RegistryEntry] = []

@@ -4,6 +4,7 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 
 from inferencex_tools.errors import InputError, UsageError
 from inferencex_tools.io.files import atomic_write, read_bytes
+from inferencex_tools.io.layout import MASTER_RX, RUNNERS, master_files
 from inferencex_tools.policy.check import RowOutcome, Verdict
 from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
 from inferencex_tools.policy.pipeline import Job, JobTrace, Runner, make_job, node_for
@@ -74,7 +76,7 @@ def _configs(req: CheckRequest, result: Result) -> tuple[Any, list[str]]:
     from inferencex_tools.sweep.load import merge_masters
 
     root = req.root
-    files = req.configs or sorted((root / "configs").glob("*-master.yaml"))
+    files = req.configs or master_files(root)
     if not files:
         raise InputError(f"no master configs under {root / 'configs'}",
                          hint="pass --configs FILE…")
@@ -90,11 +92,11 @@ def _configs(req: CheckRequest, result: Result) -> tuple[Any, list[str]]:
 def _runners(root: Path) -> Any:
     from inferencex_tools.sweep.load import Runners, parse_runners
 
-    p = root / "configs" / "runners.yaml"
+    p = root / RUNNERS
     if not p.is_file():
         return Runners()
     try:
-        return parse_runners(read_bytes(p), "configs/runners.yaml")
+        return parse_runners(read_bytes(p), RUNNERS)
     except InputError:
         return Runners()
 
@@ -132,7 +134,7 @@ def _base_store(req: CheckRequest, base: str, result: Result) -> CurveStore:
 
     prefixes: set[str] = set()
     for path, data in base_files(root, base, "configs/").items():
-        if path.endswith("-master.yaml") and path.count("/") == 1:
+        if re.fullmatch(MASTER_RX, path):
             try:
                 doc = load_safe(data, source=path)
             except InputError:
@@ -330,7 +332,7 @@ def _base_configs(root: Path, base: str) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for path, data in base_files(root, base, "configs/").items():
-        if path.endswith("-master.yaml") and path.count("/") == 1:
+        if re.fullmatch(MASTER_RX, path):
             try:
                 doc = load_safe(data, source=path)
             except InputError:

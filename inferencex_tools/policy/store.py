@@ -8,6 +8,7 @@ from typing import Any
 
 from inferencex_tools.errors import InputError
 from inferencex_tools.io.files import read_bytes
+from inferencex_tools.io.layout import master_files
 from inferencex_tools.policy.curves import (
     Curve,
     Registry,
@@ -157,7 +158,7 @@ def derivation_inputs(root: Path) -> tuple[list[str], list[str]]:
     from inferencex_tools.io.yamlio import load_safe
 
     prefixes: set[str] = set()
-    for p in sorted((root / "configs").glob("*-master.yaml")):
+    for p in master_files(root):
         try:
             doc = load_safe(read_bytes(p), source=str(p))
         except (YamlError, InputError):

@@ -38,7 +38,6 @@ import signal
 import socket
 import stat
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,6 +48,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from inferencex_tools.io.sandbox import Child, spawn, succeeds
 from inferencex_tools.policy import _stubs
 
 INNER_ROOT = "/tmp/ixtrace"
@@ -123,16 +123,11 @@ class TraceResult:
 @cache
 def namespaces_available() -> bool:
     """Can this process create user+mount+net+pid namespaces and remount read-only?"""
-    if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1" or shutil.which("unshare") is None:
+    if shutil.which("unshare") is None:
         return False
-    try:
-        r = subprocess.run(
-            [*UNSHARE, "sh", "-c", "mount -o remount,bind,ro / && mount -t tmpfs t /tmp"],
-            capture_output=True, timeout=10, check=False, env={"PATH": BASE_PATH},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return r.returncode == 0
+    return succeeds([*UNSHARE, "sh", "-c",
+                     "mount -o remount,bind,ro / && mount -t tmpfs t /tmp"],
+                    env={"PATH": BASE_PATH}, timeout=10)
 
 
 def _world_usable(path: str) -> bool:
@@ -322,7 +317,7 @@ class _Tail:
         return bytes(self.buf[-self.limit:]).decode("utf-8", errors="replace")
 
 
-def _drain(proc: subprocess.Popen[bytes], pipes: dict[int, _Tail], timeout: float,
+def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
            *, kill_group: bool) -> bool:
     """Read the pipes until the process exits (or the timeout); True if timed out."""
     sel = selectors.DefaultSelector()
@@ -437,9 +432,8 @@ class _Server:
         cmd = [_tool("unshare"), "--user", "--map-root-user", "--mount", "--net", "--fork",
                "--kill-child", sys.executable, "-I", "-S", str(session.dir / "sandboxd.py"),
                str(child.fileno()), str(stage)]
-        self.proc = subprocess.Popen(cmd, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={"PATH": BASE_PATH}, start_new_session=True)
+        self.proc = spawn(cmd, env={"PATH": BASE_PATH}, pass_fds=(child.fileno(),),
+                          capture=False)
         child.close()
         hello = _recv_json(parent)
         self.ok = bool(hello and hello.get("ready"))
@@ -447,9 +441,7 @@ class _Server:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        if self.proc.wait(timeout=5) is None:
             self.proc.kill()
             self.proc.wait()
 
@@ -695,19 +687,15 @@ class Session:
             cmd = [_tool("prlimit"), f"--fsize={MAX_FILE_SIZE}", "--core=0", "--", *cmd]
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, cwd=host, env=full, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    pass_fds=(xw,), start_new_session=True)
+            proc = spawn(cmd, env=full, cwd=host, pass_fds=(xw,))
         finally:
             os.close(xw)
-        assert proc.stdout is not None and proc.stderr is not None
-        tails = {proc.stdout.fileno(): _Tail(), proc.stderr.fileno(): _Tail(), xr: _Tail()}
+        tails = {proc.stdout_fd(): _Tail(), proc.stderr_fd(): _Tail(), xr: _Tail()}
         try:
             timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate)
         finally:
             os.close(xr)
-            proc.stdout.close()
-            proc.stderr.close()
+            proc.close_pipes()
         seconds = time.monotonic() - start
         stopped = (host / ".ix" / "done").exists()
         res = TraceResult(
