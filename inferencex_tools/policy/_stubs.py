@@ -62,6 +62,7 @@ STUB = r'''#!/bin/bash
 # ixtool trace stub: every stubbed tool of one trace is a symlink to this file.
 trap '' TERM INT HUP
 IX_TOOL=${0##*/}
+if [[ $IX_TOOL == sleep ]]; then exec @SLEEP@ 0.05; fi
 IX_ROOT=@ROOT@
 IX_REC=$IX_ROOT/.ix/records
 IX_BIN=@BIN@
@@ -78,6 +79,7 @@ IX_STOP=" $IX_STOP "
 IX_STUB_MODULES=" @STUB_MODULES@ "
 IX_DAEMONS="@DAEMONS@"
 IX_NO_ENV="@NO_ENV@"
+IX_LIB=@LIB@
 
 ix_note() { printf '%s\n' "$*" >> "$IX_ROOT/.ix/events" 2>/dev/null; }
 
@@ -124,7 +126,121 @@ ix_runs_script() {  # is one of the arguments a .sh script (the benchmark step)?
     return 1
 }
 
-ix_job() {  # allocate a simulated Slurm job; echo its id
+case $IX_TOOL in
+    python|python3|python3.*) source "$IX_LIB"; ix_python "$@" ;;
+    sed)
+        "$IX_SED" "$@" && exit 0
+        rc=$?
+        for a in "$@"; do
+            case $a in -i|-i*|--in-place*) ix_note "sed -i failed (tolerated): $*"; exit 0 ;; esac
+        done
+        exit $rc ;;
+    numactl|taskset)
+        ix_record "$IX_TOOL" "$IX_TOOL" "$@"
+        while (($#)); do
+            case $1 in
+                -c|-p|--cpunodebind|--membind|--physcpubind|--interleave|--preferred) shift 2 ;;
+                -N|-m|-C) shift 2 ;;
+                -*) shift ;;
+                *)
+                    if [[ $IX_TOOL == taskset && $1 =~ ^[0-9a-fx,-]+$ ]]; then shift
+                    else break; fi ;;
+            esac
+        done
+        (($#)) || exit 0
+        trap - TERM INT HUP
+        exec "$@" ;;
+esac
+
+ix_record "$IX_TOOL" "$IX_TOOL" "$@"
+
+case $IX_TOOL in  # the helpers of the tools that do more than record
+    hf|huggingface-cli|nvidia-smi|rocm-smi|salloc|sbatch|squeue|scancel|git|uv|curl|wget)
+        source "$IX_LIB" ;;
+esac
+case $IX_TOOL in
+    hf|huggingface-cli) ix_hf "$@" ;;
+    nvidia-smi) ix_nvidia_smi "$@" ;;
+    rocm-smi) ix_rocm_smi "$@" ;;
+    amd-smi) printf 'GPU: 0\n' ;;
+    ibv_devinfo) printf 'hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n' ;;
+    salloc)
+        id=$(ix_job "$(ix_opt --job-name "$@")")
+        printf 'salloc: Granted job allocation %s\n' "$id" >&2 ;;
+    sbatch)
+        id=$(ix_job "$(ix_opt --job-name "$@")")
+        printf 'Submitted batch job %s\n' "$id"
+        [[ $IX_STOP == *" sbatch "* ]] && ix_stop ;;
+    scontrol)
+        if [[ " $* " == *" hostnames "* ]]; then
+            printf 'node-1\nnode-2\nnode-3\nnode-4\n'
+        fi ;;
+    squeue)
+        if [[ " $* " == *"%N"* ]]; then printf 'node-[1-4]\n'; exit 0; fi
+        name=$(ix_opt --name "$@") || name=""
+        jid=$(ix_opt -j "$@") || jid=$(ix_opt --jobs "$@") || jid=""
+        for f in "$IX_JOBS"/*; do
+            [[ -f $f ]] || continue
+            id=${f##*/}
+            [[ -n $jid && $jid != "$id" ]] && continue
+            [[ -n $name && $name != "$(<"$f")" ]] && continue
+            printf '%s\n' "$id"
+        done ;;
+    scancel)
+        name=$(ix_opt --name "$@") || name=""
+        for f in "$IX_JOBS"/*; do
+            [[ -f $f ]] || continue
+            id=${f##*/}
+            if [[ -n $name && $name == "$(<"$f")" ]] || [[ " $* " == *" $id "* ]]; then
+                rm -f -- "$f"
+            fi
+        done ;;
+    srun|docker|podman)
+        if [[ $IX_STOP == *" $IX_TOOL "* ]] && ix_runs_script "$@"; then ix_stop; fi ;;
+    srtctl)
+        if [[ " $* " == *" apply "* ]]; then
+            printf '✅ Job 4242 submitted\n'
+            [[ $IX_STOP == *" srtctl "* ]] && ix_stop
+        fi ;;
+    git)
+        if [[ ${1:-} == clone ]]; then
+            shift; last=""; url=""
+            while (($#)); do
+                case $1 in
+                    --branch|-b|--depth|--origin|-o|--reference|--config|-c) shift ;;
+                    -*) ;;
+                    *) if [[ -z $url ]]; then url=$1; else last=$1; fi ;;
+                esac
+                shift
+            done
+            [[ -n $last ]] || { last=${url##*/}; last=${last%.git}; }
+            [[ -n $last ]] && "$IX_MKDIR" -p -- "$last"
+        elif [[ " $* " == *" rev-parse "* ]]; then
+            printf '0000000000000000000000000000000000000000\n'
+        fi ;;
+    uv)
+        if [[ ${1:-} == venv ]]; then
+            shift; d=""; skip=0
+            for a in "$@"; do
+                if [[ $skip == 1 ]]; then skip=0; continue; fi
+                case $a in --python|-p) skip=1 ;; -*) ;; *) d=$a ;; esac
+            done
+            ix_fake_venv "${d:-.venv}"
+        fi ;;
+    curl|wget)
+        out=$(ix_opt -o "$@") || out=$(ix_opt --output "$@") || out=""
+        [[ -n $out && $out != - ]] && : > "$out" 2>/dev/null ;;
+    flock) ;;
+esac
+case " $IX_DAEMONS " in
+    *" $IX_TOOL "*) trap - TERM INT HUP; exec "$IX_SLEEP" 30 ;;
+esac
+exit 0
+'''
+
+# The stub's helpers for the tools that do more than record (sourced on demand: the
+# stub itself stays short, it runs for every stubbed call).
+STUB_LIB = r'''ix_job() {  # allocate a simulated Slurm job; echo its id
     local name=$1 id
     "$IX_MKDIR" -p "$IX_JOBS" 2>/dev/null
     id=$((4200 + RANDOM % 1000))
@@ -279,113 +395,6 @@ ix_python() {
     exit 0
 }
 
-case $IX_TOOL in
-    sleep) exec "$IX_SLEEP" 0.05 ;;
-    python|python3|python3.*) ix_python "$@" ;;
-    sed)
-        "$IX_SED" "$@" && exit 0
-        rc=$?
-        for a in "$@"; do
-            case $a in -i|-i*|--in-place*) ix_note "sed -i failed (tolerated): $*"; exit 0 ;; esac
-        done
-        exit $rc ;;
-    numactl|taskset)
-        ix_record "$IX_TOOL" "$IX_TOOL" "$@"
-        while (($#)); do
-            case $1 in
-                -c|-p|--cpunodebind|--membind|--physcpubind|--interleave|--preferred) shift 2 ;;
-                -N|-m|-C) shift 2 ;;
-                -*) shift ;;
-                *)
-                    if [[ $IX_TOOL == taskset && $1 =~ ^[0-9a-fx,-]+$ ]]; then shift
-                    else break; fi ;;
-            esac
-        done
-        (($#)) || exit 0
-        trap - TERM INT HUP
-        exec "$@" ;;
-esac
-
-ix_record "$IX_TOOL" "$IX_TOOL" "$@"
-
-case $IX_TOOL in
-    hf|huggingface-cli) ix_hf "$@" ;;
-    nvidia-smi) ix_nvidia_smi "$@" ;;
-    rocm-smi) ix_rocm_smi "$@" ;;
-    amd-smi) printf 'GPU: 0\n' ;;
-    ibv_devinfo) printf 'hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n' ;;
-    salloc)
-        id=$(ix_job "$(ix_opt --job-name "$@")")
-        printf 'salloc: Granted job allocation %s\n' "$id" >&2 ;;
-    sbatch)
-        id=$(ix_job "$(ix_opt --job-name "$@")")
-        printf 'Submitted batch job %s\n' "$id"
-        [[ $IX_STOP == *" sbatch "* ]] && ix_stop ;;
-    scontrol)
-        if [[ " $* " == *" hostnames "* ]]; then
-            printf 'node-1\nnode-2\nnode-3\nnode-4\n'
-        fi ;;
-    squeue)
-        if [[ " $* " == *"%N"* ]]; then printf 'node-[1-4]\n'; exit 0; fi
-        name=$(ix_opt --name "$@") || name=""
-        jid=$(ix_opt -j "$@") || jid=$(ix_opt --jobs "$@") || jid=""
-        for f in "$IX_JOBS"/*; do
-            [[ -f $f ]] || continue
-            id=${f##*/}
-            [[ -n $jid && $jid != "$id" ]] && continue
-            [[ -n $name && $name != "$(<"$f")" ]] && continue
-            printf '%s\n' "$id"
-        done ;;
-    scancel)
-        name=$(ix_opt --name "$@") || name=""
-        for f in "$IX_JOBS"/*; do
-            [[ -f $f ]] || continue
-            id=${f##*/}
-            if [[ -n $name && $name == "$(<"$f")" ]] || [[ " $* " == *" $id "* ]]; then
-                rm -f -- "$f"
-            fi
-        done ;;
-    srun|docker|podman)
-        if [[ $IX_STOP == *" $IX_TOOL "* ]] && ix_runs_script "$@"; then ix_stop; fi ;;
-    srtctl)
-        if [[ " $* " == *" apply "* ]]; then
-            printf '✅ Job 4242 submitted\n'
-            [[ $IX_STOP == *" srtctl "* ]] && ix_stop
-        fi ;;
-    git)
-        if [[ ${1:-} == clone ]]; then
-            shift; last=""; url=""
-            while (($#)); do
-                case $1 in
-                    --branch|-b|--depth|--origin|-o|--reference|--config|-c) shift ;;
-                    -*) ;;
-                    *) if [[ -z $url ]]; then url=$1; else last=$1; fi ;;
-                esac
-                shift
-            done
-            [[ -n $last ]] || { last=${url##*/}; last=${last%.git}; }
-            [[ -n $last ]] && "$IX_MKDIR" -p -- "$last"
-        elif [[ " $* " == *" rev-parse "* ]]; then
-            printf '0000000000000000000000000000000000000000\n'
-        fi ;;
-    uv)
-        if [[ ${1:-} == venv ]]; then
-            shift; d=""; skip=0
-            for a in "$@"; do
-                if [[ $skip == 1 ]]; then skip=0; continue; fi
-                case $a in --python|-p) skip=1 ;; -*) ;; *) d=$a ;; esac
-            done
-            ix_fake_venv "${d:-.venv}"
-        fi ;;
-    curl|wget)
-        out=$(ix_opt -o "$@") || out=$(ix_opt --output "$@") || out=""
-        [[ -n $out && $out != - ]] && : > "$out" 2>/dev/null ;;
-    flock) ;;
-esac
-case " $IX_DAEMONS " in
-    *" $IX_TOOL "*) trap - TERM INT HUP; exec "$IX_SLEEP" 30 ;;
-esac
-exit 0
 '''
 
 # sitecustomize for the real Python runs of a trace: packages of the container image that

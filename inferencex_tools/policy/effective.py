@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from inferencex_tools.policy import _stubs
@@ -108,6 +109,16 @@ _KW = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*(if|elif|else|fi)\b")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_]\w*)['\"]?")
 
 
+@lru_cache(maxsize=1024)
+def _structure_of(text: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(k) for k in _structure(text.splitlines()))
+
+
+@lru_cache(maxsize=1024)
+def _assigned_of(text: str) -> frozenset[str]:
+    return frozenset(_assigned(text))
+
+
 def _structure(lines: list[str]) -> list[list[str]]:
     """Per line: the if/elif/else/fi keywords it holds as commands (heredoc bodies and
     quoted text excluded)."""
@@ -159,8 +170,8 @@ def prune(text: str, env: Mapping[str, str]) -> str:
     from inferencex_tools.workflow.shell import test_words
 
     lines = text.splitlines()
-    kws = _structure(lines)
-    assigned = _assigned(text)
+    kws = [list(k) for k in _structure_of(text)]
+    assigned = _assigned_of(text)
     out: list[str] = []
     i = 0
     depth = 0

@@ -178,44 +178,50 @@ def _pass_through(rep_in: Mapping[str, str], rep_out: Mapping[str, str],
     return out
 
 
-class Runner:
-    """Runs the two stages for many jobs, deduplicated and in parallel."""
+class RepoIndex:
+    """The repository's files and the analysis of what its scripts observe."""
 
-    def __init__(self, session: Session, repo: Path, *, timeout: float, jobs: int,
-                 progress: Progress | None = None) -> None:
-        self.session, self.repo, self.timeout = session, repo, timeout
-        self.workers = max(1, jobs)
-        self.progress = progress
-        files = self._repo_files(session.repo)
+    def __init__(self, repo: Path) -> None:
+        from inferencex_tools.policy.trace import SKIP_DIRS
+
+        self.repo = repo
+        files: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(repo):
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+            rel = os.path.relpath(dirpath, repo)
+            files.extend(n if rel == "." else f"{rel}/{n}" for n in filenames)
         by_name: dict[str, list[str]] = {}
         for f in files:
             by_name.setdefault(os.path.basename(f), []).append(f)
         self.files = set(files)
         self.analyzer = Analyzer(self._read, by_name)
-        self.traces = 0
-        self.unique = 0
-        self._done = 0
-        self._total = 0
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _repo_files(root: Path) -> list[str]:
-        out: list[str] = []
-        for dirpath, _, filenames in os.walk(root):
-            rel = os.path.relpath(dirpath, root)
-            for n in filenames:
-                out.append(n if rel == "." else f"{rel}/{n}")
-        return out
 
     def _read(self, path: str) -> str | None:
         """A repository file as the repository has it (not the sandbox's copy)."""
         if path not in self.files:
             return None
-        p = self.repo / path
         try:
-            return p.read_text(encoding="utf-8", errors="replace")
+            return (self.repo / path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
+
+
+class Runner:
+    """Runs the two stages for many jobs, deduplicated and in parallel."""
+
+    def __init__(self, session: Session, index: RepoIndex, *, timeout: float, jobs: int,
+                 progress: Progress | None = None) -> None:
+        self.session, self.repo, self.timeout = session, index.repo, timeout
+        self.workers = max(1, jobs)
+        self.progress = progress
+        self.files = index.files
+        self.analyzer = index.analyzer
+        self.traces = 0
+        self.unique = 0
+        self.stages: dict[str, list[int]] = {}  # stage → [jobs, unique traces]
+        self._done = 0
+        self._total = 0
+        self._lock = threading.Lock()
 
     def _tick(self, n: int = 1) -> None:
         with self._lock:
@@ -247,6 +253,7 @@ class Runner:
         results = self._map(lambda g: self._launch(g[0].job), reps)
         self.traces += sum(len(g) for g in reps)
         self.unique += len(reps)
+        self.stages["launcher"] = [sum(len(g) for g in reps), len(reps)]
         for g, tr in zip(reps, results, strict=True):
             for i, jt in enumerate(g):
                 jt.launcher = tr
@@ -271,6 +278,9 @@ class Runner:
         sres = self._map(lambda g: self._script(g[0]), sreps)
         self.traces += sum(len(g) for g in sreps)
         self.unique += len(sreps)
+        st = self.stages.setdefault("script", [0, 0])
+        st[0] += sum(len(g) for g in sreps)
+        st[1] += len(sreps)
         for g, tr in zip(sreps, sres, strict=True):
             for i, jt in enumerate(g):
                 jt.trace = tr
@@ -299,6 +309,7 @@ class Runner:
         res = self._map(lambda p: self._inline(p[0].job, p[1]), scripts)
         self.traces += len(scripts)
         self.unique += len(scripts)
+        self.stages["static-submission"] = [len(scripts), len(scripts)]
         for (jt, _), tr in zip(scripts, res, strict=True):
             jt.fallback = True
             sub = [r for r in tr.records if r.tool in SUBMIT_TOOLS]

@@ -17,7 +17,14 @@ from inferencex_tools.io.files import atomic_write, read_bytes
 from inferencex_tools.io.layout import MASTER_RX, RUNNERS, master_files
 from inferencex_tools.policy.check import RowOutcome, Verdict
 from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
-from inferencex_tools.policy.pipeline import Job, JobTrace, Runner, make_job, node_for
+from inferencex_tools.policy.pipeline import (
+    Job,
+    JobTrace,
+    RepoIndex,
+    Runner,
+    make_job,
+    node_for,
+)
 from inferencex_tools.policy.resolve import (
     Row,
     enumerate_rows,
@@ -204,7 +211,7 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
     return jobs
 
 
-def _relevant(req: CheckRequest, jobs: list[Job], runner: Runner, changes: Any,
+def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str]
               ) -> tuple[list[Job], dict[str, list[str]]]:
     """--base: the jobs whose inputs changed, and why."""
@@ -226,7 +233,7 @@ def _relevant(req: CheckRequest, jobs: list[Job], runner: Runner, changes: Any,
             key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
-            closure=lambda f: runner.analyzer.files(f) if f in runner.files else (f,))
+            closure=lambda f: index.analyzer.files(f) if f in index.files else (f,))
         if reasons:
             keep.append(j)
             why.setdefault(j.row.key, [])
@@ -286,17 +293,19 @@ def run_check(req: CheckRequest) -> Result:
     result.info["job-environment"] = "workflows" if wf is not None else "built-in"
     outcomes: list[RowOutcome] = []
     sources: dict[str, str] = {}
+    index = RepoIndex(root)
+    if changes is not None:
+        base_cfgs = _base_configs(root, changes.base)
+        jobs, why = _relevant(req, jobs, index, changes, base_cfgs,
+                              _curve_changes(req, changes, store, result))
+        result.info["base"] = {"ref": req.base, "merge-base": changes.base,
+                               "changed-files": sorted(changes.files), "traced-keys": why}
     session: Session | None = None
     try:
         session = Session(root, isolate=req.isolate) if jobs else None
-        runner = Runner(session, root, timeout=req.timeout, jobs=req.jobs,
+        runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
                         progress=req.progress) if session else None
-        if changes is not None and runner is not None:
-            base_cfgs = _base_configs(root, changes.base)
-            jobs, why = _relevant(req, jobs, runner, changes, base_cfgs,
-                                  _curve_changes(req, changes, store, result))
-            result.info["base"] = {"ref": req.base, "merge-base": changes.base,
-                                   "changed-files": sorted(changes.files), "traced-keys": why}
+        result.info["traces"] = result.info["unique-traces"] = 0
         if runner is not None and jobs:
             traced = runner.run(jobs)
             traced = _fallbacks(traced, runner, req)
@@ -308,6 +317,7 @@ def run_check(req: CheckRequest) -> Result:
                 outcomes.append(o)
             result.info["traces"] = runner.traces
             result.info["unique-traces"] = runner.unique
+            result.info["stages"] = runner.stages
             if not session.isolate if session else False:
                 result.add(SANDBOX_WEAK.at(jobs[0].launcher or "?", None, None,
                                            f"{runner.traces} trace(s) ran without network/"

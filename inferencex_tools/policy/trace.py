@@ -567,6 +567,8 @@ class Session:
         the traced script at ``seen``; its trace directory at ``root``)."""
         (ix / "bin").mkdir(parents=True)
         (ix / "py").mkdir()
+        stub_lib = _stubs.STUB_LIB.replace("@ROOT@", _q(root)).replace("@PYDIR@",
+                                                                         f"{seen}/py")
         stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
                 .replace("@HEAD@", _tool("head")).replace("@MKDIR@", _tool("mkdir"))
@@ -575,8 +577,9 @@ class Session:
                 .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
                 .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
                 .replace("@NO_ENV@", " ".join(_stubs.NO_ENV_TOOLS)))
-        (ix / "bin" / ".stub").write_text(stub)
+        (ix / "bin" / ".stub").write_text(stub.replace("@LIB@", _q(f"{seen}/bin/.stub-lib")))
         (ix / "bin" / ".stub").chmod(0o755)
+        (ix / "bin" / ".stub-lib").write_text(stub_lib)
         for tool in _stubs.ALL_TOOLS:
             os.symlink(".stub", ix / "bin" / tool)
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 MAX_EXPRESSION = 64 * 1024
@@ -41,7 +42,8 @@ class _Tok:
     text: str
 
 
-def _tokens(src: str) -> list[_Tok]:
+@lru_cache(maxsize=4096)
+def _tokens(src: str) -> tuple[_Tok, ...]:
     if len(src) > MAX_EXPRESSION:
         raise ExpressionError("expression too long")
     out: list[_Tok] = []
@@ -54,7 +56,7 @@ def _tokens(src: str) -> list[_Tok]:
         kind = m.lastgroup or ""
         if kind != "ws":
             out.append(_Tok(kind, m.group(0)))
-    return out
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- values
@@ -203,7 +205,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 # --------------------------------------------------------------------------- parser
 
 class _Parser:
-    def __init__(self, toks: list[_Tok], ctx: Mapping[str, Any]) -> None:
+    def __init__(self, toks: tuple[_Tok, ...], ctx: Mapping[str, Any]) -> None:
         self.toks, self.i, self.ctx, self.depth = toks, 0, ctx, 0
 
     def peek(self, text: str | None = None) -> _Tok | None:

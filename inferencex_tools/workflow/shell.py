@@ -13,6 +13,7 @@ import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_SCRIPT = 256 * 1024
 
@@ -315,6 +316,11 @@ def _fields(word: str, env: Mapping[str, str]) -> list[str]:
 
 # --------------------------------------------------------------------------- statements
 
+@lru_cache(maxsize=256)
+def _statements_cached(script: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(s) for s in _statements(script))
+
+
 def _statements(script: str) -> list[list[str]]:
     """Shell words per simple statement (newline / ``;`` separated)."""
     out: list[list[str]] = []
@@ -377,7 +383,7 @@ def evaluate_run(script: str, env: Mapping[str, str]) -> RunEvaluation:
         return RunEvaluation(notes=["run script too long; not evaluated"])
     res = RunEvaluation(variables=dict(env))
     try:
-        stmts = _statements(script)
+        stmts = [list(st) for st in _statements_cached(script)]
     except _Unsupported as exc:
         res.notes.append(f"not evaluated: {exc}")
         return res
