@@ -73,6 +73,17 @@ def mountinfo() -> list[tuple[str, int]]:
     return out
 
 
+def bind_ro(src: str, dst: str) -> None:
+    """Bind ``src`` at ``dst`` read-only, whatever the source mount allows (a user
+    namespace keeps the source's locked flags: they are repeated in the remount)."""
+    mount(src, dst, None, MS_BIND | MS_REC)
+    flags = 0
+    for mp, f in mountinfo():
+        if mp == dst:
+            flags = f
+    mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+
+
 def prepare(stage: str) -> str:
     """Once per server: a read-only view of the host at ``stage/host``."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -109,6 +120,10 @@ def build_root(req: dict[str, Any], host: str) -> None:
                 fh.write("4: ACTIVE\n")
     except OSError:
         pass
+    shared = req.get("shared")
+    if shared:  # ixtool's stubs, read-only
+        os.mkdir(f"{r}{req['shared_at']}")
+        bind_ro(shared.replace("@HOST@", host), f"{r}{req['shared_at']}")
     for d in req["system"]:
         if os.path.lexists(f"/{d}"):
             os.symlink(f".host/{d}", f"{r}/{d}")
@@ -116,8 +131,7 @@ def build_root(req: dict[str, Any], host: str) -> None:
     mount("tmpfs", f"{r}/tmp", "tmpfs", 0, "size=1g,mode=1777")
     os.mkdir(f"{r}/tmp/ixtrace")
     mount(trace, f"{r}/tmp/ixtrace", None, MS_BIND | MS_REC)
-    mount(req["repo_view"].replace("@HOST@", host), f"{r}/tmp/ixtrace/repo", None,
-          MS_BIND | MS_REC)
+    bind_ro(req["repo_view"].replace("@HOST@", host), f"{r}/tmp/ixtrace/repo")
     for path, sub in req["binds"]:
         os.makedirs(f"{r}{path}", exist_ok=True)
         src = f"{trace}/ws" + (f"/{sub}" if sub else "")
@@ -218,10 +232,11 @@ def main() -> int:
         timed_out = not ready
         if timed_out:
             os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
         os.close(pidfd)
         rc = os.waitstatus_to_exitcode(status)
-        send(sock, {"rc": rc, "timed_out": timed_out})
+        send(sock, {"rc": rc, "timed_out": timed_out,
+                    "cpu": usage.ru_utime + usage.ru_stime})
 
 
 if __name__ == "__main__":

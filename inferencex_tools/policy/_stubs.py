@@ -509,8 +509,9 @@ exit 0
 # container's own filesystem), the trace directory at /tmp/ixtrace, the repository
 # read-only, and the workspace bound at every container path that mounts the checkout.
 ENTER = r'''set -u
-HOST=$1 ROOTDIR=$2 ISOLATE=$3 REPO=$4 SCRIPT=$5 CWD=$6 XFD=$7 INNER=$8
-shift 8
+HOST=$1 ROOTDIR=$2 ISOLATE=$3 REPO=$4 SCRIPT=$5 CWD=$6 XFD=$7 INNER=$8 SHARED=$9
+SHARED_AT=${10}
+shift 10
 SYSTEM="@SYSTEM@"
 if [[ $ISOLATE == 1 ]]; then
     cd "$HOST" || exit 97
@@ -531,6 +532,8 @@ if [[ $ISOLATE == 1 ]]; then
         esac
         mount -o remount,bind,ro "$mp" 2>/dev/null
     done < /proc/self/mountinfo
+    mkdir "$R$SHARED_AT" && mount --bind "$R/.host$SHARED" "$R$SHARED_AT" &&
+        mount -o remount,bind,ro "$R$SHARED_AT" || exit 97
     mount -t tmpfs -o size=4t,mode=1777 tmpfs "$R/.host/dev/shm" 2>/dev/null
     if mount -t tmpfs -o size=1m,mode=755 tmpfs "$R/.host/sys/class" 2>/dev/null; then
         mkdir -p "$R/.host/sys/class/infiniband/mlx5_0/ports/1" \

@@ -269,7 +269,7 @@ class _Parsed:
     funcs: dict[str, str]
     refs: frozenset[str]
     dynamic: bool  # Python: reads the whole environ
-    conditions: frozenset[str]  # names read by column-0 if tests (pruning inputs)
+    conditions: frozenset[str]  # names read by if tests (pruning inputs)
 
 
 class Analyzer:
@@ -283,6 +283,9 @@ class Analyzer:
         self._parsed: dict[str, _Parsed | None] = {}
         self._files: dict[str, tuple[str, ...]] = {}
         self._closures: dict[tuple[Any, ...], Closure] = {}
+        self._pruned: dict[tuple[Any, ...], str] = {}
+        self._reached: dict[tuple[Any, ...], tuple[str, set[str], bool]] = {}
+        self._by_text: dict[str, Closure] = {}
 
     def parsed(self, path: str) -> _Parsed | None:
         if path not in self._parsed:
@@ -298,7 +301,8 @@ class Analyzer:
                 else:
                     top, fs = split_functions(text)
                     conds = set()
-                    for m in re.finditer(r"^(?:el)?if\s+(.*?);?\s*then\s*$", top, re.MULTILINE):
+                    for m in re.finditer(r"^\s*(?:el)?if\s+(.*?);?\s*then\s*$", top,
+                                         re.MULTILINE):
                         conds |= set(_WORD.findall(m.group(1)))
                     self._parsed[path] = _Parsed(top, fs, refs, False, frozenset(conds))
         return self._parsed[path]
@@ -337,6 +341,17 @@ class Analyzer:
     def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> tuple[str, set[str],
                                                                             bool]:
         tops: list[str] = []
+        for path in files:
+            p = self.parsed(path)
+            if p is not None:
+                tops.append(p.top if path.endswith(".py") else self._prune(path, p, env))
+        rk = (files, tuple(tops))
+        if rk not in self._reached:
+            self._reached[rk] = self._reach_from(files, tops)
+        return self._reached[rk]
+
+    def _reach_from(self, files: tuple[str, ...], tops: list[str]) -> tuple[str, set[str],
+                                                                           bool]:
         funcs: dict[str, str] = {}
         everything = False
         for path in files:
@@ -344,7 +359,6 @@ class Analyzer:
             if p is None:
                 continue
             everything = everything or p.dynamic
-            tops.append(p.top if path.endswith(".py") else prune(p.top, env))
             for name, body in p.funcs.items():
                 if name not in self.replaced:
                     funcs[name] = funcs.get(name, "") + body
@@ -361,8 +375,23 @@ class Analyzer:
                 words |= set(_WORD.findall(funcs[n]))
         return "\n".join(parts), words, everything
 
+    def _prune(self, path: str, p: _Parsed, env: Mapping[str, str]) -> str:
+        pk = (path, tuple(env.get(n) for n in sorted(p.conditions)))
+        if pk not in self._pruned:
+            self._pruned[pk] = prune(p.top, env)
+        return self._pruned[pk]
+
     def _closure(self, files: tuple[str, ...], env: Mapping[str, str]) -> Closure:
         whole, words, everything = self._reach(files, env)
+        done = self._by_text.get(whole)
+        if done is not None and done.files == files:
+            return done
+        c = self._closure_of(files, whole, set(words), everything)
+        self._by_text[whole] = c
+        return c
+
+    def _closure_of(self, files: tuple[str, ...], whole: str, words: set[str],
+                    everything: bool) -> Closure:
         if _DYNAMIC.search(_dequote(whole)):
             everything = True
         proj: dict[str, set[str]] = {}

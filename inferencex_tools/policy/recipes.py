@@ -17,6 +17,7 @@ Pure: text in, :class:`RecipeDoc` out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -110,8 +111,10 @@ def _count_aliases(text: str) -> int:
     return n
 
 
+@lru_cache(maxsize=512)
 def load_recipe(text: str) -> RecipeDoc:
-    """Parse one recipe like ``yaml.safe_load`` does (bounded)."""
+    """Parse one recipe like ``yaml.safe_load`` does (bounded).  Cached by the text:
+    callers treat the result as read-only."""
     doc = RecipeDoc()
     loader = _Loader(text)
     try:

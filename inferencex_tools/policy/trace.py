@@ -52,6 +52,9 @@ from inferencex_tools.io.sandbox import Child, spawn, succeeds
 from inferencex_tools.policy import _stubs
 
 INNER_ROOT = "/tmp/ixtrace"
+MIN_SESSION_SPACE = 512 * 1024 * 1024
+# with namespaces the session's shared stubs (its ``.ix``) are bound read-only here
+SHARED_ROOT = "/.ixtool"
 NOBODY = 65534
 MAX_COPY_FILE = 2 * 1024 * 1024
 MAX_COPY_TOTAL = 256 * 1024 * 1024
@@ -111,6 +114,7 @@ class TraceResult:
     stopped: bool = False  # ended on purpose at the step it was traced for
     notes: list[str] = field(default_factory=list)  # what the sandbox stood in for
     sandbox: str = ""  # the trace directory as the script saw it
+    cpu_seconds: float | None = None  # the traced processes' CPU (when the sandbox knows)
 
     @property
     def ok(self) -> bool:
@@ -181,6 +185,37 @@ def _local(v: str, fs_root: str, mounts: list[tuple[str, str]]) -> str:
     if v == "/" or any(v == p or v.startswith(p + "/") for p in SYSTEM_PREFIXES):
         return v
     return fs_root.rstrip("/") + v
+
+
+def _session_base() -> str | None:
+    """Where a session lives: a memory file system when the machine has one with room
+    (a session creates and removes thousands of small files: on a disk file system
+    the inode bookkeeping costs more CPU than the traced scripts), else the default
+    temporary directory."""
+    for cand in ("/dev/shm",):
+        try:
+            st = os.statvfs(cand)
+        except OSError:
+            continue
+        if os.path.isdir(cand) and os.access(cand, os.W_OK | os.X_OK) \
+                and st.f_bavail * st.f_frsize >= MIN_SESSION_SPACE \
+                and _is_memory_fs(cand):
+            return cand
+    return None
+
+
+def _is_memory_fs(path: str) -> bool:
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as fh:
+            best, fstype = "", ""
+            for line in fh:
+                f = line.split()
+                if len(f) > 2 and (path == f[1] or path.startswith(f[1].rstrip("/") + "/")) \
+                        and len(f[1]) >= len(best):
+                    best, fstype = f[1], f[2]
+    except OSError:
+        return False
+    return fstype == "tmpfs"
 
 
 def _copy_tree(src: Path, dst: Path) -> tuple[list[str], list[str]]:
@@ -452,7 +487,7 @@ class Session:
     def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False) -> None:
         self.isolate = namespaces_available() if isolate is None else isolate
         self.keep = keep
-        self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-")).resolve()
+        self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-", dir=_session_base())).resolve()
         self.repo = self.dir / "repo"
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
         self._shim()
@@ -474,11 +509,11 @@ class Session:
             and hasattr(os, "pidfd_open")
         if self.use_server:
             shutil.copyfile(Path(__file__).with_name("_sandboxd.py"), self.dir / "sandboxd.py")
-        # with namespaces every trace sees the session through the host view at /.host and
-        # its own directory at INNER_ROOT: one set of stubs serves them all
+        # with namespaces every trace sees the session's stubs at SHARED_ROOT and its own
+        # directory at INNER_ROOT: one set of stubs serves them all
         self.shared = self.isolate
         if self.shared:
-            self._tools(self.dir / ".ix", INNER_ROOT, f"/.host{self.dir}/.ix")
+            self._tools(self.dir / ".ix", INNER_ROOT, SHARED_ROOT)
 
     # -- setup
     def _shim(self) -> None:
@@ -588,10 +623,10 @@ class Session:
             _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
 
     def bin_dir(self, inner: str) -> str:
-        return f"/.host{self.dir}/.ix/bin" if self.shared else f"{inner}/.ix/bin"
+        return f"{SHARED_ROOT}/bin" if self.shared else f"{inner}/.ix/bin"
 
     def inner_script(self, inner: str) -> str:
-        return f"/.host{self.dir}/.ix/inner.sh" if self.shared else f"{inner}/.ix/inner.sh"
+        return f"{SHARED_ROOT}/inner.sh" if self.shared else f"{inner}/.ix/inner.sh"
 
     def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> None:
         ix = host / ".ix"
@@ -675,7 +710,7 @@ class Session:
         xr, xw = os.pipe()
         cmd = [_tool("bash"), "--noprofile", "--norc", str(self.dir / "enter.sh"), str(host),
                str(rootdir), "1" if self.isolate else "0", str(self.repo), script, workdir,
-               str(xw), self.inner_script(inner), *binds]
+               str(xw), self.inner_script(inner), str(self.dir / ".ix"), SHARED_ROOT, *binds]
         if self.isolate:
             cmd = [_tool("unshare"), *UNSHARE[1:], *cmd]
         elif self.drop:
@@ -713,6 +748,7 @@ class Session:
                     env: Mapping[str, str], full: dict[str, str], workdir: str,
                     pairs: dict[str, str], timeout: float) -> TraceResult:
         req = {"trace": str(host), "rootdir": str(rootdir), "repo_view": "",
+               "shared": f"@HOST@{self.dir}/.ix", "shared_at": SHARED_ROOT,
                "script": script, "cwd": workdir, "env": full, "timeout": timeout,
                "binds": list(pairs.items()), "system": list(_stubs.SYSTEM_DIRS),
                "bash": _tool("bash"), "inner": self.inner_script(inner)}
@@ -744,6 +780,7 @@ class Session:
             returncode=None if timed_out else int(reply.get("rc", 97)), timed_out=timed_out,
             seconds=seconds, records=load_records(host / ".ix" / "records"),
             stopped=stopped and not timed_out, sandbox=inner,
+            cpu_seconds=reply.get("cpu"),
         )
         try:
             return self._finish(res, host, tails, xr, timeout)

@@ -204,9 +204,72 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 # --------------------------------------------------------------------------- parser
 
+Node = Callable[[Mapping[str, Any]], Any]
+
+
+def _const(v: Any) -> Node:
+    return lambda ctx: v
+
+
+def _or(a: Node, b: Node) -> Node:
+    def f(ctx: Mapping[str, Any]) -> Any:
+        v, rhs = a(ctx), b(ctx)
+        return v if truthy(v) else rhs
+    return f
+
+
+def _and(a: Node, b: Node) -> Node:
+    def f(ctx: Mapping[str, Any]) -> Any:
+        v, rhs = a(ctx), b(ctx)
+        return rhs if truthy(v) else v
+    return f
+
+
+def _eq(a: Node, b: Node, negate: bool) -> Node:
+    return lambda ctx: _equal(a(ctx), b(ctx)) != negate
+
+
+_ORDER: dict[str, Callable[[float], bool]] = {
+    "<": lambda c: c < 0, "<=": lambda c: c <= 0, ">": lambda c: c > 0, ">=": lambda c: c >= 0}
+
+
+def _cmp(a: Node, b: Node, op: str) -> Node:
+    test = _ORDER[op]
+
+    def f(ctx: Mapping[str, Any]) -> Any:
+        c = _compare(a(ctx), b(ctx))
+        return c is not None and test(c)
+    return f
+
+
+def _filter(a: Node) -> Node:
+    def f(ctx: Mapping[str, Any]) -> Any:
+        v = a(ctx)
+        return _Filtered(v.values() if isinstance(v, dict) else
+                         (v if isinstance(v, list) else []))
+    return f
+
+
+def _lookup(name: str) -> Node:
+    low = name.lower()
+    return lambda ctx: ctx.get(name, ctx.get(low))
+
+
+def _call(name: str, fn: Callable[..., Any], args: list[Node]) -> Node:
+    def f(ctx: Mapping[str, Any]) -> Any:
+        vals = [a(ctx) for a in args]
+        try:
+            return fn(*vals)
+        except TypeError:
+            raise ExpressionError(f"{name}() called with {len(vals)} argument(s)") from None
+    return f
+
+
 class _Parser:
-    def __init__(self, toks: tuple[_Tok, ...], ctx: Mapping[str, Any]) -> None:
-        self.toks, self.i, self.ctx, self.depth = toks, 0, ctx, 0
+    """Recursive descent over the tokens, compiling to closures over the context."""
+
+    def __init__(self, toks: tuple[_Tok, ...]) -> None:
+        self.toks, self.i, self.depth = toks, 0, 0
 
     def peek(self, text: str | None = None) -> _Tok | None:
         t = self.toks[self.i] if self.i < len(self.toks) else None
@@ -221,84 +284,78 @@ class _Parser:
         self.i += 1
         return t
 
-    def parse(self) -> Any:
+    def parse(self) -> Node:
         v = self.or_()
         if self.peek() is not None:
             raise ExpressionError(f"unexpected {self.peek().text!r}")  # type: ignore[union-attr]
         return v
 
-    def or_(self) -> Any:
+    def or_(self) -> Node:
         v = self.and_()
         while self.peek("||"):
             self.take()
-            rhs = self.and_()
-            v = v if truthy(v) else rhs
+            v = _or(v, self.and_())
         return v
 
-    def and_(self) -> Any:
+    def and_(self) -> Node:
         v = self.eq()
         while self.peek("&&"):
             self.take()
-            rhs = self.eq()
-            v = rhs if truthy(v) else v
+            v = _and(v, self.eq())
         return v
 
-    def eq(self) -> Any:
+    def eq(self) -> Node:
         v = self.cmp()
         while (t := self.peek()) is not None and t.text in ("==", "!=") and t.kind == "op":
             self.take()
-            rhs = self.cmp()
-            v = _equal(v, rhs) if t.text == "==" else not _equal(v, rhs)
+            v = _eq(v, self.cmp(), t.text == "!=")
         return v
 
-    def cmp(self) -> Any:
+    def cmp(self) -> Node:
         v = self.unary()
-        while (t := self.peek()) is not None and t.kind == "op" and t.text in ("<", "<=", ">",
-                                                                                ">="):
+        while (t := self.peek()) is not None and t.kind == "op" and t.text in _ORDER:
             self.take()
-            rhs = self.unary()
-            c = _compare(v, rhs)
-            v = c is not None and {"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[t.text]
+            v = _cmp(v, self.unary(), t.text)
         return v
 
-    def unary(self) -> Any:
+    def unary(self) -> Node:
         if self.peek("!"):
             self.take()
-            return not truthy(self.unary())
+            inner = self.unary()
+            return lambda ctx: not truthy(inner(ctx))
         return self.postfix()
 
-    def postfix(self) -> Any:
+    def postfix(self) -> Node:
         v = self.primary()
         while True:
             if self.peek("."):
                 self.take()
                 t = self.take()
                 if t.kind == "op" and t.text == "*":
-                    v = _Filtered(v.values() if isinstance(v, dict) else
-                                  (v if isinstance(v, list) else []))
+                    v = _filter(v)
                     continue
                 if t.kind != "name":
                     raise ExpressionError(f"expected a property name after '.', got {t.text!r}")
-                v = _index(v, t.text)
+                v = (lambda a, k: lambda ctx: _index(a(ctx), k))(v, t.text)
             elif self.peek("["):
                 self.take()
                 key = self.or_()
                 self.take("]")
-                v = _index(v, key)
+                v = (lambda a, k: lambda ctx: _index(a(ctx), k(ctx)))(v, key)
             else:
                 return v
 
-    def primary(self) -> Any:
+    def primary(self) -> Node:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ExpressionError("expression nested too deeply")
         try:
             t = self.take()
             if t.kind == "num":
-                return float(int(t.text, 16)) if t.text.lower().startswith("0x") \
-                    else float(t.text)
+                return _const(float(int(t.text, 16)) if t.text.lower().startswith("0x")
+                              else float(t.text))
             if t.kind == "str":
-                return t.text[1:-1].replace("''", "'")
+                return _const(t.text[1:-1].replace("''", "'"))
             if t.kind == "op" and t.text == "(":
                 v = self.or_()
                 self.take(")")
@@ -307,31 +364,28 @@ class _Parser:
                 raise ExpressionError(f"unexpected {t.text!r}")
             low = t.text.lower()
             if low in ("true", "false"):
-                return low == "true"
+                return _const(low == "true")
             if low == "null":
-                return None
+                return _const(None)
             if self.peek("("):
                 return self.call(low)
-            return self.ctx.get(t.text, self.ctx.get(low))
+            return _lookup(t.text)
         finally:
             self.depth -= 1
 
-    def call(self, name: str) -> Any:
+    def call(self, name: str) -> Node:
         fn = FUNCTIONS.get(name)
         if fn is None:
             raise ExpressionError(f"unknown function {name}()")
         self.take("(")
-        args: list[Any] = []
+        args: list[Node] = []
         if not self.peek(")"):
             args.append(self.or_())
             while self.peek(","):
                 self.take()
                 args.append(self.or_())
         self.take(")")
-        try:
-            return fn(*args)
-        except TypeError:
-            raise ExpressionError(f"{name}() called with {len(args)} argument(s)") from None
+        return _call(name, fn, args)
 
 
 class _Filtered(list[Any]):
@@ -356,9 +410,15 @@ def _index(v: Any, key: Any) -> Any:
     return None
 
 
+@lru_cache(maxsize=4096)
+def compile_expression(expression: str) -> Node:
+    """One expression compiled (cached by its text): call the result with a context."""
+    return _Parser(_tokens(expression)).parse()
+
+
 def evaluate(expression: str, context: Mapping[str, Any]) -> Any:
     """The value of one expression (the text between ``${{`` and ``}}``)."""
-    return _Parser(_tokens(expression), context).parse()
+    return compile_expression(expression)(context)
 
 
 _INTERP = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)

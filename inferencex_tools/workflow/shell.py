@@ -321,6 +321,11 @@ def _statements_cached(script: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(s) for s in _statements(script))
 
 
+@lru_cache(maxsize=8192)
+def _line_words(line: str) -> tuple[str, ...]:
+    return tuple(_split_words(line))
+
+
 def _statements(script: str) -> list[list[str]]:
     """Shell words per simple statement (newline / ``;`` separated)."""
     out: list[list[str]] = []
@@ -332,7 +337,7 @@ def _statements(script: str) -> list[list[str]]:
             i += 1
             line = line.rstrip()[:-1] + " " + lines[i]
         i += 1
-        words = _split_words(line)
+        words = _line_words(line)
         cur: list[str] = []
         for w in words:
             if w == ";":
@@ -488,7 +493,7 @@ def _statement(words: list[str], res: RunEvaluation) -> bool:
 
 def test_words(condition: str, env: Mapping[str, str]) -> bool:
     """Evaluate one ``[ … ]`` / ``[[ … ]]`` test (ValueError when outside the subset)."""
-    words = _split_words(condition.strip())
+    words = list(_line_words(condition.strip()))
     if not words or words[0] not in ("[", "[[") or words[-1] not in ("]", "]]"):
         raise _Unsupported(f"not a simple test: {condition!r}")
     if any(w in ("&&", "||", "-a", "-o", "(", ")") for w in words):
