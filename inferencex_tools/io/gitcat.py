@@ -136,6 +136,20 @@ class GitReader:
                         *folders)
         return {p for p in out.split("\0") if p}
 
+    def blob_ids(self, ref: str, *folders: str) -> dict[str, str]:
+        """Every file (blob or symlink) at ``ref`` under ``folders`` (all when none):
+        path → blob id."""
+        args = ["ls-tree", "-r", "-z", self.resolve(ref)]
+        if folders:
+            args += ["--", *folders]
+        out: dict[str, str] = {}
+        for entry in self._run(*args).split("\0"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split(" ")
+            if path and len(parts) == 3 and parts[1] == "blob":
+                out[path] = parts[2]
+        return out
+
     def changed(self, a: str, b: str) -> list[str]:
         out = self._run("diff", "--name-only", "--no-renames", "--no-ext-diff", "-z",
                         self.resolve(a), self.resolve(b))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.io.git import GitRepo
+from inferencex_tools.io.gitcat import GitReader
 
 SKIP = (".git",)
 GLOBAL_INPUTS = (".github/workflows/", "configs/runners.yaml")
@@ -45,16 +45,20 @@ class Changes:
         return any(f.startswith(ps) for f in self.files)
 
 
-def changed_files(root: Path, ref: str) -> Changes:
-    """Paths that differ between the merge-base of ``ref`` and HEAD and the working tree."""
-    repo = GitRepo.open(root)
-    head = repo.resolve("HEAD")
-    base = repo.merge_base(ref, head)
-    tree = repo.repo.commit(base).tree
-    at_base: dict[str, str] = {item.path: item.hexsha for item in tree.traverse()
-                               if item.type == "blob"}
+def changed_files(root: Path, ref: str, head: str | None = None) -> Changes:
+    """Paths that differ between the merge-base of ``ref`` and HEAD (or ``head``) and the
+    working tree (or, with ``head``, that commit)."""
+    reader = GitReader(root)
+    try:
+        tip = reader.resolve(head or "HEAD")
+        base = reader.merge_base(ref, tip)
+        if head is not None:
+            return Changes(base, set(reader.changed(base, tip)))
+        at_base = reader.blob_ids(base)
+        top = reader.root
+    finally:
+        reader.close()
     here: dict[str, str] = {}
-    top = repo.root
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = [d for d in dirnames if d not in SKIP]
         for n in filenames:
@@ -71,13 +75,17 @@ def changed_files(root: Path, ref: str) -> Changes:
 
 def base_files(root: Path, commit: str, prefix: str) -> dict[str, bytes]:
     """Every file under ``prefix`` at ``commit`` (path → bytes)."""
-    repo = GitRepo.open(root)
-    tree = repo.repo.commit(repo.resolve(commit)).tree
-    out: dict[str, bytes] = {}
-    for item in tree.traverse():
-        if item.type == "blob" and item.path.startswith(prefix):
-            out[item.path] = item.data_stream.read()
-    return out
+    reader = GitReader(root)
+    try:
+        out: dict[str, bytes] = {}
+        for path in sorted(reader.blob_ids(commit, prefix.rstrip("/") or ".")):
+            if path.startswith(prefix):
+                data, _ = reader.blob(commit, path)
+                if data is not None:
+                    out[path] = data
+        return out
+    finally:
+        reader.close()
 
 
 @dataclass

@@ -67,6 +67,7 @@ class CheckRequest:
     all_evals: bool = False
     isolate: bool | None = None
     base: str | None = None
+    head: str | None = None  # with base: compare this commit, not the working tree
     progress: Progress | None = None
 
 
@@ -276,7 +277,7 @@ def run_check(req: CheckRequest) -> Result:
     if req.base is not None:
         from inferencex_tools.policy.base import changed_files
 
-        changes = changed_files(root, req.base)
+        changes = changed_files(root, req.base, req.head)
         store = _base_store(req, changes.base, result)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
@@ -334,6 +335,14 @@ def run_check(req: CheckRequest) -> Result:
         traced_keys = {o.row.key for o in outcomes}
         _coverage({k: v for k, v in spec_keys.items() if k in traced_keys}, outcomes, result)
     return _finish(result, store, outcomes, sources, started, req)
+
+
+def run_check_incremental(root: Path, *, base: str | None, head: str | None = None
+                          ) -> Result:
+    """The policy check of a change (``ixtool ci gate``): the rows whose inputs differ
+    between the merge-base of ``base`` and ``head`` (the checkout at ``root`` is
+    ``head``), judged against the base's curves; the whole check without a base."""
+    return run_check(CheckRequest(root=root, base=base, head=head if base else None))
 
 
 def _base_configs(root: Path, base: str) -> dict[str, Any]:

@@ -537,7 +537,8 @@ class Session:
             "@ENV@", _tool("env")).replace("@SOURCE_REAL@", source_real).replace(
             "__ix_rec() {",
             '__ix_bin=""\nfor __ix_d in ${PATH//:/ }; do\n'
-            '    if [[ $__ix_d == */.ix/bin ]]; then __ix_bin=$__ix_d; break; fi\ndone\n'
+            f'    if [[ $__ix_d == */.ix/bin || $__ix_d == {SHARED_ROOT}/bin ]]; then '
+            '__ix_bin=$__ix_d; break; fi\ndone\n'
             f'__ix_records={INNER_ROOT}/.ix/records\n'
             '[[ -d $__ix_records ]] || __ix_records=${__ix_bin%/bin}/records\n'
             "__ix_rec() {")]
