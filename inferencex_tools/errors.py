@@ -8,6 +8,8 @@ prints ``ixtool: error: <message>`` (plus the hint) and exits with
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class IxtoolError(Exception):
     """Base class of every user-facing ixtool error."""
@@ -73,3 +75,35 @@ class ConflictError(IxtoolError):
     """A merge or resolution cannot be performed safely; nothing was written."""
 
     exit_code = 1
+
+
+def close_names(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
+    """Up to ``n`` of ``candidates`` that look like ``name`` (best first): prefix and
+    substring matches, then difflib's similar spellings."""
+    import difflib
+
+    pool = sorted(set(candidates))
+    low = name.lower().lstrip("-")
+    bare = {c.lower().lstrip("-"): c for c in pool}  # options compare without dashes
+    out = [c for b, c in bare.items() if low and b.startswith(low)][:n]
+    out += [c for b, c in bare.items() if len(low) > 2 and low in b and c not in out]
+    out += [bare[b] for b in difflib.get_close_matches(low, list(bare), n=n, cutoff=0.7)
+            if bare[b] not in out]
+    return out[:n]
+
+
+def did_you_mean(name: str, candidates: Iterable[str], *, what: str = "name",
+                 listing: str | None = None, n: int = 3) -> str:
+    """A short hint for an unknown ``name``: ``did you mean 'a', 'b'?`` (never the whole
+    list), else how many ``what``s exist and where to list them (``listing``)."""
+    pool = sorted(set(candidates))
+    close = close_names(name, pool, n=n)
+    if close:
+        hint = "did you mean " + ", ".join(repr(c) for c in close) + "?"
+    elif not pool:
+        return f"there is no {what} to choose from" + (f"; {listing}" if listing else "")
+    elif len(pool) <= 8:
+        return f"{what}s: " + ", ".join(pool)
+    else:
+        hint = f"no {what} looks like {name!r} ({len(pool)} exist)"
+    return hint + (f" ({listing})" if listing else "")

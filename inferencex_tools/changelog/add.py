@@ -79,24 +79,29 @@ def check_spec(spec: EntrySpec) -> None:
     """Usage-level checks (UsageError): empty values, unknown scenario types, bad slug."""
     check_slug(spec.repo)
     if not spec.config_keys:
-        raise UsageError("at least one --config-key is required")
+        raise UsageError("at least one --config-key is required",
+                         hint="e.g. ixtool changelog add -k dsr1-fp8-b200-sglang -d 'what changed'")
     if not spec.descriptions:
-        raise UsageError("at least one --description is required")
+        raise UsageError("at least one --description is required",
+                         hint="add -d 'what changed' (repeatable, one line each)")
     for k in spec.config_keys:
         if not k.strip() or k != k.strip() or "\n" in k:
             raise UsageError(f"invalid config key {k!r}",
                              hint="a key is one word such as dsr1-fp8-b200-sglang")
     for d in spec.descriptions:
         if not d.strip():
-            raise UsageError("a --description may not be empty")
+            raise UsageError("a --description may not be empty",
+                             hint="write what changed, e.g. -d 'bump sglang to 0.5.3'")
     for s in spec.scenario_types:
         if s not in SCENARIO_TYPES:
             raise UsageError(f"unknown scenario type {s!r}",
                              hint=f"use one of: {', '.join(SCENARIO_TYPES)}")
     if len(set(spec.scenario_types)) != len(spec.scenario_types):
-        raise UsageError("a --scenario-type was given twice")
+        raise UsageError("a --scenario-type was given twice",
+                         hint="give each scenario type once")
     if spec.pr is not None and spec.pr < 1:
-        raise UsageError(f"invalid PR number {spec.pr}")
+        raise UsageError(f"invalid PR number {spec.pr}",
+                         hint="give the number as GitHub shows it, e.g. --pr 1234")
 
 
 def render_entry(spec: EntrySpec) -> bytes:

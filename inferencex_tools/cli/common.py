@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,25 @@ from inferencex_tools.report.findings import Result
 
 if TYPE_CHECKING:
     from inferencex_tools.io.actions import ActionsEnv
+
+
+# The one wording of the exit codes; commands whose 0/1 mean something more specific
+# say so in the same shape ("Exit codes: 0 …, 1 …, 2 usage or input error.").
+EXIT_CODES = "Exit codes: 0 clean, 1 findings, 2 usage or input error."
+
+
+@dataclass
+class Settings:
+    """The global flags of this process (``--quiet``, ``--traceback``)."""
+
+    quiet: bool = False
+    traceback: bool = False
+
+    def reset(self) -> None:
+        self.quiet = self.traceback = False
+
+
+SETTINGS = Settings()
 
 
 class Format(StrEnum):
@@ -85,5 +105,7 @@ def write_summary(markdown: str, *, env: ActionsEnv | None = None) -> None:
 
 
 def info(message: str) -> None:
-    """A progress/diagnostic line on stderr (never mixed into machine output)."""
-    print(message, file=sys.stderr)
+    """An informational line on stderr (never mixed into machine output); silent
+    under ``--quiet``."""
+    if not SETTINGS.quiet:
+        print(message, file=sys.stderr)

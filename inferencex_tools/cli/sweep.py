@@ -22,8 +22,8 @@ app = typer.Typer(
 )
 
 # options that take one or more values after a single flag (argparse nargs='+')
-MULTI = ("--config-files", "--config-keys", "--model-prefix", "--precision", "--framework",
-         "--runner-type", "--seq-lens", "--scenario-type", "--conc")
+MULTI = ("--config-files", "--configs", "--config-keys", "--model-prefix", "--precision",
+         "--framework", "--runner-type", "--seq-lens", "--scenario-type", "--conc")
 _NEG_NUM = re.compile(r"-\d+")
 
 
@@ -255,11 +255,14 @@ def from_changelog(
     """
     import json
 
+    from inferencex_tools.cli.progress import ProgressLine
     from inferencex_tools.sweep.changelog import FromChangelogOptions, flat_buckets
     from inferencex_tools.sweep.service import run_from_changelog
 
-    res = run_from_changelog(base, head, changelog, FromChangelogOptions(
-        trim_conc=trim_conc, all_evals=all_evals, evals_only=evals_only))
+    with ProgressLine("sweep from-changelog") as progress:
+        res = run_from_changelog(base, head, changelog, FromChangelogOptions(
+            trim_conc=trim_conc, all_evals=all_evals, evals_only=evals_only),
+            progress=progress)
     published = res.matrix
     if priority is not None:
         from inferencex_tools.ci.priority import annotate, dumps

@@ -53,6 +53,22 @@ def _where(f: Finding) -> str:
     return f"{f.file}:{f.line}:{f.column or 1}"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary_line(result: Result) -> str:
+    """``3 errors, 1 warning (CL502×2, CL601, SW401)``: counts and the rules behind them."""
+    n_err, n_warn = len(result.errors), len(result.warnings)
+    counts: dict[str, int] = {}
+    for f in result.findings:
+        if f.severity is not Severity.NOTE:
+            counts[f.rule] = counts.get(f.rule, 0) + 1
+    rules = ", ".join(r if n == 1 else f"{r}×{n}" for r, n in sorted(counts.items()))
+    text = f"{_plural(n_err, 'error')}, {_plural(n_warn, 'warning')}"
+    return f"{text} ({rules})" if rules else text
+
+
 def render_text(result: Result, *, color: bool = False) -> str:
     def paint(s: str, code: str) -> str:
         return f"\x1b[{code}m{s}\x1b[0m" if color else s
@@ -72,12 +88,9 @@ def render_text(result: Result, *, color: bool = False) -> str:
             out.append(f"    hint: {f.hint}")
     for fix in result.fixes:
         out.append(f"fixed: {fix}")
-    n_err, n_warn = len(result.errors), len(result.warnings)
-    checked = ", ".join(result.checked) if result.checked else "nothing"
-    status = paint("FAILED", "31;1") if n_err else paint("ok", "32;1")
-    out.append(
-        f"{result.command}: {status}: {n_err} error(s), {n_warn} warning(s) in {checked}"
-    )
+    status = paint("FAILED", "31;1") if result.errors else paint("ok", "32;1")
+    checked = f" in {', '.join(result.checked)}" if result.checked else ""
+    out.append(f"{result.command}: {status}: {summary_line(result)}{checked}")
     return "\n".join(out) + "\n"
 
 
@@ -126,8 +139,7 @@ def render_github(result: Result) -> str:
         props.append(f"title={_gh_escape_prop(f.rule)}")
         msg = f.message if not f.hint else f"{f.message}\nhint: {f.hint}"
         out.append(f"::{level} {','.join(props)}::{_gh_escape_data(msg)}")
-    n_err, n_warn = len(result.errors), len(result.warnings)
-    out.append(f"{result.command}: {n_err} error(s), {n_warn} warning(s)")
+    out.append(f"{result.command}: {summary_line(result)}")
     return "\n".join(out) + "\n"
 
 
@@ -137,10 +149,9 @@ def _md_cell(s: str) -> str:
 
 def render_markdown_summary(result: Result) -> str:
     """The job-summary table written to ``$GITHUB_STEP_SUMMARY``."""
-    n_err, n_warn = len(result.errors), len(result.warnings)
-    icon = "❌" if n_err else "✅"
+    icon = "❌" if result.errors else "✅"
     lines = [
-        f"### {icon} `ixtool {result.command}`: {n_err} error(s), {n_warn} warning(s)",
+        f"### {icon} `ixtool {result.command}`: {summary_line(result)}",
         "",
     ]
     if result.findings:

@@ -16,6 +16,7 @@ from typing import Any
 
 from inferencex_tools.changelog.configkeys import resolve_items
 from inferencex_tools.errors import InputError
+from inferencex_tools.progress import ProgressFn, no_progress
 from inferencex_tools.sweep.generate import (
     AGENTIC,
     FIXED,
@@ -318,8 +319,10 @@ class _Build:
 
 def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot | None,
                  opts: FromChangelogOptions, generate: Generate, *,
-                 base_ref: str, head_ref: str, plan: Plan | None = None) -> dict[str, Any]:
-    """The bucketed matrix object of process_changelog (CHANGELOG.md §4.5–§4.6)."""
+                 base_ref: str, head_ref: str, plan: Plan | None = None,
+                 progress: ProgressFn = no_progress) -> dict[str, Any]:
+    """The bucketed matrix object of process_changelog; ``progress`` is called once per
+    entry."""
     append_only = _check_entries(entries, opts)
     plan = plan if plan is not None else Plan()
     if append_only:
@@ -329,8 +332,10 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
                                                        head.configs.keys) for e in entries],
                           head.configs, base.configs)
     build = _Build(head, base, opts, generate, plan)
-    for e in sorted(entries, key=lambda e: not e.get("all-evals")):
+    for i, e in enumerate(sorted(entries, key=lambda e: not e.get("all-evals"))):
+        progress(i, len(entries), "entries")
         build.entry(e)
+    progress(len(entries), len(entries), "entries")
     throughput = build.throughput
     if opts.trim_conc:
         throughput = trim_conc(throughput, plan.origin)

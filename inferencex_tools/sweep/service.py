@@ -17,6 +17,7 @@ from inferencex_tools.io.layout import (
     relative_to,
     repo_root,
 )
+from inferencex_tools.progress import ProgressFn, no_progress
 from inferencex_tools.sweep.checks import first_failing
 from inferencex_tools.sweep.generate import Matrix, SweepRequest, generate_matrix
 from inferencex_tools.sweep.load import Configs, Runners, load_masters, load_runners
@@ -222,19 +223,23 @@ def snapshot_at(repo: GitRepo, ref: str | None) -> Snapshot:
 
 
 def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,
-                       *, repo_path: Path | None = None) -> FromChangelogResult:
+                       *, repo_path: Path | None = None,
+                       progress: ProgressFn = no_progress) -> FromChangelogResult:
     from inferencex_tools.io.git import GitRepo
     from inferencex_tools.sweep.changelog import Plan, build_matrix
     from inferencex_tools.sweep.generate import generate_matrix
 
     repo = GitRepo.open(repo_path or Path.cwd())
+    progress(0, None, "reading the changelog")
     entries, mb, head_label = _new_entries(repo, base, head, changelog, repo_path)
+    progress(0, None, f"reading the configs at {head or 'the working tree'}")
     head_snap = snapshot_at(repo, head)
     base_snap = (snapshot_at(repo, mb) if any(e.get("append-only") for e in entries)
                  else None)
     plan = Plan()
     matrix = build_matrix(entries, head_snap, base_snap, opts, generate_matrix,
-                          base_ref=base, head_ref=head or "HEAD", plan=plan)
+                          base_ref=base, head_ref=head or "HEAD", plan=plan,
+                          progress=progress)
     return FromChangelogResult(matrix, plan, mb, head_label, plan.keys)
 
 

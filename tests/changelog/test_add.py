@@ -159,7 +159,9 @@ def test_add_command_refuses_unknown_key(repo: TempRepo) -> None:
 def test_add_command_needs_a_description_without_a_terminal(repo: TempRepo) -> None:
     r = ixtool(repo.path, "changelog", "add", "-k", "gptoss-fp4-b200-vllm")
     assert r.returncode == 2
-    assert r.stderr.strip() == "ixtool: error: at least one --description is required"
+    assert r.stderr.splitlines() == ["ixtool: error: at least one --description is required",
+                                     "ixtool: hint: add -d 'what changed' (repeatable, one "
+                                     "line each)"]
 
 
 def test_add_command_without_master_configs(tmp_path: Path) -> None:

@@ -264,9 +264,9 @@ def test_github_format_and_step_summary(temp_repo: TempRepo, tmp_path: Path) -> 
     assert p.returncode == 1
     lines = p.stdout.splitlines()
     assert lines[0].startswith(f"::error file={LABEL},line=18,col=3,title=CL502::entry 3 ")
-    assert lines[-1] == "changelog validate: 1 error(s), 0 warning(s)"
+    assert lines[-1] == "changelog validate: 1 error, 0 warnings (CL502)"
     md = summary.read_text(encoding="utf-8")
-    assert md.startswith("### ❌ `ixtool changelog validate`: 1 error(s), 0 warning(s)\n")
+    assert md.startswith("### ❌ `ixtool changelog validate`: 1 error, 0 warnings (CL502)\n")
     assert f"| error | `CL502` | `{LABEL}:18:3` |" in md
 
 
@@ -281,7 +281,8 @@ def test_text_output_shows_the_offending_line(temp_repo: TempRepo) -> None:
         "          |   ^",
     ]
     assert p.stdout.endswith(
-        f"changelog validate: FAILED: 1 error(s), 0 warning(s) in {LABEL} (main..working tree)\n")
+        f"changelog validate: FAILED: 1 error, 0 warnings (CL502) in {LABEL} "
+        "(main..working tree)\n")
 
 
 def test_help_is_informative() -> None:

@@ -400,7 +400,7 @@ def test_cli_with_collectivex_argv(tmp_path: Path, corpus: Path) -> None:
     ([], "{not json", "not valid JSON"),
     ([], '[{"runner":"a","framework":"b","node-count":0}]', "node-count"),
     (["--policy", "missing.yaml"], "[]", "does not exist"),
-    (["--pr-number", "x"], "[]", "Invalid value"),
+    (["--pr-number", "x"], "[]", "invalid value"),
 ])
 def test_cli_errors_are_clean(argv: list[str], stdin: str, needle: str, tmp_path: Path,
                               policy_path: Path) -> None:

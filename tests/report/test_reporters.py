@@ -52,19 +52,19 @@ perf-changelog.yaml:3:3: error [CL502] entry 1 [a] (TBD): pr-link 'TBD' is a pla
         3 |   pr-link: TBD
           |   ^
     hint: write 'pr-link: XXX' (replaced by the PR URL at merge) or this PR's URL
-changelog validate: FAILED: 2 error(s), 2 warning(s) in perf-changelog.yaml (main..working tree)
-"""  # noqa: W291  (the source line shown has trailing spaces)
+changelog validate: FAILED: 2 errors, 2 warnings (CL103, CL301, CL502, CL603) in perf-changelog.yaml (main..working tree)
+"""  # noqa: W291, E501  (the source line shown has trailing spaces)
 
 GITHUB = """\
 ::warning file=perf-changelog.yaml,title=CL603::no master configs found%0Ahint: pass --configs or run from the repository root
 ::error file=perf-changelog.yaml,line=2,col=5,title=CL103::TAB 100%25 a,b:c | x%0Ahint: replace tabs with spaces
 ::warning file=perf-changelog.yaml,line=2,col=9,title=CL301::trailing whitespace%0Ahint: strip trailing whitespace (new entries only; history is immutable)
 ::error file=perf-changelog.yaml,line=3,col=3,title=CL502::entry 1 [a] (TBD): pr-link 'TBD' is a placeholder%0Ahint: write 'pr-link: XXX' (replaced by the PR URL at merge) or this PR's URL
-changelog validate: 2 error(s), 2 warning(s)
+changelog validate: 2 errors, 2 warnings (CL103, CL301, CL502, CL603)
 """  # noqa: E501
 
 SUMMARY = """\
-### ❌ `ixtool changelog validate`: 2 error(s), 2 warning(s)
+### ❌ `ixtool changelog validate`: 2 errors, 2 warnings (CL103, CL301, CL502, CL603)
 
 | severity | rule | location | message | fix |
 |---|---|---|---|---|
@@ -81,7 +81,7 @@ def test_text_exact() -> None:
 
 def test_text_clean_and_color() -> None:
     assert render(clean(), "text") == (
-        "changelog validate: ok: 0 error(s), 0 warning(s) in perf-changelog.yaml\n")
+        "changelog validate: ok: 0 errors, 0 warnings in perf-changelog.yaml\n")
     colored = render(sample(), "text", color=True)
     assert "\x1b[31;1merror\x1b[0m" in colored and "\x1b[33;1mwarning\x1b[0m" in colored
 
@@ -139,7 +139,7 @@ def test_github_escapes_properties_and_newlines() -> None:
 def test_markdown_summary_exact() -> None:
     assert render_markdown_summary(sample()) == SUMMARY
     assert render_markdown_summary(clean()) == (
-        "### ✅ `ixtool changelog validate`: 0 error(s), 0 warning(s)\n\nNo findings.\n")
+        "### ✅ `ixtool changelog validate`: 0 errors, 0 warnings\n\nNo findings.\n")
 
 
 def test_markdown_summary_lists_fixes() -> None:

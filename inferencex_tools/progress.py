@@ -1,0 +1,13 @@
+"""The progress callback services accept (they never print): ``progress(done, total,
+what)`` as work advances.  The CLI passes ``cli.progress.ProgressLine``; tests and
+library callers pass nothing (:func:`no_progress`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+ProgressFn = Callable[[int, "int | None", str], None]
+
+
+def no_progress(done: int, total: int | None = None, what: str = "") -> None:
+    """The default callback: ignore progress."""

@@ -1,0 +1,127 @@
+"""The CLI's shared surface: usage errors in ixtool's two-line format, global flags
+accepted anywhere, version, completion, the summary line and the progress helper."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.errors import close_names, did_you_mean
+from tests.changelog.clihelp import ixtool
+
+USAGE_CASES = [
+    # argv, words the error must contain, words the hint must contain
+    (["sweep", "full", "--bogus"], ["sweep full", "--bogus"], ["ixtool sweep full --help"]),
+    (["sweep", "full", "--config-file", "x"], ["--config-file"], ["--config-files"]),
+    (["sweep", "ful"], ["'ful'"], ["'full'"]),
+    (["ci", "priority", "--pr-number", "abc"], ["--pr-number", "'abc'"], ["whole number"]),
+    (["merge-with-reuse", "-7"], ["-7"], ["positive", "1234"]),
+    (["rules", "--format", "yaml"], ["yaml"], ["text, markdown, json"]),
+    (["ci", "shards"], ["--matrix"], ["ixtool ci shards"]),
+    (["changelog", "validate", "a", "b"], ["extra argument"], ["--help"]),
+    ([], ["missing command"], ["changelog", "sweep"]),
+    (["sweep"], ["sweep: missing command"], ["full", "explain"]),
+]
+
+
+@pytest.mark.parametrize("argv,error,hint", USAGE_CASES, ids=lambda v: " ".join(v)
+                         if isinstance(v, list) and all(isinstance(x, str) for x in v) else None)
+def test_usage_errors_have_error_and_hint(tmp_path: Path, argv: list[str], error: list[str],
+                                          hint: list[str]) -> None:
+    p = ixtool(tmp_path, *argv)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert "Traceback" not in p.stderr and "Usage:" not in p.stderr, p.stderr
+    err = [ln for ln in lines if ln.startswith("ixtool: error: ")]
+    hnt = [ln for ln in lines if ln.startswith("ixtool: hint: ")]
+    assert len(err) == 1 and len(hnt) == 1, p.stderr
+    assert all(w in err[0] for w in error), err
+    assert all(w in hnt[0] for w in hint), hnt
+
+
+def test_version_short_and_long(tmp_path: Path) -> None:
+    for flag in ("-V", "--version"):
+        p = ixtool(tmp_path, flag)
+        assert p.returncode == 0 and p.stdout.startswith("ixtool "), p.stderr
+
+
+def test_traceback_accepted_after_the_subcommand(tmp_path: Path) -> None:
+    p = ixtool(tmp_path, "sweep", "explain", "k", "--config-files", "nope.yaml", "--traceback")
+    assert p.returncode == 2
+    assert "Traceback (most recent call last)" in p.stderr
+    assert "ixtool: error:" in p.stderr and "ixtool: hint:" in p.stderr
+    p = ixtool(tmp_path, "sweep", "explain", "k", "--config-files", "nope.yaml")
+    assert "Traceback" not in p.stderr
+
+
+def test_completion_options_exist(tmp_path: Path) -> None:
+    p = ixtool(tmp_path, "--help")
+    assert "--install-completion" in p.stdout and "--show-completion" in p.stdout
+    assert "-V, --version" in p.stdout and "--quiet" in p.stdout
+
+
+def test_configs_takes_several_files(tmp_path: Path) -> None:
+    """--configs a.yaml b.yaml (argparse nargs) in sweep full, test-config and explain:
+    both files are read (the second one's absence is reported)."""
+    (tmp_path / "a.yaml").write_text("{}\n")
+    for argv in (["sweep", "full"], ["sweep", "test-config", "--config-keys", "k"],
+                 ["sweep", "explain", "k"]):
+        p = ixtool(tmp_path, *argv, "--configs", "a.yaml", "b.yaml")
+        assert p.returncode == 2, p.stderr
+        assert "unexpected extra argument" not in p.stderr
+        assert "b.yaml" in p.stderr, p.stderr
+
+
+def test_did_you_mean_is_short() -> None:
+    keys = [f"model{i}-fp8-h200-sglang" for i in range(300)]
+    hint = did_you_mean("model7-fp8-h200-sglng", keys, what="config key")
+    assert hint.startswith("did you mean 'model7-fp8-h200-sglang'") and hint.count("'") <= 6
+    assert "300" in did_you_mean("zzzz", keys, what="config key")
+    assert did_you_mean("x", ["a", "b"], what="area") == "areas: a, b"
+    assert close_names("--bogus", ["--configs", "--base"]) == []
+    assert close_names("--config-file", ["--config-files", "--configs"])[0] == "--config-files"
+
+
+def test_summary_line_counts_rules() -> None:
+    from inferencex_tools.report.findings import Finding, Result, Severity
+    from inferencex_tools.report.reporters import summary_line
+
+    r = Result(command="x")
+    for rule, sev in (("CL502", Severity.ERROR), ("CL502", Severity.ERROR),
+                      ("CL601", Severity.ERROR), ("SW401", Severity.WARNING)):
+        r.add(Finding(rule=rule, severity=sev, file="f", line=None, column=None,
+                      message="m"))
+    assert summary_line(r) == "3 errors, 1 warning (CL502×2, CL601, SW401)"
+    assert summary_line(Result(command="x")) == "0 errors, 0 warnings"
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inferencex_tools.cli.common import SETTINGS
+    from inferencex_tools.cli.progress import ProgressLine
+
+    for var in ("CI", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    tty = _Tty()
+    with ProgressLine("work", stream=tty) as progress:
+        progress(3, 3, "rows")
+    assert "work: 3/3 rows" in tty.getvalue() and tty.getvalue().endswith("\r\x1b[2K")
+    plain = io.StringIO()
+    with ProgressLine("work", stream=plain) as progress:
+        progress(3, 3, "rows")
+    assert plain.getvalue() == ""
+    for var in ("CI", "NO_COLOR"):
+        with monkeypatch.context() as m:
+            m.setenv(var, "1")
+            assert not ProgressLine("work", stream=_Tty()).enabled
+    SETTINGS.quiet = True
+    try:
+        assert not ProgressLine("work", stream=_Tty()).enabled
+    finally:
+        SETTINGS.quiet = False
