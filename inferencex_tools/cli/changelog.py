@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format, actions_env, emit
+from inferencex_tools.cli.common import (
+    BASELINE_OPTION,
+    FORMAT_OPTION,
+    WRITE_BASELINE_OPTION,
+    Adoption,
+    Format,
+    actions_env,
+    emit,
+)
 
 app = typer.Typer(
     help="Check and maintain perf-changelog.yaml.",
@@ -49,6 +57,8 @@ def validate(
         "separators, final newline); never touches history. Written atomically.",
     ),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    baseline: Path | None = BASELINE_OPTION,
+    write_baseline: bool = WRITE_BASELINE_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Validate perf-changelog.yaml: standalone, against a base ref, or for a PR.
@@ -72,7 +82,8 @@ def validate(
             configs=list(configs) if configs else None, fix=fix, actions=actions_env(),
         )
     )
-    raise typer.Exit(emit(result, fmt, strict=strict))
+    raise typer.Exit(emit(result, fmt, strict=strict,
+                          adoption=Adoption(baseline, write_baseline)))
 
 
 # ------------------------------------------------------------------ merge operations

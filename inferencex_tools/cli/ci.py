@@ -12,6 +12,7 @@ from inferencex_tools.cli.common import (
     FORMAT_OPTION,
     Format,
     actions_env,
+    adopt,
     write_outputs,
     write_summary,
 )
@@ -67,6 +68,7 @@ def plan(
     write_summary(summary_markdown(decision), env=env)
     if fmt is Format.text:
         sys.stdout.write(explain_text(decision))
+    adopt(result)
     sys.stdout.write(render(result, fmt.value))
     raise typer.Exit(result.exit_code())
 
@@ -92,6 +94,7 @@ def explain(
 
     decision, result = run_explain(list(labels or []), event=event, action=action,
                                    draft=draft, fork=fork, skip_sweep=skip_sweep)
+    adopt(result)
     if fmt is Format.text:
         sys.stdout.write(explain_text(decision, with_catalog=not labels))
         if result.findings:
@@ -124,6 +127,7 @@ def shards(
     from inferencex_tools.report.reporters import render
 
     pairs, result = run_shards(matrix, max_shards, canary=canary)
+    adopt(result)
     out = write_outputs(pairs)
     if fmt is Format.text and not out:
         sys.stdout.write("".join(f"{k}={v}\n" for k, v in pairs))
@@ -262,5 +266,6 @@ def gate(
         sys.stdout.write(explain_text(outcome.decision))
         stages = outcome.result.info["stages"]
         sys.stdout.write("stages: " + ", ".join(f"{k} {v}" for k, v in stages.items()) + "\n")
+    adopt(outcome.result)
     sys.stdout.write(render(outcome.result, fmt.value))
     raise typer.Exit(outcome.result.exit_code())

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -54,12 +55,93 @@ FORMAT_OPTION = typer.Option(
 )
 
 
-def emit(result: Result, fmt: Format, *, strict: bool = False) -> int:
-    """Print ``result`` in ``fmt``; write the job summary under GitHub Actions.
+BASELINE_OPTION = typer.Option(
+    None, "--baseline", metavar="FILE",
+    help="Known findings not to report again (default: the settings' baseline, else "
+    ".ixtool-baseline.json at the repository root, when it exists). With "
+    "--write-baseline: the file to write.")
+WRITE_BASELINE_OPTION = typer.Option(
+    False, "--write-baseline",
+    help="Record the current findings as known (in --baseline FILE, else the settings' "
+    "baseline, else .ixtool-baseline.json at the repository root) and exit 0.")
+
+
+@dataclass
+class Adoption:
+    """Per-run adoption options (the repository's settings are always applied)."""
+
+    baseline: Path | None = None
+    write_baseline: bool = False
+    known: Result | None = None  # the same command's result at a base ref
+    known_label: str = "at the base"
+
+
+DEFAULT_BASELINE = ".ixtool-baseline.json"
+
+
+def adopt(result: Result, opts: Adoption | None = None, cwd: Path | None = None) -> None:
+    """The one place adoption controls are applied (every command's findings go through
+    it): repository settings, then findings known at a base ref, then the baseline."""
+    from inferencex_tools.io.layout import repo_root
+    from inferencex_tools.io.settings import find_settings, relpath_from
+    from inferencex_tools.report import adopt as A
+
+    opts = opts or Adoption()
+    here = cwd or Path.cwd()
+    settings, sdir = find_settings(here)
+    root = repo_root(here) or sdir or here
+    rel = relpath_from(root, here)
+    A.apply_settings(result, settings, rel)
+    notes: list[str] = []
+    if result.info.get("ignored_by_settings"):
+        notes.append(f"{result.info['ignored_by_settings']} ignored by {settings.source}")
+    if opts.known is not None:
+        A.apply_settings(opts.known, settings, rel)
+        n = A.drop_known(result, A.fingerprints(opts.known, rel), rel, reason="known_at_base")
+        if n:
+            notes.append(f"{n} already present {opts.known_label}")
+    path = opts.baseline
+    if path is None and settings.baseline and sdir is not None:
+        path = sdir / settings.baseline
+    if path is None and (opts.write_baseline or (root / DEFAULT_BASELINE).is_file()):
+        path = root / DEFAULT_BASELINE
+    if path is not None:
+        note = _baseline(result, path, opts, rel)
+        if note:
+            notes.append(note)
+    if notes:
+        result.info["adoption"] = "; ".join(notes)
+
+
+def _baseline(result: Result, path: Path, opts: Adoption, rel: Callable[[str], str]
+              ) -> str | None:
+    """Write (``--write-baseline``) and/or apply the baseline at ``path``."""
+    from inferencex_tools.io.settings import read_baseline, write_baseline
+    from inferencex_tools.report import adopt as A
+
+    if opts.write_baseline:
+        prev = read_baseline(path) if path.is_file() else None
+        write_baseline(path, A.baseline_document([result], rel, prev))
+        result.info["baseline_written"] = str(path)
+    elif not path.is_file() and opts.baseline is None:
+        return None
+    n = A.drop_known(result, A.baseline_known(read_baseline(path)), rel,
+                     reason="known_in_baseline")
+    if opts.write_baseline:
+        return f"{n} recorded in baseline {path}"
+    return f"{n} known in baseline {path}" if n else None
+
+
+def emit(result: Result, fmt: Format, *, strict: bool = False,
+         adoption: Adoption | None = None) -> int:
+    """Apply the adoption controls, print ``result`` in ``fmt``; write the job summary
+    under GitHub Actions.
 
     Returns the exit code: 0 clean, 1 findings.
     """
     from inferencex_tools.report.reporters import render, render_markdown_summary
+
+    adopt(result, adoption)
 
     color = fmt is Format.text and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     sys.stdout.write(render(result, fmt.value, color=color))

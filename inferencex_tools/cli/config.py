@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+from inferencex_tools.cli.common import (
+    BASELINE_OPTION,
+    FORMAT_OPTION,
+    WRITE_BASELINE_OPTION,
+    Adoption,
+    Format,
+    emit,
+)
 
 app = typer.Typer(
     help="Check the master configs (configs/*-master.yaml) and configs/runners.yaml.",
@@ -28,9 +35,13 @@ def validate(
         "directory). Without it, benchmark scripts are not checked (warning SW405)."),
     base: str | None = typer.Option(
         None, "--base",
-        help="PR mode: config keys not present at BASE are new, and an unknown runner label "
-        "on a new key is an error (warning otherwise)."),
+        help="PR mode: report only findings that are not already present at the "
+        "merge-base of BASE and HEAD (matched by rule, file and message, not by line); "
+        "config keys not present at BASE are new, and an unknown runner label on a new "
+        "key is an error (warning otherwise)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    baseline: Path | None = BASELINE_OPTION,
+    write_baseline: bool = WRITE_BASELINE_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Validate master configs against schemas/master-config.schema.json plus the
@@ -41,6 +52,7 @@ def validate(
     """
     from inferencex_tools.sweep.service import run_config_validate
 
-    result = run_config_validate(list(files) if files else None, runner_config, scripts_dir,
-                                 base)
-    raise typer.Exit(emit(result, fmt, strict=strict))
+    result, at_base = run_config_validate(list(files) if files else None, runner_config,
+                                          scripts_dir, base)
+    adoption = Adoption(baseline, write_baseline, at_base, f"at {base}")
+    raise typer.Exit(emit(result, fmt, strict=strict, adoption=adoption))

@@ -90,7 +90,8 @@ def render_text(result: Result, *, color: bool = False) -> str:
         out.append(f"fixed: {fix}")
     status = paint("FAILED", "31;1") if result.errors else paint("ok", "32;1")
     checked = f" in {', '.join(result.checked)}" if result.checked else ""
-    out.append(f"{result.command}: {status}: {summary_line(result)}{checked}")
+    adopted = f" ({result.info['adoption']})" if result.info.get("adoption") else ""
+    out.append(f"{result.command}: {status}: {summary_line(result)}{checked}{adopted}")
     return "\n".join(out) + "\n"
 
 

@@ -150,7 +150,9 @@ def _looks_like_runners(path: Path) -> bool:
 
 
 def run_config_validate(files: list[Path] | None, runner_config: Path | None,
-                        scripts_dir: Path | None, base: str | None) -> Any:
+                        scripts_dir: Path | None, base: str | None) -> tuple[Any, Any]:
+    """(result of the working tree, result of the same files at the merge-base of
+    ``base`` and HEAD — None without ``base``)."""
     from inferencex_tools.io.files import read_bytes
     from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
 
@@ -178,7 +180,41 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
         base_keys=_base_keys(base, masters) if base else None,
         scripts=launch_scripts(root) if root is not None else None,
     )
-    return validate(inp)
+    result = validate(inp)
+    if base is None:
+        return result, None
+    return result, validate(_input_at(base, masters, runners, root))
+
+
+def _input_at(base: str, masters: list[Path], runners: Path | None,
+              root: Path | None) -> Any:
+    """The same inputs as they were at the merge-base of ``base`` and HEAD (labels kept,
+    so that findings compare by file)."""
+    from inferencex_tools.io.gitcat import GitReader
+    from inferencex_tools.sweep.recipes import follow_git_symlinks, is_launch_script
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput
+
+    top = repo_root((masters[0] if masters else Path.cwd()).resolve().parent)
+    if top is None:
+        raise UsageError("--base needs a git repository", hint="drop --base")
+    reader = GitReader(top)
+    try:
+        ref = reader.merge_base(base, "HEAD")
+
+        def at(p: Path) -> MasterFile | None:
+            rel = p.resolve().relative_to(top.resolve()).as_posix()
+            raw = reader.blob(ref, rel)[0]
+            return MasterFile(str(p), raw) if raw is not None else None
+
+        found = [m for m in (at(p) for p in masters) if m is not None]
+        paths = reader.paths(ref, "benchmarks", "runners") if root is not None else set()
+        scripts = {p: (reader.blob(ref, p)[0] or b"").decode("utf-8", "replace")
+                   for p in sorted(paths) if is_launch_script(p)}
+    finally:
+        reader.close()
+    return ValidateInput(masters=found, runners=at(runners) if runners else None,
+                         exists=paths.__contains__ if root is not None else None,
+                         scripts=follow_git_symlinks(scripts) if root is not None else None)
 
 
 # ------------------------------------------------------------------ from-changelog
