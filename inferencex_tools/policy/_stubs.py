@@ -155,11 +155,13 @@ esac
 ix_record "$IX_TOOL" "$IX_TOOL" "$@"
 
 case $IX_TOOL in  # the helpers of the tools that do more than record
-    hf|huggingface-cli|nvidia-smi|rocm-smi|salloc|sbatch|squeue|scancel|git|uv|curl|wget)
+    hf|huggingface-cli|nvidia-smi|rocm-smi|salloc|sbatch|squeue|scancel|git|uv|curl|wget|\
+    pip|pip3)
         source "$IX_LIB" ;;
 esac
 case $IX_TOOL in
     hf|huggingface-cli) ix_hf "$@" ;;
+    pip|pip3) ix_pip "$@" ;;
     nvidia-smi) ix_nvidia_smi "$@" ;;
     rocm-smi) ix_rocm_smi "$@" ;;
     amd-smi) printf 'GPU: 0\n' ;;
@@ -219,6 +221,7 @@ case $IX_TOOL in
             printf '0000000000000000000000000000000000000000\n'
         fi ;;
     uv)
+        [[ ${1:-} == pip ]] && ix_pip "${@:2}"
         if [[ ${1:-} == venv ]]; then
             shift; d=""; skip=0
             for a in "$@"; do
@@ -271,6 +274,27 @@ ix_fake_venv() {
     chmod +x "$d/bin/python" "$d/bin/python3" "$d/bin/pip" "$d/bin/pip3" "$d/bin/uv" \
         2>/dev/null
     printf 'export VIRTUAL_ENV="%s"\nexport PATH="%s/bin:$PATH"\n' "$d" "$d" > "$d/bin/activate"
+}
+
+ix_pip() {  # pip install: what it installs is there afterwards (import, metadata)
+    [[ ${1:-} == install ]] || return 0
+    shift
+    local a skip=0 name ver
+    for a in "$@"; do
+        if [[ $skip == 1 ]]; then skip=0; continue; fi
+        case $a in
+            -r|-c|-i|-e|-t|-f|--index-url|--extra-index-url|--target|--find-links|--prefix|\
+            --root|--constraint|--requirement|--editable|--python|-p|--trusted-host|\
+            --platform|--python-version|--src|--cache-dir|--log|--timeout|--retries)
+                skip=1; continue ;;
+            -*|*/*|.) continue ;;
+        esac
+        name=${a%%[^A-Za-z0-9._-]*}
+        ver=0.0.0
+        if [[ $a == *==* ]]; then ver=${a#*==}; ver=${ver%%[^A-Za-z0-9._+-]*}; fi
+        [[ -n $name ]] && printf '%s %s\n' "$name" "${ver:-0.0.0}" >> "$IX_ROOT/.ix/installed"
+    done
+    return 0
 }
 
 ix_hf() {
@@ -373,6 +397,7 @@ ix_python() {
         for m in $IX_STUB_MODULES; do
             if [[ $mod == "$m" || $mod == "$m".* ]]; then
                 ix_record "python -m $mod" "$IX_TOOL" "$@"
+                [[ $mod == pip ]] && ix_pip "${@:i+1}"
                 if [[ $mod == venv ]]; then
                     local last="" b
                     for b in "$@"; do [[ $b != -* ]] && last=$b; done
@@ -408,6 +433,26 @@ BASE = os.environ.get("IXTRACE_PYFAKE") or os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "fake")
 
 
+def _norm(name):
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+# what a traced `pip install` installed: name -> version (import and metadata stand-ins)
+INSTALLED = {}
+try:
+    with open(os.path.join(os.path.dirname(BASE), "installed"), encoding="utf-8") as _fh:
+        for _line in _fh:
+            _p = _line.split()
+            if len(_p) == 2:
+                INSTALLED[_norm(_p[0])] = _p[1]
+except OSError:
+    pass
+# the image's own packages (when the host lacks them) have a version too
+for _r in ROOTS:
+    INSTALLED.setdefault(_norm(_r), "0.0.0")
+ROOTS |= set(INSTALLED)
+
+
 class _Stand:
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
@@ -436,6 +481,11 @@ class _Finder:
                 os.makedirs(os.path.join(BASE, r), exist_ok=True)
                 open(os.path.join(BASE, r, "__init__.py"), "a").close()
         d = os.path.join(BASE, *name.split("."))
+        if name.endswith(".__main__"):  # `python -m <stand-in>` runs and does nothing
+            f = d + ".py"
+            if not os.path.exists(f):
+                open(f, "w").close()
+            return importlib.util.spec_from_file_location(name, f)
         os.makedirs(d, exist_ok=True)
         f = os.path.join(d, "__init__.py")
         if not os.path.exists(f):
@@ -445,6 +495,25 @@ class _Finder:
 
     def create_module(self, spec):
         return None
+
+    def find_distributions(self, context=None):
+        name = getattr(context, "name", None)
+        if not name or _norm(name) not in INSTALLED:
+            return iter(())
+        import importlib.metadata as md
+
+        version = INSTALLED[_norm(name)]
+
+        class _Dist(md.Distribution):
+            def read_text(self, filename):
+                if filename in ("METADATA", "PKG-INFO"):
+                    return f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                return None
+
+            def locate_file(self, path):
+                return os.path.join(BASE, str(path))
+
+        return iter((_Dist(),))
 
     def exec_module(self, module):
         module.__version__ = "0.0.0"

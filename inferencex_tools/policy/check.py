@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 from inferencex_tools.policy.curves import MODES, TOLERANCE, Curve, RegistryEntry
 from inferencex_tools.policy.engines import (
-    FRAMEWORK_ENGINE,
     SpecFacts,
     decide_thinking,
     engine_of,
     facts_of,
+    framework_engine,
 )
 from inferencex_tools.policy.resolve import Row
 from inferencex_tools.policy.rules import (
@@ -149,7 +149,7 @@ def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
         if trace.ok:
             at(NO_SERVER, "no vllm / sglang / trtllm-serve / ATOM launch was captured")
         return out
-    want = FRAMEWORK_ENGINE.get(str(row.config.get("framework")))
+    want = framework_engine(str(row.config.get("framework")))
     for rec, eng in servers:
         f = facts_of(rec, eng)
         out.facts.append(f)

@@ -21,6 +21,18 @@ FRAMEWORK_ENGINE = {
     "dynamo-vllm": "vllm", "dynamo-sglang": "sglang", "dynamo-trt": "trt",
     "llmd-vllm": "vllm", "sglang-disagg": "sglang", "atom-disagg": "atom",
 }
+
+
+def framework_engine(framework: str) -> str | None:
+    """The engine a config's framework serves with: the table, else the one engine named
+    among the framework's dash-separated parts (``dynamo-atom`` → atom); None when ixtool
+    models none of them."""
+    if framework in FRAMEWORK_ENGINE:
+        return FRAMEWORK_ENGINE[framework]
+    named = {FRAMEWORK_ENGINE[p] for p in framework.lower().split("-") if p in FRAMEWORK_ENGINE}
+    return named.pop() if len(named) == 1 else None
+
+
 _TRUE = {"1", "true", "yes", "on", "enabled"}
 _FALSE = {"0", "false", "no", "off", "disabled"}
 

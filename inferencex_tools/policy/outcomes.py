@@ -80,10 +80,15 @@ def _no_trace(jt: JobTrace, read: Reader, sources: dict[str, str]) -> RowOutcome
         return o
     if jt.missing_recipe is not None:
         vendored = recipe_path(jt.missing_recipe)[0]
+        ext = external_source(jt, read, sources)
+        if ext is not None:
+            o.unchecked = _external_reason(launcher, jt.missing_recipe, ext)
+            return o
         o.verdicts.append(Verdict(
             NO_RECIPE, row.config_file, row.key_line,
             f"{launcher} submits {jt.missing_recipe}, which is not vendored in this "
-            f"repository ({vendored} does not exist; external srt-slurm ref?)"))
+            f"repository ({vendored} does not exist) and the launcher clones no "
+            "repository it could come from"))
         return o
     if jt.missing is not None:
         o.verdicts.append(Verdict(
@@ -101,6 +106,64 @@ def _no_trace(jt: JobTrace, read: Reader, sources: dict[str, str]) -> RowOutcome
     o.verdicts.append(Verdict(NO_SERVER, launcher, None,
                               f"{launcher}: {jt.why or 'no benchmark step started'}"))
     return o
+
+
+def _external_reason(launcher: str, recipe: str, source: str) -> str:
+    """Why a row is not checked (one text per launcher and source: rows share it)."""
+    del recipe  # the rows carry it; the reason is shared by every recipe of the source
+    return (f"{launcher} submits recipes that are not in this repository: it reads them "
+            f"at run time from its checkout of {source}, which ixtool does not fetch")
+
+
+def _traced_clone(records: list[Record]) -> str | None:
+    """``URL at REF`` of the last ``git clone`` the launcher trace recorded (the ref of a
+    later ``git checkout``, when there is one)."""
+    url: str | None = None
+    ref: str | None = None
+    for r in records:
+        args = list(r.argv[1:]) if r.tool == "git" else []
+        if args[:1] == ["clone"]:
+            words = [a for i, a in enumerate(args[1:], 1)
+                     if not a.startswith("-") and args[i - 1] not in _GIT_VALUE_OPTIONS]
+            if words:
+                url, ref = words[0], None
+                for i, a in enumerate(args):
+                    if a in ("--branch", "-b") and i + 1 < len(args):
+                        ref = args[i + 1]
+        elif args[:1] == ["checkout"] and url is not None:
+            refs = [a for a in args[1:] if not a.startswith("-")]
+            if refs:
+                ref = refs[0]
+    if url is None:
+        return None
+    return f"{url} at {ref}" if ref else f"{url} (default branch)"
+
+
+_GIT_VALUE_OPTIONS = ("--branch", "-b", "--depth", "--origin", "-o", "--reference",
+                      "--config", "-c")
+
+
+def external_source(jt: JobTrace, read: Reader, sources: dict[str, str]) -> str | None:
+    """Where a recipe that is not in the repository comes from at run time: the checkout
+    the traced launcher made, else the clones its text makes for this row (the sweep
+    area's reading of launchers, :mod:`inferencex_tools.sweep.recipes`)."""
+    if jt.launcher is not None:
+        found = _traced_clone(jt.launcher.records)
+        if found is not None:
+            return found
+    launcher = jt.job.launcher
+    if not launcher:
+        return None
+    from inferencex_tools.sweep.recipes import applicable, learn
+
+    cfg = jt.job.row.config
+    known = {var: str(cfg[k]) for var, k in (("MODEL_PREFIX", "model-prefix"),
+                                             ("FRAMEWORK", "framework"),
+                                             ("PRECISION", "precision")) if k in cfg}
+    known.update({k: v for k, v in jt.job.env.items() if k in ("IS_MULTINODE", "FRAMEWORK")})
+    clones = applicable(learn({launcher: _text(read, launcher, sources)})
+                        .launcher_clones([launcher]), known)
+    return "; ".join(c.describe() for c in clones) or None
 
 
 def _config_file(rec: Record) -> str | None:
@@ -131,9 +194,14 @@ def submitted(jt: JobTrace, rec: Record, store: CurveStore, read: Reader,
     text = rec.files.get(path)
     if text is None:
         o = RowOutcome(row, vendored or path, [], [], jt.launcher, family=jt.job.family)
+        ext = external_source(jt, read, sources)
+        if ext is not None:
+            o.unchecked = _external_reason(jt.job.launcher or "?", spec or "?", ext)
+            return o
         o.verdicts.append(Verdict(NO_RECIPE, row.config_file, row.key_line,
                                   f"{jt.job.launcher} submits {spec or '?'}, which is not "
-                                  "vendored in this repository (external srt-slurm ref?)"))
+                                  "vendored in this repository, and the launcher clones no "
+                                  "repository it could come from"))
         return o
     shown = vendored if vendored and read(vendored) is not None else path
     launch = extract(text, shown, selector=selector or None)

@@ -212,6 +212,25 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
     return jobs
 
 
+def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
+    """The jobs whose framework serves with an engine ixtool judges; the others get no
+    trace and a "not checked" outcome that names the framework."""
+    from inferencex_tools.policy.engines import ENGINES, framework_engine
+
+    keep: list[Job] = []
+    out: list[RowOutcome] = []
+    for j in jobs:
+        fw = str(j.row.config.get("framework", ""))
+        if framework_engine(fw) is not None:
+            keep.append(j)
+            continue
+        o = RowOutcome(j.row, j.launcher, [], [], family=j.family)
+        o.unchecked = (f"framework '{fw}' serves with no engine ixtool models "
+                       f"({', '.join(ENGINES)}): its launch cannot be judged")
+        out.append(o)
+    return keep, out
+
+
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str]
               ) -> tuple[list[Job], dict[str, list[str]]]:
@@ -292,7 +311,6 @@ def run_check(req: CheckRequest) -> Result:
     rows, spec_keys = _rows(req, configs, runners, result)
     jobs = _jobs(req, rows, runners, wf, result)
     result.info["job-environment"] = "workflows" if wf is not None else "built-in"
-    outcomes: list[RowOutcome] = []
     sources: dict[str, str] = {}
     index = RepoIndex(root)
     if changes is not None:
@@ -301,6 +319,8 @@ def run_check(req: CheckRequest) -> Result:
                               _curve_changes(req, changes, store, result))
         result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                                "changed-files": sorted(changes.files), "traced-keys": why}
+    jobs, unmodeled = _modeled(jobs)
+    outcomes: list[RowOutcome] = list(unmodeled)
     session: Session | None = None
     try:
         session = Session(root, isolate=req.isolate) if jobs else None
