@@ -83,6 +83,12 @@ IX_LIB=@LIB@
 
 ix_note() { printf '%s\n' "$*" >> "$IX_ROOT/.ix/events" 2>/dev/null; }
 
+# the environment as `env -0` prints it, with builtins only (no process per record)
+ix_env0() {
+    local __ix_n
+    for __ix_n in $(compgen -e); do printf '%s=%s\0' "$__ix_n" "${!__ix_n}"; done
+}
+
 # One record: <id>.argv (NUL-separated), <id>.env (env -0), <id>.f<n> copies of the
 # .yaml/.yml/.json files named in argv with their paths in <id>.fidx, and <id>.rec
 # (tool, cwd) written last: a record without .rec is incomplete and ignored.
@@ -93,7 +99,7 @@ ix_record() {
     printf '%s\0' "$@" > "$base.argv" 2>/dev/null || return 0
     case " $IX_NO_ENV " in
         *" $IX_TOOL "*) ;;
-        *) "$IX_ENV" -0 > "$base.env" 2>/dev/null ;;
+        *) ix_env0 > "$base.env" 2>/dev/null ;;
     esac
     for a in "$@"; do
         for cand in "$a" "${a#*=}" "${a%%:*}"; do
@@ -540,7 +546,9 @@ __ix_rec() {
     local __ix_base="$__ix_records/$__ix_id"
     [[ -n $__ix_bin ]] || return 0
     printf '%s\0' "${@:2}" > "$__ix_base.argv" 2>/dev/null || return 0
-    @ENV@ -0 > "$__ix_base.env" 2>/dev/null
+    local __ix_n
+    for __ix_n in $(compgen -e); do printf '%s=%s\0' "$__ix_n" "${!__ix_n}"; done \
+        > "$__ix_base.env" 2>/dev/null
     printf '%s\0%s\0' "fn:$1" "$PWD" > "$__ix_base.rec"
 }
 __ix_pid() {
@@ -567,7 +575,7 @@ trap '' TERM INT HUP
 IX_REC=@ROOT@/.ix/records
 id="${EPOCHREALTIME/./}-$$-$RANDOM"
 printf '%s\0' "${@:2}" > "$IX_REC/$id.argv" 2>/dev/null || exit 0
-@ENV@ -0 > "$IX_REC/$id.env" 2>/dev/null
+for n in $(compgen -e); do printf '%s=%s\0' "$n" "${!n}"; done > "$IX_REC/$id.env" 2>/dev/null
 printf '%s\0%s\0' "$1" "$PWD" > "$IX_REC/$id.rec"
 exit 0
 '''

@@ -231,6 +231,41 @@ def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
     return keep, out
 
 
+def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoIndex,
+                changes: Any, base_configs: dict[str, Any],
+                changed_prefixes: dict[str, str]) -> list[Row]:
+    """--base, before any job is derived: the rows that may depend on the change.  When a
+    launcher, a workflow or runners.yaml changed every row may; otherwise a row may when
+    its config block or curve changed, or what its scripts (by the naming rule) or
+    recipes read.  :func:`_relevant` decides on the jobs of these rows."""
+    from inferencex_tools.policy.base import GLOBAL_INPUTS
+    from inferencex_tools.policy.resolve import recipe_path
+
+    if changes.any_under((*GLOBAL_INPUTS, "runners/")):
+        return rows
+    keep: list[Row] = []
+    for row in rows:
+        if row.config != base_configs.get(row.key) or \
+                str(row.config.get("model-prefix")) in changed_prefixes:
+            keep.append(row)
+            continue
+        files: list[str] = []
+        for fam in launcher_families(req.root, str(row.config.get("runner")),
+                                     runners.labels or None):
+            res = resolve_script(req.root, row, fam)
+            if res.script:
+                files.append(res.script)
+        for side in ("prefill", "decode"):
+            for st in (row.entry.get(side) or {}).get("additional-settings") or []:
+                name, _, value = str(st).partition("=")
+                if name in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and value:
+                    files.append(recipe_path(value)[0])
+        if any(changes.files.intersection(index.analyzer.files(f) if f in index.files
+                                          else (f,)) for f in files):
+            keep.append(row)
+    return keep
+
+
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str]
               ) -> tuple[list[Job], dict[str, list[str]]]:
@@ -309,14 +344,16 @@ def run_check(req: CheckRequest) -> Result:
     runners = _runners(root)
     wf = _workflows(root)
     rows, spec_keys = _rows(req, configs, runners, result)
-    jobs = _jobs(req, rows, runners, wf, result)
-    result.info["job-environment"] = "workflows" if wf is not None else "built-in"
     sources: dict[str, str] = {}
     index = RepoIndex(root)
     if changes is not None:
         base_cfgs = _base_configs(root, changes.base)
-        jobs, why = _relevant(req, jobs, index, changes, base_cfgs,
-                              _curve_changes(req, changes, store, result))
+        changed_prefixes = _curve_changes(req, changes, store, result)
+        rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes)
+    jobs = _jobs(req, rows, runners, wf, result)
+    result.info["job-environment"] = "workflows" if wf is not None else "built-in"
+    if changes is not None:
+        jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes)
         result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                                "changed-files": sorted(changes.files), "traced-keys": why}
     jobs, unmodeled = _modeled(jobs)
@@ -474,9 +511,11 @@ def row_summary(o: RowOutcome) -> dict[str, Any]:
         "entry": o.row.entry_label(),
         "conc": o.row.conc,
         "mode": "eval" if o.row.eval_only else "throughput",
+        "multinode": o.row.multinode,
         "family": o.family,
         "script": o.script,
         "launch": f.summary() if f else ("not checked" if o.unchecked else "no server"),
+        "server": bool(o.facts),  # the trace (or the submitted recipe) reached a server
         "source": "static" if o.static else (o.trace.isolation if o.trace else None),
         "thinking": o.thinking,
         "registry-row": o.registry_row,

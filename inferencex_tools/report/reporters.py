@@ -195,17 +195,18 @@ def render_sarif(result: Result) -> str:
                 region["startColumn"] = f.column
             loc["region"] = region
         text = f.message if not f.hint else f"{f.message} (fix: {f.hint})"
-        results.append(
-            {
-                "ruleId": f.rule,
-                "ruleIndex": index[f.rule],
-                "level": {"error": "error", "warning": "warning", "note": "note"}[
-                    f.severity.value
-                ],
-                "message": {"text": text},
-                "locations": [{"physicalLocation": loc}],
-            }
-        )
+        res: dict[str, Any] = {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": {"error": "error", "warning": "warning", "note": "note"}[
+                f.severity.value
+            ],
+            "message": {"text": text},
+            "locations": [{"physicalLocation": loc}],
+        }
+        if f.data:  # the finding's machine-readable facts, as in JSON (property bag)
+            res["properties"] = {"data": f.data}
+        results.append(res)
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

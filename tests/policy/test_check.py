@@ -180,7 +180,7 @@ def with_launcher(repo: Path, family: str, kind: str) -> None:
     synthetic-acceptance injector (read from the shared snapshot)."""
     import tarfile
 
-    from tests.policy.conftest import TREE
+    from tests.conftest import TREE_SNAPSHOT as TREE
 
     shutil.copyfile(LAUNCHERS / f"{kind}.sh", repo / f"runners/launch_{family}.sh")
     if kind != "injecting":
@@ -204,8 +204,24 @@ def test_multinode_recipe_missing(tmp_path: Path, corpus: Path) -> None:
     res = check(repo, corpus)
     assert [(f.rule, f.line) for f in res.errors] == [("PO204", 14)]
     assert "recipes/dsv4/agentx.yaml:lowlat[1], which is not vendored" in res.errors[0].message
+    assert "clones no repository" in res.errors[0].message
     assert "conc 16" in res.errors[0].message
     assert res.errors[0].data["config_keys"] == ["mn-key"]
+
+
+def test_multinode_recipe_from_an_external_checkout_is_not_checked(
+        tmp_path: Path, corpus: Path) -> None:
+    """A recipe the launcher reads from the repository it clones at a pinned ref: no
+    verdict ixtool could give, said with the source (PO308), not a missing-recipe error."""
+    cfg = CONFIG + mn_key("mn-key", "dsv4", "dynamo-vllm", "gb200-nv",
+                          ["CONFIG_FILE=recipes/dsv4/agentx.yaml:lowlat[1]"])
+    repo = seed_repo(tmp_path, config=cfg)
+    with_launcher(repo, "gb200-nv", "cloning")
+    res = check(repo, corpus)
+    assert not res.errors, res.errors
+    po308 = [f for f in res.findings if f.rule == "PO308"]
+    assert len(po308) == 1 and po308[0].data["config_keys"] == ["mn-key"]
+    assert "checkout of https://github.com/example/srt-slurm.git at v9.9.9" in po308[0].message
 
 
 @pytest.mark.parametrize(

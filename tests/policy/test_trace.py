@@ -278,3 +278,19 @@ def test_more_rules(tmp_path: Path, store: CurveStore, body: str, spec: str,
         row = Row(**{**row.__dict__, "entry": {**row.entry, "spec-decoding": "none"}})
     tr = run(tmp_path, "inline.sh", row, _HEAD + body)
     assert verdicts(tmp_path, "inline.sh", row, tr, store) == expected
+
+
+def test_pip_installs_become_importable_with_their_version(tmp_path: Path) -> None:
+    """What a recipe installs with pip is there afterwards (a stand-in with metadata), as
+    a container's setup step leaves it; a stand-in package runs with python -m."""
+    text = ("#!/bin/bash\nset -e\n"
+            "pip install --quiet --no-deps 'ixfakepkg==1.2.3' other-pkg\n"
+            "python3 -m pip install ixfakethird==4.5\n"
+            "python3 - <<'PY'\nimport ixfakepkg.sub.mod\nfrom importlib.metadata import version\n"
+            "print('V', version('ixfakepkg'), version('other-pkg'), version('ixfakethird'))\nPY\n"
+            "python3 -m ixfakepkg.tool --help\n"
+            "echo done\n")
+    repo = mini_repo(tmp_path, "install.sh", text)
+    tr = trace_script(repo, f"{SUB}/install.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert tr.returncode == 0, tr.stderr_tail
+    assert "V 1.2.3 0.0.0 4.5" in tr.stdout_tail and "done" in tr.stdout_tail

@@ -1,0 +1,198 @@
+"""``ixtool policy check`` on the real InferenceX tree (843c6254f), out of the box: no
+registry, the repository's own workflows, launchers and recipes.
+
+* the whole check (slow, once per session through the CLI): exit 0/1, single-node rows
+  trace to a server, no trace fails for a missing workflow variable, every
+  spec-decoding key gets exactly the rules of the audit (docs/policy-real-tree.md,
+  tests/cases/policy/real-tree-verdicts.json), the seed recipe passes, findings carry
+  their keys and rows in JSON and SARIF;
+* ``--base``: a curve edit is an error, a recipe-only change traces only the rows of
+  that recipe, a change that touches nothing the policy reads traces nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferencex_tools.policy.service import CheckRequest, run_check, run_check_incremental
+from tests.policy.conftest import clone, commit_all
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "policy"
+SEED_KEY = "minimaxm3-fp8-h200-vllm-agentic-mtp"
+SEED_SCRIPT = "benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh"
+CURVE = "golden_al_distribution/minimaxm3_eagle3.yaml"
+
+
+def _cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CI": "true"}
+    return subprocess.run([sys.executable, "-m", "inferencex_tools", "policy", "check",
+                           "--root", str(repo), *args], env=env, capture_output=True,
+                          text=True, check=False, timeout=1800)
+
+
+@pytest.fixture(scope="session")
+def full_check(real_tree: Path, tmp_path_factory: pytest.TempPathFactory
+               ) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """The whole check as a maintainer runs it: (exit code, JSON report, SARIF log)."""
+    p = _cli(real_tree, "--format", "json")
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    report = json.loads(p.stdout)
+    from inferencex_tools.report.findings import Finding, Result, Severity
+    from inferencex_tools.report.reporters import render_sarif
+
+    res = Result("policy check")
+    for f in report["findings"]:
+        res.add(Finding(f["rule"], Severity(f["severity"]), f["file"], f.get("line"),
+                        f.get("column"), f["message"], f.get("hint"), f.get("data") or {}))
+    return p.returncode, report, json.loads(render_sarif(res))
+
+
+def _by_key(report: dict[str, Any], *, notes: bool = False) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for f in report["findings"]:
+        if f["severity"] == "note" and not notes:
+            continue
+        for k in f["data"]["config_keys"]:
+            out[k].add(f["rule"])
+    return out
+
+
+@pytest.mark.slow
+def test_out_of_the_box_exit_code_and_registry(
+        full_check: tuple[int, dict[str, Any], dict[str, Any]]) -> None:
+    rc, report, _ = full_check
+    assert rc == 1  # the tree has real violations
+    assert report["info"]["registry"]["source"] == "derived"
+    assert report["info"]["job-environment"] == "workflows"
+
+
+@pytest.mark.slow
+def test_single_node_rows_trace_to_a_server(
+        full_check: tuple[int, dict[str, Any], dict[str, Any]]) -> None:
+    rows = [r for r in full_check[1]["info"]["rows"] if not r["multinode"]]
+    assert len(rows) > 600
+    served = [r for r in rows if r["server"]]
+    assert len(served) / len(rows) >= 0.97, sorted(
+        {(r["config-key"], r["verdict"]) for r in rows if not r["server"]})
+
+
+@pytest.mark.slow
+def test_no_trace_fails_for_a_missing_workflow_variable(
+        full_check: tuple[int, dict[str, Any], dict[str, Any]]) -> None:
+    failed = [f for f in full_check[1]["findings"] if f["rule"] == "PO301"]
+    assert not [f for f in failed if "missing variable" in f["message"]], failed
+
+
+@pytest.mark.slow
+def test_every_spec_decoding_key_gets_the_audited_rules(
+        full_check: tuple[int, dict[str, Any], dict[str, Any]]) -> None:
+    want = json.loads((CASES / "real-tree-verdicts.json").read_text())["keys"]
+    got = _by_key(full_check[1])
+    assert {k: sorted(got.get(k, ())) for k in want} == want
+    # a verdict for every key: rules, or rows judged clean
+    judged = {r["config-key"] for r in full_check[1]["info"]["rows"]
+              if r["verdict"] == "ok" and r["launch"] != "not checked"}
+    assert all(want[k] or k in judged for k in want)
+
+
+@pytest.mark.slow
+def test_the_known_truths_of_the_real_tree(
+        full_check: tuple[int, dict[str, Any], dict[str, Any]]) -> None:
+    got = _by_key(full_check[1])
+    assert len([k for k, r in got.items() if "PO402" in r]) == 14  # evals left synthetic
+    assert sorted(k for k, r in got.items() if "PO407" in r) == [  # AL of another K
+        "dsv4-fp4-gb200-dynamo-vllm-agentic-mtp-agg",
+        "dsv4-fp4-gb200-dynamo-vllm-agentic-mtp-disagg"]
+    assert sorted(k for k, r in got.items() if "PO408" in r) == [  # other thinking mode
+        "dsv4-fp4-gb300-dynamo-trt-agentx"]
+    # launcher truth: synthetic acceptance injected by the launcher the runner uses
+    assert "PO413" in got["dsv4-fp4-b200-dynamo-vllm-mtp"]
+    assert "PO413" in got["dsv4-fp4-gb200-dynamo-vllm-mtp2"]
+    assert "PO401" not in got.get("kimik3-fp4-b200-dynamo-vllm-agentic-dspark", set())
+    # the six keys nothing checked before: a verdict with its reason
+    for key in ("dsr1-fp8-mi355x-sglang-disagg-mtp", "dsr1-fp4-mi355x-sglang-disagg-mtp",
+                "dsr1-fp4-mi355x-sglang-disagg-8k1k-mtp", "dsv4-fp4-mi355x-sglang-disagg-mtp",
+                "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp", "glm5.1-fp8-b200-tilert"):
+        f = [f for f in full_check[1]["findings"]
+             if f["rule"] == "PO308" and key in f["data"]["config_keys"]]
+        assert len(f) == 1 and "not checked: " in f[0]["message"], key
+
+
+@pytest.mark.slow
+def test_the_seed_recipe_passes(full_check: tuple[int, dict[str, Any], dict[str, Any]]
+                                ) -> None:
+    rows = [r for r in full_check[1]["info"]["rows"] if r["config-key"] == SEED_KEY]
+    assert rows and all(r["verdict"] == "ok" and r["server"] for r in rows), rows
+    assert SEED_KEY not in _by_key(full_check[1])
+
+
+@pytest.mark.slow
+def test_findings_carry_keys_and_rows_in_json_and_sarif(
+        full_check: tuple[int, dict[str, Any], dict[str, Any]]) -> None:
+    _, report, sarif = full_check
+    for f in report["findings"]:
+        assert isinstance(f["data"]["config_keys"], list) and isinstance(f["data"]["rows"], list)
+    with_rows = [f for f in report["findings"] if f["data"]["rows"]]
+    assert with_rows and all({"key", "conc", "mode"} <= set(r) for f in with_rows
+                             for r in f["data"]["rows"])
+    results = sarif["runs"][0]["results"]
+    assert len(results) == len(report["findings"])
+    assert all("config_keys" in r["properties"]["data"] for r in results)
+
+
+# ------------------------------------------------------------------------ --base
+
+def _changed_clone(real_tree: Path, tmp: Path, edit: dict[str, tuple[str, str]]) -> Path:
+    repo = clone(real_tree, tmp / "repo")
+    for rel, (old, new) in edit.items():
+        p = repo / rel
+        text = p.read_text(encoding="utf-8")
+        assert old in text, (rel, old)
+        p.write_text(text.replace(old, new, 1), encoding="utf-8")
+    commit_all(repo, "the change")
+    return repo
+
+
+def test_base_nothing_policy_relevant_traces_nothing(real_tree: Path, tmp_path: Path) -> None:
+    repo = _changed_clone(real_tree, tmp_path, {"AGENTS.md": ("\n", "\n\nA new line.\n")})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1"))
+    assert res.info["traces"] == 0 and res.info["base"]["traced-keys"] == {}
+    assert not [f for f in res.findings if f.severity.value != "note"], res.findings
+    # the gate's entry point: the same, comparing two commits
+    inc = run_check_incremental(repo, base="HEAD~1", head="HEAD")
+    assert inc.info["traces"] == 0 and inc.info["base"]["changed-files"] == ["AGENTS.md"]
+
+
+def test_base_recipe_only_change_traces_only_its_rows(real_tree: Path, tmp_path: Path) -> None:
+    repo = _changed_clone(real_tree, tmp_path, {SEED_SCRIPT: ("\n", "\n# reviewed\n")})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1"))
+    traced = res.info["base"]["traced-keys"]
+    assert set(traced) == {SEED_KEY}, traced
+    assert all(SEED_SCRIPT in r for r in traced[SEED_KEY])
+    rows = res.info["rows"]
+    assert rows and {r["config-key"] for r in rows} == {SEED_KEY}
+    assert all(r["verdict"] == "ok" for r in rows)
+    assert not res.errors
+
+
+@pytest.mark.slow
+def test_base_curve_edit_is_an_error(real_tree: Path, tmp_path: Path) -> None:
+    text = (real_tree / CURVE).read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("3:"))
+    k, v = line.split(":")
+    repo = _changed_clone(real_tree, tmp_path, {CURVE: (line, f"{k}: {float(v) + 0.1:.2f}")})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1"))
+    po109 = [f for f in res.errors if f.rule == "PO109"]
+    assert len(po109) == 1 and po109[0].file == CURVE
+    # recipes are judged against the base's curve, and only the curve's model is traced
+    assert res.info["traces"] > 0
+    assert all(k.startswith("minimaxm3") for k in res.info["base"]["traced-keys"])
+    assert not [f for f in res.errors if f.rule != "PO109"]
