@@ -3,47 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
-
-_PROGRESS: dict[str, float] = {}
-
-
-def progress_line() -> Callable[[int, int], None] | None:
-    """A progress callback that redraws one stderr line, only on an interactive terminal
-    (not under CI, not with NO_COLOR or TERM=dumb)."""
-    import os
-    import sys
-    import time
-
-    if not sys.stderr.isatty() or os.environ.get("CI") or os.environ.get("NO_COLOR") \
-            or os.environ.get("TERM") == "dumb":
-        return None
-    _PROGRESS["start"] = time.monotonic()
-
-    def show(done: int, total: int) -> None:
-        el = time.monotonic() - _PROGRESS["start"]
-        rate = done / el if el > 0 else 0.0
-        left = (total - done) / rate if rate > 0 else 0.0
-        sys.stderr.write(f"\rpolicy check: {done}/{total} traces, {rate:.1f}/s, "
-                         f"~{left:.0f}s left \033[K")
-        sys.stderr.flush()
-        _PROGRESS["shown"] = 1
-
-    return show
-
-
-def progress_done() -> None:
-    import sys
-
-    if _PROGRESS.pop("shown", None):
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
 
 app = typer.Typer(
     help="Check speculative-decoding recipes against the golden acceptance-length policy.",
@@ -145,17 +110,18 @@ def check_cmd(
     """
     import os
 
+    from inferencex_tools.cli.progress import ProgressLine
     from inferencex_tools.policy.service import CheckRequest, render_rows, run_check
 
-    result = run_check(CheckRequest(
-        root=root, configs=list(configs) if configs else None,
-        config_keys=list(config_keys) if config_keys else None, registry=registry,
-        curves_dir=curves_dir, timeout=timeout,
-        jobs=jobs or 3 * (os.cpu_count() or 1), all_evals=all_evals, base=base,
-        isolate=False if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1" else None,
-        progress=progress_line(),
-    ))
-    progress_done()
+    with ProgressLine("policy check") as progress:
+        result = run_check(CheckRequest(
+            root=root, configs=list(configs) if configs else None,
+            config_keys=list(config_keys) if config_keys else None, registry=registry,
+            curves_dir=curves_dir, timeout=timeout,
+            jobs=jobs or 3 * (os.cpu_count() or 1), all_evals=all_evals, base=base,
+            isolate=False if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1" else None,
+            progress=progress if progress.enabled else None,
+        ))
     if rows and fmt is Format.text:
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
     raise typer.Exit(emit(result, fmt, strict=strict))

@@ -277,51 +277,89 @@ def _mismatch(f: SpecFacts, k: int, mode: str | None, evidence: str, entry: Regi
     target = curve.value(m0, k)
     assert target is not None
     want = _in_unit(target, f.unit, k)
-    where = f"{entry.label()} {m0} K={k} = {target:.2f}"
-    fix = f"set {f.raw.split('=')[0].split()[0] if f.raw else 'the knob'} to {want:g}"
-    # 1. engine encoding (TRT minus one, ATOM rate/length, AL-1 in an AL engine)
-    rv = f.raw_value
-    for m in modes:
-        t = curve.value(m, k)
-        if t is None or rv is None:
-            continue
-        wrong_units = [u for u in ("al", "al-1", "rate") if u != f.unit]
-        for u in wrong_units:
-            if _close(rv, _in_unit(t, u, k)):
-                e(ENCODING, f"{f.raw} is the golden value in {UNIT[u]} units, but {f.engine} "
-                  f"takes {UNIT[f.unit]}: {where} → {_in_unit(t, f.unit, k):g}", needle,
-                  hint=fix)
-                return True
+    d = _Diagnosis(f, k, mode, modes, entry, curve, e, needle,
+                   where=f"{entry.label()} {m0} K={k} = {target:.2f}",
+                   fix=f"set {f.raw.split('=')[0].split()[0] if f.raw else 'the knob'} "
+                       f"to {want:g}")
+    if d.encoding_slip():
+        return True
     if encoding_only:
         return False
-    # 2. the other thinking mode
-    if mode:
-        other = "thinking_off" if mode == "thinking_on" else "thinking_on"
-        ot = curve.value(other, k)
-        if _close(f.al, ot):
-            e(WRONG_MODE, f"AL {f.al:g} is the {other} value of {entry.label()} K={k}, but "
-              f"the served traffic is {mode} ({evidence}); golden {where}", needle, hint=fix)
-            return True
-    # 3. another K of the same curve
-    for m in modes:
-        for k2, t2 in curve.modes.get(m, {}).items():
-            if k2 != k and _close(f.al, t2):
-                e(WRONG_K, f"AL {f.al:g} is the {m} value for K={k2}, but the launch drafts "
-                  f"K={k}; golden {where}", needle, hint=fix)
-                return True
-    # 4. a sibling curve (another draft head of the same model)
-    for sib in store.registry.for_prefix(entry.model_prefix):
-        if sib.id == entry.id:
-            continue
-        sc, _ = store.curve_for(sib)
-        if sc is None:
-            continue
-        for m in modes:
-            if _close(f.al, sc.value(m, k)):
-                e(CURVE_MIXING, f"AL {f.al:g} comes from {sib.label()} (draft "
-                  f"{sib.draft or 'native'}), but the launched draft is "
-                  f"{f.draft or 'native'}: golden {where}", needle, hint=fix)
-                return True
-    e(AL_MISMATCH, f"{f.raw} means AL {f.al:g}; golden {where}"
-      + ("" if mode else f" (mode undetermined; {', '.join(modes)} checked)"), needle, hint=fix)
+    if d.other_mode(evidence) or d.other_k() or d.sibling_curve(store):
+        return True
+    e(AL_MISMATCH, f"{f.raw} means AL {f.al:g}; golden {d.where}"
+      + ("" if mode else f" (mode undetermined; {', '.join(modes)} checked)"), needle,
+      hint=d.fix)
     return True
+
+
+def _head(draft: str | None, sample: str | None) -> str:
+    return f"draft {draft or 'native'}, " + (f"{sample} sampling" if sample
+                                             else "default sampling")
+
+
+@dataclass
+class _Diagnosis:
+    """The candidate explanations of a wrong AL, most specific first (each emits and
+    returns True when it applies)."""
+
+    f: SpecFacts
+    k: int
+    mode: str | None
+    modes: list[str]
+    entry: RegistryEntry
+    curve: Curve
+    e: Emit
+    needle: str | None
+    where: str
+    fix: str
+
+    def encoding_slip(self) -> bool:
+        """The engine's encoding (TRT minus one, ATOM rate/length, AL-1 in an AL engine)."""
+        f, rv = self.f, self.f.raw_value
+        for m in self.modes:
+            t = self.curve.value(m, self.k)
+            if t is None or rv is None:
+                continue
+            for u in ("al", "al-1", "rate"):
+                if u != f.unit and _close(rv, _in_unit(t, u, self.k)):
+                    self.e(ENCODING, f"{f.raw} is the golden value in {UNIT[u]} units, but "
+                           f"{f.engine} takes {UNIT[f.unit]}: {self.where} → "
+                           f"{_in_unit(t, f.unit, self.k):g}", self.needle, hint=self.fix)
+                    return True
+        return False
+
+    def other_mode(self, evidence: str) -> bool:
+        if not self.mode:
+            return False
+        other = "thinking_off" if self.mode == "thinking_on" else "thinking_on"
+        if not _close(self.f.al, self.curve.value(other, self.k)):
+            return False
+        self.e(WRONG_MODE, f"AL {self.f.al:g} is the {other} value of {self.entry.label()} "
+               f"K={self.k}, but the served traffic is {self.mode} ({evidence}); golden "
+               f"{self.where}", self.needle, hint=self.fix)
+        return True
+
+    def other_k(self) -> bool:
+        for m in self.modes:
+            for k2, t2 in self.curve.modes.get(m, {}).items():
+                if k2 != self.k and _close(self.f.al, t2):
+                    self.e(WRONG_K, f"AL {self.f.al:g} is the {m} value for K={k2}, but the "
+                           f"launch drafts K={self.k}; golden {self.where}", self.needle,
+                           hint=self.fix)
+                    return True
+        return False
+
+    def sibling_curve(self, store: CurveStore) -> bool:
+        """A sibling curve: another draft head (or sampling method) of the same model."""
+        for sib in store.registry.for_prefix(self.entry.model_prefix):
+            sc = store.curve_for(sib)[0] if sib.id != self.entry.id else None
+            if sc is None or not any(_close(self.f.al, sc.value(m, self.k))
+                                     for m in self.modes):
+                continue
+            self.e(CURVE_MIXING, f"AL {self.f.al:g} comes from {sib.label()} "
+                   f"({_head(sib.draft, sib.draft_sample_method)}), but the launch drafts "
+                   f"with {_head(self.f.draft, self.f.sample)}: golden {self.where}",
+                   self.needle, hint=self.fix)
+            return True
+        return False

@@ -110,23 +110,18 @@ def _readme_methods(readme: str | None) -> dict[str, str]:
     return out
 
 
-def _facts(name: str, curve: Curve, prefixes: list[str], readme: Mapping[str, str]) -> CurveFacts:
-    stem = name[:-5] if name.endswith(".yaml") else name
-    prefix = next((p for p in prefixes
-                   if stem == p or stem.startswith((p + "_", p + "-"))), stem.split("_")[0])
-    rest = [t for t in re.split(r"[_-]+", stem[len(prefix):]) if t]
+def _header_facts(header: Iterable[str]) -> tuple[str | None, str | None, str | None]:
+    """(method, draft, draft sampling method) a curve's comment header states."""
     method = draft = sample = None
-    for h in curve.header:
+    for h in header:
         m = _MEASURED.search(h)
-        if m:
-            parts = [p.strip() for p in m.group(2).split(",")]
-            for p in parts:
-                mm = re.match(r"(?:vLLM|SGLang|TRT-LLM|ATOM)\s+(\S+)$", p, re.IGNORECASE)
-                if mm and mm.group(1).lower() in METHODS:
-                    method = METHODS[mm.group(1).lower()]
-                md = re.match(r"draft:\s*(\S+)$", p)
-                if md:
-                    draft = md.group(1)
+        for p in [p.strip() for p in m.group(2).split(",")] if m else []:
+            mm = re.match(r"(?:vLLM|SGLang|TRT-LLM|ATOM)\s+(\S+)$", p, re.IGNORECASE)
+            if mm and mm.group(1).lower() in METHODS:
+                method = METHODS[mm.group(1).lower()]
+            md = re.match(r"draft:\s*(\S+)$", p)
+            if md:
+                draft = md.group(1)
         if h.lower().startswith("speculative-config:"):
             ms = re.search(r"\bmethod=([\w-]+)", h.replace("draft_sample_method", "")
                            .replace("rejection_sample_method", ""))
@@ -135,6 +130,15 @@ def _facts(name: str, curve: Curve, prefixes: list[str], readme: Mapping[str, st
             ss = re.search(r"draft_sample_method=([\w-]+)", h)
             if ss:
                 sample = ss.group(1)
+    return method, draft, sample
+
+
+def _facts(name: str, curve: Curve, prefixes: list[str], readme: Mapping[str, str]) -> CurveFacts:
+    stem = name[:-5] if name.endswith(".yaml") else name
+    prefix = next((p for p in prefixes
+                   if stem == p or stem.startswith((p + "_", p + "-"))), stem.split("_")[0])
+    rest = [t for t in re.split(r"[_-]+", stem[len(prefix):]) if t]
+    method, draft, sample = _header_facts(curve.header)
     if method is None:
         method = next((METHODS[t.lower()] for t in rest if t.lower() in METHODS), None)
     variant = tuple(t.lower() for t in rest if t.lower() not in METHODS)

@@ -176,33 +176,45 @@ def _config_file(rec: Record) -> str | None:
     return None
 
 
+def _sbatch_submission(jt: JobTrace, rec: Record) -> RowOutcome:
+    script = next((a for a in rec.argv[1:] if a.endswith((".slurm", ".sh", ".sbatch"))),
+                  rec.argv[-1] if rec.argv else "?")
+    o = RowOutcome(jt.job.row, jt.job.launcher, [], [], jt.launcher, family=jt.job.family)
+    o.unchecked = (f"{jt.job.launcher} submits {script} with sbatch; its servers start "
+                   "inside that job (srun → container → server script), which is not "
+                   "traced and has no recipe to read")
+    return o
+
+
+def _recipe_not_here(jt: JobTrace, spec: str, shown: str, read: Reader,
+                     sources: dict[str, str]) -> RowOutcome:
+    """The submitted recipe is not in the repository: from an external checkout (not
+    checked, with its source) or nowhere (PO204)."""
+    row = jt.job.row
+    o = RowOutcome(row, shown, [], [], jt.launcher, family=jt.job.family)
+    ext = external_source(jt, read, sources)
+    if ext is not None:
+        o.unchecked = _external_reason(jt.job.launcher or "?", spec or "?", ext)
+        return o
+    o.verdicts.append(Verdict(NO_RECIPE, row.config_file, row.key_line,
+                              f"{jt.job.launcher} submits {spec or '?'}, which is not "
+                              "vendored in this repository, and the launcher clones no "
+                              "repository it could come from"))
+    return o
+
+
 def submitted(jt: JobTrace, rec: Record, store: CurveStore, read: Reader,
               sources: dict[str, str]) -> RowOutcome:
     """A multi-node row: the recipe as the launcher submitted it."""
     row = jt.job.row
     if rec.tool != "srtctl":
-        script = next((a for a in rec.argv[1:] if a.endswith((".slurm", ".sh", ".sbatch"))),
-                      rec.argv[-1] if rec.argv else "?")
-        o = RowOutcome(row, jt.job.launcher, [], [], jt.launcher, family=jt.job.family)
-        o.unchecked = (f"{jt.job.launcher} submits {script} with sbatch; its servers start "
-                       "inside that job (srun → container → server script), which is not "
-                       "traced and has no recipe to read")
-        return o
+        return _sbatch_submission(jt, rec)
     spec = _config_file(rec) or ""
     path, _, selector = spec.partition(":")
     vendored, _ = recipe_path(spec) if spec else ("", None)
     text = rec.files.get(path)
     if text is None:
-        o = RowOutcome(row, vendored or path, [], [], jt.launcher, family=jt.job.family)
-        ext = external_source(jt, read, sources)
-        if ext is not None:
-            o.unchecked = _external_reason(jt.job.launcher or "?", spec or "?", ext)
-            return o
-        o.verdicts.append(Verdict(NO_RECIPE, row.config_file, row.key_line,
-                                  f"{jt.job.launcher} submits {spec or '?'}, which is not "
-                                  "vendored in this repository, and the launcher clones no "
-                                  "repository it could come from"))
-        return o
+        return _recipe_not_here(jt, spec, vendored or path, read, sources)
     shown = vendored if vendored and read(vendored) is not None else path
     launch = extract(text, shown, selector=selector or None)
     o = RowOutcome(row, shown, [], [], jt.launcher, family=jt.job.family)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from typing import Any
 from inferencex_tools.policy.effective import Analyzer, key
 from inferencex_tools.policy.resolve import Row
 from inferencex_tools.policy.trace import Record, Session, TraceResult
+from inferencex_tools.progress import ProgressFn
 from inferencex_tools.workflow import LocalPaths, Workflows, job_environment
 from inferencex_tools.workflow.step import Step, step_of
 
@@ -40,7 +42,6 @@ PATHS = LocalPaths(workspace=WORKSPACE, runner_root=RUNNER_ROOT)
 STOP_TOOLS = ("srun", "docker", "podman", "sbatch", "srtctl")
 SUBMIT_TOOLS = ("srtctl", "sbatch")
 
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -210,7 +211,7 @@ class Runner:
     """Runs the two stages for many jobs, deduplicated and in parallel."""
 
     def __init__(self, session: Session, index: RepoIndex, *, timeout: float, jobs: int,
-                 progress: Progress | None = None) -> None:
+                 progress: ProgressFn | None = None) -> None:
         self.session, self.repo, self.timeout = session, index.repo, timeout
         self.workers = max(1, jobs)
         self.progress = progress
@@ -222,12 +223,19 @@ class Runner:
         self._done = 0
         self._total = 0
         self._lock = threading.Lock()
+        self._started: float | None = None
 
     def _tick(self, n: int = 1) -> None:
         with self._lock:
             self._done += n
             if self.progress:
-                self.progress(self._done, self._total)
+                if self._started is None:
+                    self._started = time.monotonic()
+                spent = time.monotonic() - self._started
+                rate = self._done / spent if spent > 0 else 0.0
+                left = (self._total - self._done) / rate if rate > 0 else 0.0
+                self.progress(self._done, self._total,
+                              f"traces, {rate:.1f}/s, ~{left:.0f}s left")
 
     def _map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         if not items:

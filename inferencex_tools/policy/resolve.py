@@ -263,6 +263,32 @@ def recipe_path(value: str) -> tuple[str, str | None]:
     return path, selector or None
 
 
+def _entry_points(config_file: str, key: str, line: int | None, cfg: dict[str, Any],
+                  scenario: str, ii: int, item: dict[str, Any], ei: int,
+                  entry: dict[str, Any]) -> list[MultiPoint]:
+    """The points of one multi-node search-space entry (none without spec-decoding or a
+    CONFIG_FILE setting)."""
+    if str(entry.get("spec-decoding", "none")) == "none":
+        return []
+    settings: dict[str, str] = {}
+    for worker in ("prefill", "decode"):
+        for s in (entry.get(worker) or {}).get("additional-settings") or []:
+            name, _, value = str(s).partition("=")
+            settings[name] = value
+    if "CONFIG_FILE" not in settings:
+        return []
+    concs = conc_values(entry) or [0]
+    out: list[MultiPoint] = []
+    for ev in ([False, True] if scenario == "agentic-coding" else [False]):
+        chosen = settings.get("EVAL_CONFIG_FILE") if ev else None
+        path, sel = recipe_path(chosen or settings["CONFIG_FILE"])
+        row = Row(config_file=config_file, key=key, key_line=line, scenario=scenario,
+                  item_index=ii, entry_index=ei, conc=max(concs), eval_only=ev, config=cfg,
+                  entry=entry, seq={"isl": item.get("isl"), "osl": item.get("osl")})
+        out.append(MultiPoint(row, path, sel, settings))
+    return out
+
+
 def multinode_points(
     config_file: str, doc: dict[str, Any], text: str, *, globs: list[str] | None,
 ) -> list[MultiPoint]:
@@ -278,23 +304,6 @@ def multinode_points(
         for scenario in ("agentic-coding", "fixed-seq-len"):
             for ii, item in enumerate((cfg.get("scenarios") or {}).get(scenario) or []):
                 for ei, entry in enumerate(item.get("search-space") or []):
-                    if str(entry.get("spec-decoding", "none")) == "none":
-                        continue
-                    settings: dict[str, str] = {}
-                    for worker in ("prefill", "decode"):
-                        for s in (entry.get(worker) or {}).get("additional-settings") or []:
-                            name, _, value = str(s).partition("=")
-                            settings[name] = value
-                    if "CONFIG_FILE" not in settings:
-                        continue
-                    concs = conc_values(entry) or [0]
-                    modes = [False, True] if scenario == "agentic-coding" else [False]
-                    for ev in modes:
-                        chosen = settings.get("EVAL_CONFIG_FILE") if ev else None
-                        path, sel = recipe_path(chosen or settings["CONFIG_FILE"])
-                        row = Row(config_file=config_file, key=key, key_line=lines.get(key),
-                                  scenario=scenario, item_index=ii, entry_index=ei,
-                                  conc=max(concs), eval_only=ev, config=cfg, entry=entry,
-                                  seq={"isl": item.get("isl"), "osl": item.get("osl")})
-                        out.append(MultiPoint(row, path, sel, settings))
+                    out.extend(_entry_points(config_file, key, lines.get(key), cfg, scenario,
+                                             ii, item, ei, entry))
     return out

@@ -65,12 +65,33 @@ def _mk(row: dict[str, Any], key: str, cfg: dict[str, Any], file: str, line: int
                dram_gb=int(row.get("total-cpu-dram-gb", 0) or 0), matrix=matrix)
 
 
-def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
-                all_evals: bool) -> RowSet:
-    """The rows to check, from the full sweep matrix (no eval marking)."""
-    out = RowSet()
-    lines = {f: key_lines(raw.decode("utf-8", errors="replace"))
-             for f, raw in configs.sources.items()}
+def _group_rows(rows: list[dict[str, Any]], key: str, cfg: dict[str, Any], file: str,
+                line: int | None, i: int, *, all_evals: bool) -> list[Row]:
+    """The policy rows of one search-space entry's matrix rows: every agentic
+    throughput row, an eval row (the top concurrency, or all), the top row of a
+    fixed-seq-len spec-decoding entry; multi-node entries by their top row."""
+    spec = str(rows[0].get("spec-decoding", "none")) != "none"
+    agentic = rows[0].get("scenario-type") == AGENTIC
+    top = max(rows, key=_conc)
+    out: list[Row] = []
+    if rows[0].get("prefill") is not None:  # multi-node
+        if spec:
+            out.append(_mk(top, key, cfg, file, line, i, eval_only=False))
+            if agentic:
+                out.append(_mk(top, key, cfg, file, line, i, eval_only=True))
+        return out
+    if agentic:
+        out.extend(_mk(r, key, cfg, file, line, i, eval_only=False) for r in rows)
+        if spec:
+            for r in (sorted(rows, key=_conc) if all_evals else [top]):
+                out.append(_mk(r, key, cfg, file, line, i, eval_only=True))
+    elif spec:
+        out.append(_mk(top, key, cfg, file, line, i, eval_only=False))
+    return out
+
+
+def _spec_keys(configs: Configs, globs: list[str] | None, lines: dict[str, dict[str, int]],
+               out: RowSet) -> None:
     for key, cfg in configs.data.items():
         if globs and not any(fnmatch.fnmatchcase(key, g) for g in globs):
             continue
@@ -81,6 +102,15 @@ def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
                 for e in (item or {}).get("search-space") or []:
                     if str((e or {}).get("spec-decoding", "none")) != "none":
                         out.spec_keys[key] = (file, lines.get(file, {}).get(key))
+
+
+def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
+                all_evals: bool) -> RowSet:
+    """The rows to check, from the full sweep matrix (no eval marking)."""
+    out = RowSet()
+    lines = {f: key_lines(raw.decode("utf-8", errors="replace"))
+             for f, raw in configs.sources.items()}
+    _spec_keys(configs, globs, lines, out)
     try:
         m = generate_matrix(configs, runners, SweepRequest(mode="full", no_evals=True))
     except InputError as exc:
@@ -96,21 +126,5 @@ def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
         file = configs.origin.get(key, "")
         line = lines.get(file, {}).get(key)
         i = index[key] = index.get(key, -1) + 1
-        spec = str(rows[0].get("spec-decoding", "none")) != "none"
-        agentic = rows[0].get("scenario-type") == AGENTIC
-        multi = rows[0].get("prefill") is not None
-        top = max(rows, key=_conc)
-        if multi:
-            if spec:
-                out.rows.append(_mk(top, key, cfg, file, line, i, eval_only=False))
-                if agentic:
-                    out.rows.append(_mk(top, key, cfg, file, line, i, eval_only=True))
-            continue
-        if agentic:
-            out.rows.extend(_mk(r, key, cfg, file, line, i, eval_only=False) for r in rows)
-            if spec:
-                for r in (sorted(rows, key=_conc) if all_evals else [top]):
-                    out.rows.append(_mk(r, key, cfg, file, line, i, eval_only=True))
-        elif spec:
-            out.rows.append(_mk(top, key, cfg, file, line, i, eval_only=False))
+        out.rows.extend(_group_rows(rows, key, cfg, file, line, i, all_evals=all_evals))
     return out

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,9 +49,8 @@ from inferencex_tools.policy.store import (
     registry_store,
 )
 from inferencex_tools.policy.trace import Session, namespaces_available, trace_script
+from inferencex_tools.progress import ProgressFn
 from inferencex_tools.report.findings import Finding, Result
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -68,7 +66,7 @@ class CheckRequest:
     isolate: bool | None = None
     base: str | None = None
     head: str | None = None  # with base: compare this commit, not the working tree
-    progress: Progress | None = None
+    progress: ProgressFn | None = None  # (done, total, what) as traces finish
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -358,40 +356,42 @@ def run_check(req: CheckRequest) -> Result:
                                "changed-files": sorted(changes.files), "traced-keys": why}
     jobs, unmodeled = _modeled(jobs)
     outcomes: list[RowOutcome] = list(unmodeled)
-    session: Session | None = None
-    try:
-        session = Session(root, isolate=req.isolate) if jobs else None
-        runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
-                        progress=req.progress) if session else None
-        result.info["traces"] = result.info["unique-traces"] = 0
-        if runner is not None and jobs:
-            traced = runner.run(jobs)
-            traced = _fallbacks(traced, runner, req)
-            read = read_from(session.repo) if session else read_from(root)
-            for jt in traced:
-                o = outcome(jt, store, read, sources)
-                if jt.fallback:
-                    o.verdicts.append(fallback_note(jt))
-                outcomes.append(o)
-            result.info["traces"] = runner.traces
-            result.info["unique-traces"] = runner.unique
-            result.info["stages"] = runner.stages
-            if not session.isolate if session else False:
-                result.add(SANDBOX_WEAK.at(jobs[0].launcher or "?", None, None,
-                                           f"{runner.traces} trace(s) ran without network/"
-                                           "filesystem isolation (user namespaces "
-                                           "unavailable)"))
-        result.info["isolation"] = session.isolation if session else \
-            ("namespaces" if namespaces_available() else "basic")
-    finally:
-        if session is not None:
-            session.close()
+    outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
     if changes is None:
         _coverage(spec_keys, outcomes, result)
     else:
         traced_keys = {o.row.key for o in outcomes}
         _coverage({k: v for k, v in spec_keys.items() if k in traced_keys}, outcomes, result)
     return _finish(result, store, outcomes, sources, started, req)
+
+
+def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,
+                sources: dict[str, str], result: Result) -> list[RowOutcome]:
+    """The two trace stages for ``jobs`` in one session, and their outcomes."""
+    outcomes: list[RowOutcome] = []
+    result.info["traces"] = result.info["unique-traces"] = 0
+    if not jobs:
+        result.info["isolation"] = "namespaces" if namespaces_available() else "basic"
+        return outcomes
+    with Session(req.root, isolate=req.isolate) as session:
+        runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
+                        progress=req.progress)
+        traced = _fallbacks(runner.run(jobs), runner, req)
+        read = read_from(session.repo)
+        for jt in traced:
+            o = outcome(jt, store, read, sources)
+            if jt.fallback:
+                o.verdicts.append(fallback_note(jt))
+            outcomes.append(o)
+        result.info["traces"] = runner.traces
+        result.info["unique-traces"] = runner.unique
+        result.info["stages"] = runner.stages
+        result.info["isolation"] = session.isolation
+        if not session.isolate:
+            result.add(SANDBOX_WEAK.at(jobs[0].launcher or "?", None, None,
+                                       f"{runner.traces} trace(s) ran without network/"
+                                       "filesystem isolation (user namespaces unavailable)"))
+    return outcomes
 
 
 def run_check_incremental(root: Path, *, base: str | None, head: str | None = None

@@ -187,6 +187,20 @@ def _local(v: str, fs_root: str, mounts: list[tuple[str, str]]) -> str:
     return fs_root.rstrip("/") + v
 
 
+def _workspace_pairs(host: Path, workspace_at: tuple[str | tuple[str, str], ...]
+                     ) -> dict[str, str]:
+    """Path in the trace → subdirectory of the checkout, for each view of the checkout
+    (the subdirectories are created in the trace's workspace)."""
+    pairs: dict[str, str] = {}
+    for b in workspace_at:
+        path, sub = (b, "") if isinstance(b, str) else b
+        pairs.setdefault(path.rstrip("/") or "/", sub.strip("/"))
+    for sub in pairs.values():
+        if sub:
+            (host / "ws" / sub).mkdir(parents=True, exist_ok=True)
+    return pairs
+
+
 def _session_base() -> str | None:
     """Where a session lives: a memory file system when the machine has one with room
     (a session creates and removes thousands of small files: on a disk file system
@@ -682,15 +696,9 @@ class Session:
         gpu = str(env.get("RUNNER_NAME", "h200")).split("-", 1)[0].split("_", 1)[0].upper()
         self._install(host, inner, stop, gpu or "H200")
         ws = f"{inner}/ws"
-        pairs: dict[str, str] = {}
-        for b in workspace_at:
-            path, sub = (b, "") if isinstance(b, str) else b
-            pairs.setdefault(path.rstrip("/") or "/", sub.strip("/"))
+        pairs = _workspace_pairs(host, workspace_at)
         binds = [f"{p}={sub}" for p, sub in pairs.items()]
         local = [(p, f"{ws}/{sub}".rstrip("/")) for p, sub in pairs.items()]
-        for _, sub in pairs.items():
-            if sub:
-                (host / "ws" / sub).mkdir(parents=True, exist_ok=True)
         full = dict(env)
         if self.isolate:
             workdir = cwd or (next(iter(pairs)) if pairs else ws)
@@ -708,6 +716,14 @@ class Session:
         if srv is not None:
             return self._run_served(srv, host, inner, rootdir, script, env, full, workdir,
                                     pairs, timeout)
+        return self._run_spawned(host, inner, rootdir, script, env, full, workdir, binds,
+                                 timeout)
+
+    def _run_spawned(self, host: Path, inner: str, rootdir: Path, script: str,
+                     env: Mapping[str, str], full: dict[str, str], workdir: str,
+                     binds: list[str], timeout: float) -> TraceResult:
+        """A trace without the trace server: enter.sh (under unshare when isolating, as
+        nobody when it can drop privileges), its pipes drained here."""
         xr, xw = os.pipe()
         cmd = [_tool("bash"), "--noprofile", "--norc", str(self.dir / "enter.sh"), str(host),
                str(rootdir), "1" if self.isolate else "0", str(self.repo), script, workdir,

@@ -80,25 +80,32 @@ def _param(body: str, env: Mapping[str, str]) -> str:
                 return word if unset else (val or "")
             return "" if unset else word
     if op.startswith(("%%", "%", "##", "#")):
-        sym = op[:2] if op[:2] in ("%%", "##") else op[:1]
-        rx = re.compile(f"(?s){_glob_re(_expand(op[len(sym):], env))}")
-        v = val or ""
-        n = len(v)
-        if sym in ("#", "##"):  # remove a matching prefix (shortest / longest)
-            cuts = range(n + 1) if sym == "#" else range(n, -1, -1)
-            return next((v[c:] for c in cuts if rx.fullmatch(v[:c])), v)
-        cuts = range(n, -1, -1) if sym == "%" else range(n + 1)  # suffix
-        return next((v[:c] for c in cuts if rx.fullmatch(v[c:])), v)
+        return _strip_pattern(op, val or "", env)
     m3 = re.fullmatch(r":\s*(-?\d+)(?::\s*(-?\d+))?", op)
     if m3:
-        v = val or ""
-        off = int(m3.group(1))
-        start = off if off >= 0 else max(0, len(v) + off)
-        if m3.group(2) is None:
-            return v[start:]
-        ln = int(m3.group(2))
-        return v[start:start + ln] if ln >= 0 else v[start:len(v) + ln]
+        return _substring(val or "", int(m3.group(1)),
+                          None if m3.group(2) is None else int(m3.group(2)))
     raise _Unsupported(f"${{{body}}}")
+
+
+def _strip_pattern(op: str, v: str, env: Mapping[str, str]) -> str:
+    """``${v#pat}``, ``${v##pat}``, ``${v%pat}``, ``${v%%pat}``."""
+    sym = op[:2] if op[:2] in ("%%", "##") else op[:1]
+    rx = re.compile(f"(?s){_glob_re(_expand(op[len(sym):], env))}")
+    n = len(v)
+    if sym in ("#", "##"):  # remove a matching prefix (shortest / longest)
+        cuts = range(n + 1) if sym == "#" else range(n, -1, -1)
+        return next((v[c:] for c in cuts if rx.fullmatch(v[:c])), v)
+    cuts = range(n, -1, -1) if sym == "%" else range(n + 1)  # suffix
+    return next((v[:c] for c in cuts if rx.fullmatch(v[c:])), v)
+
+
+def _substring(v: str, off: int, ln: int | None) -> str:
+    """``${v:off}`` / ``${v:off:len}`` (negative values count from the end)."""
+    start = off if off >= 0 else max(0, len(v) + off)
+    if ln is None:
+        return v[start:]
+    return v[start:start + ln] if ln >= 0 else v[start:len(v) + ln]
 
 
 def _arith(expr: str, env: Mapping[str, str]) -> str:
@@ -237,6 +244,24 @@ def _expand_parts(s: str, env: Mapping[str, str]) -> list[tuple[str, bool]]:
     return out
 
 
+def _substitution_end(line: str, i: int) -> int:
+    """The end of the ``$((…))``, ``${…}`` or ``$(…)`` starting at ``i``."""
+    op = "((" if line.startswith("$((", i) else ("{" if line[i + 1] == "{" else "(")
+    cl = "))" if op == "((" else ("}" if op == "{" else ")")
+    return _find_close(line, i + 1 + len(op), op, cl) + len(cl)
+
+
+def _quoted(line: str, i: int, q: str, cur: list[str]) -> tuple[int, str | None]:
+    """One character inside quote ``q`` (a backslash escape inside double quotes takes
+    two): the next index and the quote still open (None when this one closed it)."""
+    c = line[i]
+    cur.append(c)
+    if c == "\\" and q == '"' and i + 1 < len(line):
+        cur.append(line[i + 1])
+        return i + 2, q
+    return i + 1, (None if c == q else q)
+
+
 def _split_words(line: str) -> list[str]:
     """Shell words of one simple command (quotes kept, operators split off)."""
     words: list[str] = []
@@ -244,43 +269,31 @@ def _split_words(line: str) -> list[str]:
     while i < len(line):
         c = line[i]
         if q:
-            cur.append(c)
-            if c == "\\" and q == '"' and i + 1 < len(line):
-                cur.append(line[i + 1])
-                i += 2
-                continue
-            if c == q:
-                q = None
-            i += 1
+            i, q = _quoted(line, i, q, cur)
             continue
         if c in "'\"":
             q = c
             cur.append(c)
         elif c == "$" and line.startswith(("$((", "${", "$("), i):
-            op = "((" if line.startswith("$((", i) else ("{" if line[i + 1] == "{" else "(")
-            cl = "))" if op == "((" else ("}" if op == "{" else ")")
-            j = _find_close(line, i + 1 + len(op), op, cl)
-            cur.append(line[i:j + len(cl)])
-            i = j + len(cl)
+            j = _substitution_end(line, i)
+            cur.append(line[i:j])
+            i = j
             continue
         elif c == "\\" and i + 1 < len(line):
             cur.append(line[i:i + 2])
             i += 2
             continue
-        elif c.isspace():
-            if cur:
-                words.append("".join(cur))
-                cur = []
         elif c == "#" and not cur:
             break
-        elif c in ";&|<>":
+        elif c.isspace() or c in ";&|<>":
             if cur:
                 words.append("".join(cur))
                 cur = []
-            op = line[i:i + 2] if line[i:i + 2] in (">>", "&&", "||", "2>", ";;") else c
-            words.append(op)
-            i += len(op)
-            continue
+            if not c.isspace():
+                op = line[i:i + 2] if line[i:i + 2] in (">>", "&&", "||", "2>", ";;") else c
+                words.append(op)
+                i += len(op)
+                continue
         else:
             cur.append(c)
         i += 1
@@ -448,6 +461,24 @@ def _set(res: RunEvaluation, name: str, value: str, *, export: bool) -> None:
         res.exports[name] = value
 
 
+def _export(words: list[str], res: RunEvaluation) -> None:
+    """``export`` arguments: NAME=word (one expansion, no splitting) or expanded words
+    (NAME=value as they are, NAME of a set variable)."""
+    for w in words:
+        if w.startswith("-"):
+            continue
+        m = _NAME_EQ.match(w)
+        if m is not None:
+            _set(res, m.group(1), _expand(m.group(2), res.variables), export=True)
+            continue
+        for f in _fields(w, res.variables):
+            mf = _NAME_EQ.match(f)
+            if mf is not None:
+                _set(res, mf.group(1), mf.group(2), export=True)
+            elif f in res.variables:
+                res.exports[f] = res.variables[f]
+
+
 def _statement(words: list[str], res: RunEvaluation) -> bool:
     """Evaluate one simple statement; True when it is the script-running command."""
     if any(w in ("|", "&&", "||", "&") for w in words):
@@ -459,19 +490,7 @@ def _statement(words: list[str], res: RunEvaluation) -> bool:
         return False
     head = words[0]
     if head == "export":
-        for w in words[1:]:
-            if w.startswith("-"):
-                continue
-            m = _NAME_EQ.match(w)
-            if m is not None:  # NAME=word: one expansion, no splitting
-                _set(res, m.group(1), _expand(m.group(2), res.variables), export=True)
-                continue
-            for f in _fields(w, res.variables):  # expanded words: NAME=value as they are
-                mf = _NAME_EQ.match(f)
-                if mf is not None:
-                    _set(res, mf.group(1), mf.group(2), export=True)
-                elif f in res.variables:
-                    res.exports[f] = res.variables[f]
+        _export(words[1:], res)
         return False
     if (m := _NAME_EQ.match(head)) is not None:
         if len(words) == 1:

@@ -95,14 +95,10 @@ def _mounts(specs: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def srun_step(args: Sequence[str], env: Mapping[str, str]) -> Step:
-    opts, command = _split_opts(args, _SRUN_VALUE_OPTS)
-    d: dict[str, list[str]] = {}
-    for k, v in opts:
-        d.setdefault(k, []).append(v)
+def _srun_export(specs: list[str], env: Mapping[str, str]) -> dict[str, str]:
+    """The step's environment after ``--export`` (ALL, NONE, names, NAME=value)."""
     step_env = dict(env)
-    notes: list[str] = []
-    for spec in d.get("--export", []):
+    for spec in specs:
         parts = [p for p in spec.split(",") if p]
         names = [p for p in parts if "=" not in p]
         if "NONE" in names or (names and "ALL" not in names):
@@ -112,14 +108,27 @@ def srun_step(args: Sequence[str], env: Mapping[str, str]) -> Step:
             if "=" in p:
                 k, _, v = p.partition("=")
                 step_env[k] = v
+    return step_env
+
+
+def _step_workdir(d: dict[str, list[str]]) -> str | None:
+    wds = d.get("--container-workdir") or d.get("--chdir") or d.get("-D") or []
+    return (wds[-1].rstrip("/") or "/") if wds else None
+
+
+def srun_step(args: Sequence[str], env: Mapping[str, str]) -> Step:
+    opts, command = _split_opts(args, _SRUN_VALUE_OPTS)
+    d: dict[str, list[str]] = {}
+    for k, v in opts:
+        d.setdefault(k, []).append(v)
+    step_env = _srun_export(d.get("--export", []), env)
+    notes: list[str] = []
     mounts = _mounts(d.get("--container-mounts", []))
     # a pyxis container step (an empty image value is a sandbox artefact, e.g. realpath
     # of a squash file that only exists on the cluster)
     container = any(k.startswith("--container-") and k != "--container-env" for k in d)
-    wds = d.get("--container-workdir") or d.get("--chdir") or d.get("-D") or []
-    wd = wds[-1] if wds else None
-    return Step("srun", command, _script_of(command), step_env,
-                (wd.rstrip("/") or "/") if wd else None, mounts, container, notes)
+    return Step("srun", command, _script_of(command), step_env, _step_workdir(d), mounts,
+                container, notes)
 
 
 def container_step(tool: str, args: Sequence[str], env: Mapping[str, str]) -> Step | None:
