@@ -102,8 +102,23 @@ def did_you_mean(name: str, candidates: Iterable[str], *, what: str = "name",
         hint = "did you mean " + ", ".join(repr(c) for c in close) + "?"
     elif not pool:
         return f"there is no {what} to choose from" + (f"; {listing}" if listing else "")
-    elif len(pool) <= 8:
+    elif len(pool) <= 15:
         return f"{what}s: " + ", ".join(pool)
     else:
-        hint = f"no {what} looks like {name!r} ({len(pool)} exist)"
+        return f"no {what} looks like {name!r} ({len(pool)} exist)" + (
+            f"; {listing}" if listing else "")
     return hint + (f" ({listing})" if listing else "")
+
+
+def key_hint(patterns: Iterable[str], keys: Iterable[str]) -> str:
+    """did-you-mean for config keys or globs that matched nothing (a glob is compared
+    without its ``*``/``?``); ``ixtool sweep explain KEY`` shows what a key expands to."""
+    pool = sorted(set(keys))
+    close: list[str] = []
+    for pat in patterns:
+        close += [c for c in close_names(pat.replace("*", "").replace("?", ""), pool)
+                  if c not in close]
+    if close:
+        return "did you mean " + ", ".join(repr(c) for c in close[:3]) + "?"
+    return (f"none of the {len(pool)} config keys looks like it; the keys are the top-level "
+            "names of configs/*-master.yaml")

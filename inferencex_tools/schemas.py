@@ -27,7 +27,8 @@ def schema_dir() -> Path:
     for c in _CANDIDATES:
         if c.is_dir():
             return c
-    raise InputError("ixtool's schemas/ directory is missing from the installation")
+    raise InputError("ixtool's schemas/ directory is missing from the installation",
+                     hint="reinstall ixtool (pip install -e .)")
 
 
 @cache
@@ -36,7 +37,8 @@ def load_schema(name: str) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot read schema {path}: {exc.strerror}") from None
+        raise InputError(f"cannot read schema {path}: {exc.strerror}",
+                         hint="reinstall ixtool (pip install -e .)") from None
     return data
 
 

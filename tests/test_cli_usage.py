@@ -125,3 +125,42 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
         assert not ProgressLine("work", stream=_Tty()).enabled
     finally:
         SETTINGS.quiet = False
+
+
+# ------------------------------------------------------------- every raise site has a hint
+
+PKG = Path(__file__).resolve().parents[1] / "inferencex_tools"
+HINTED = ("InputError", "UsageError", "YamlError", "LimitExceeded")
+
+
+def _error_sites(source: str) -> list[tuple[int, str, bool]]:
+    """(line, class, has hint=) of every InputError/UsageError (and subclass) built."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+            if name in HINTED:
+                # hint=… or **kwargs (a re-raise passing the original's hint on)
+                hinted = any(k.arg in ("hint", None) for k in node.keywords)
+                out.append((node.lineno, name, hinted))
+    return out
+
+
+def test_every_input_and_usage_error_carries_a_hint() -> None:
+    sites = {p.relative_to(PKG).as_posix(): _error_sites(p.read_text(encoding="utf-8"))
+             for p in sorted(PKG.rglob("*.py"))}
+    total = sum(len(s) for s in sites.values())
+    assert total > 150, "too few raise sites found: is the walk looking at the package?"
+    missing = [f"{rel}:{line} {name}" for rel, s in sites.items() for line, name, ok in s
+               if not ok]
+    assert not missing, f"errors without hint= ({len(missing)} of {total}): {missing}"
+
+
+def test_the_hint_walk_sees_a_missing_hint() -> None:
+    src = ("raise InputError('x')\nraise UsageError('y', hint='z')\n"
+           "raise errors.InputError('w', **kw)\n")
+    assert _error_sites(src) == [(1, "InputError", False), (2, "UsageError", True),
+                                 (3, "InputError", True)]

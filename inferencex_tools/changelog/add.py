@@ -168,7 +168,8 @@ def append_entry(raw: bytes, spec: EntrySpec, *, master_keys: list[str], label: 
     if (last.get("config-keys") != spec.config_keys
             or last.get("description") != spec.descriptions):
         raise UsageError("internal error: the rendered entry does not read back as written "
-                         f"({last!r})")
+                         f"({last!r})",
+                         hint="this is a bug; re-run with --traceback and report it")
     n = len(a.head.entries)
     return AddOutcome(data, entry, [f for f in a.findings if f.severity is not Severity.ERROR],
                       f"appended entry {n} ({', '.join(spec.config_keys)}) with pr-link "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from inferencex_tools.changelog.links import PLACEHOLDER, check_new_link, pr_url
 from inferencex_tools.changelog.model import Changelog, Entry
 from inferencex_tools.changelog.validate import ChangeAnalysis, Options
+from inferencex_tools.report.words import plural
 
 _LINK_RX = re.compile(rb"^  pr-link:[^\n]*\n((?:    [^\n]*\n|[ ]*\n(?=    ))*)", re.M)
 
@@ -75,7 +76,8 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     if result == head.raw:
         return FixOutcome(None)
     if not a.appended:
-        applied.append(f"moved {len(a.new_entries)} new entr(y/ies) to the end of the file")
+        moved = plural(len(a.new_entries), "new entry", "new entries")
+        applied.append(f"moved {moved} to the end of the file")
     elif head.raw != base.raw + sep + b"\n".join(kept):
         applied.append("normalised the separators and the final newline of the new entries")
     return FixOutcome(result, applied)

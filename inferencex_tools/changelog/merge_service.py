@@ -37,7 +37,7 @@ def _result(command: str, label: str, outcome: MergeOutcome, *, written: bool,
     result.extend(outcome.findings)
     result.checked.append(label)
     if written:
-        result.fixes.append(outcome.message)
+        result.done.append(outcome.message)
     result.info.update(message=outcome.message, changed=outcome.changed, written=written,
                        **info)
     return result
@@ -58,7 +58,9 @@ def run_canonicalize(req: CanonicalizeRequest) -> Result:
     git_repo = _open_git(req.path)
     if git_repo is None:
         raise InputError(f"{req.path}: not inside a git repository; canonicalize compares "
-                         "against the base branch")
+                         "against the base branch",
+                         hint="run it inside a clone of the repository (where --base, default "
+                         "origin/main, exists)")
     repo = _repo_slug(req.repo, git_repo, req.actions)
     base = req.base or _default_base(git_repo)
     rel = git_repo.relpath(req.path if req.path.is_absolute() else Path.cwd() / req.path)
@@ -160,7 +162,8 @@ def driver_pr(explicit: int | None, actions: ActionsEnv) -> int:
     env = actions.pr
     if env:
         if not env.isdigit() or int(env) < 1:
-            raise UsageError(f"${PR_ENV}={env!r} is not a PR number")
+            raise UsageError(f"${PR_ENV}={env!r} is not a PR number",
+                             hint=f"set ${PR_ENV} to the PR number (e.g. 1234) or pass --pr N")
         return int(env)
     event = actions.pull_request()
     if event is not None and isinstance(event.get("number"), int):
@@ -179,7 +182,8 @@ def _text_merge(req: DriverRequest) -> None:
 
 def run_driver(req: DriverRequest) -> Result:
     if req.pr_side not in ("ours", "theirs"):
-        raise UsageError(f"--pr-side must be ours or theirs, not {req.pr_side!r}")
+        raise UsageError(f"--pr-side must be ours or theirs, not {req.pr_side!r}",
+                         hint="--pr-side takes ours or theirs")
     try:
         pr = driver_pr(req.pr, req.actions)
         base_raw = read_bytes(req.ancestor)
@@ -240,7 +244,7 @@ def run_add(req: AddRequest) -> Result:
     result.checked.append(label)
     if outcome.data is not None:
         atomic_write(req.path, outcome.data)
-        result.fixes.append(outcome.message)
+        result.done.append(outcome.message)
     result.info.update(message=outcome.message, changed=outcome.data is not None,
                        entry=outcome.entry.decode("utf-8"), repo=repo, pr=req.pr)
     return result

@@ -270,7 +270,7 @@ def _oversize(raw: bytes, label: str, limits: Limits) -> Changelog | None:
     cl = Changelog(raw=raw, label=label)
     cl.findings.append(LIMIT.at(
         label, None, None,
-        f"file is {len(raw) / 1e6:.1f} MB, over the {limits.max_bytes // (1024 * 1024)} MiB "
+        f"file is {len(raw) / 2**20:.1f} MiB, over the {limits.max_bytes // (1024 * 1024)} MiB "
         "limit", hint="a changelog is a few hundred kB; check that the right file was given"))
     return cl
 

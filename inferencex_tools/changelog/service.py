@@ -59,7 +59,7 @@ def _blob(git_repo: GitRepo, ref: str, rel: str) -> bytes | None:
     data: bytes | None = git_repo.show(ref, rel)
     if data is not None and len(data) > DEFAULT_MAX_BYTES:
         raise InputError(
-            f"{rel}@{ref}: file is {len(data) / 1e6:.1f} MB, over the "
+            f"{rel}@{ref}: file is {len(data) / 2**20:.1f} MiB, over the "
             f"{DEFAULT_MAX_BYTES // (1024 * 1024)} MiB limit",
             hint="ixtool refuses files this large; check that the right file was given")
     return data
@@ -145,7 +145,8 @@ def _pr_and_base(req: ValidateRequest) -> tuple[int | None, str | None]:
     if req.head is not None and base is None:
         raise UsageError("--head needs --base", hint="diff mode compares BASE..HEAD")
     if req.fix and req.head is not None:
-        raise UsageError("--fix edits the working tree; it cannot be combined with --head")
+        raise UsageError("--fix edits the working tree; it cannot be combined with --head",
+                         hint="drop --head (--fix edits the working tree) or drop --fix")
     return pr, base
 
 
@@ -161,7 +162,8 @@ def _diff_inputs(req: ValidateRequest, git_repo: GitRepo, base: str
                 _master_keys_worktree(git_repo.root, req.configs))
     shown = _blob(git_repo, req.head, rel)
     if shown is None:
-        raise InputError(f"{rel} does not exist at {req.head}")
+        raise InputError(f"{rel} does not exist at {req.head}",
+                         hint="check PATH and --head (the file is read from that commit)")
     master = (_master_keys_worktree(git_repo.root, req.configs) if req.configs
               else _master_keys_at(git_repo, req.head))
     return merge_base, base_raw, shown, master
@@ -203,7 +205,8 @@ def _default_base(git_repo: GitRepo | None) -> str:
 
 def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> Result:
     if req.fix:
-        raise UsageError("--fix needs --base (it fixes the new entries of a change)")
+        raise UsageError("--fix needs --base (it fixes the new entries of a change)",
+                         hint="e.g. ixtool changelog validate --base origin/main --fix")
     raw = read_bytes(req.path)
     cl = validate_standalone(raw, label, Options(repo=repo))
     result.extend(cl.findings)

@@ -52,6 +52,7 @@ from inferencex_tools.changelog.rules import (
     UNKNOWN_KEY,
 )
 from inferencex_tools.report.findings import Finding, Rule, Severity
+from inferencex_tools.report.words import plural
 from inferencex_tools.schemas import SchemaIssue
 
 _SCAFFOLD_RX = re.compile(r"\bTEMP\b|\bDO[ _-]?NOT[ _-]?MERGE\b|\bDNM\b", re.I)
@@ -324,8 +325,9 @@ def _change_rules(a: ChangeAnalysis, opts: Options, label: str, new_lines: set[i
     """The rules of a change that adds entries or corrects links (after alignment)."""
     if a.corrections and a.new_entries:
         a.findings.append(MIXED.at(label, a.new_entries[0].line, 1,
-                                   f"{len(a.corrections)} pr-link correction(s) and "
-                                   f"{len(a.new_entries)} new entr(y/ies) in one change"))
+                                   f"{plural(len(a.corrections), 'pr-link correction')} and "
+                                   f"{plural(len(a.new_entries), 'new entry', 'new entries')} "
+                                   "in one change"))
     if not a.structural:
         if a.new_entries and a.appended:
             _appended_bytes(a)
@@ -556,7 +558,8 @@ def _correction_bytes(a: ChangeAnalysis) -> None:
     ):
         a.findings.append(CORRECTION_BYTES.at(
             label, None, None,
-            f"{changed} pr-link line(s) changed for {len(a.corrections)} corrected entr(y/ies)"))
+            f"{plural(changed, 'pr-link line')} changed for "
+            f"{plural(len(a.corrections), 'corrected entry', 'corrected entries')}"))
 
 
 def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> None:

@@ -133,7 +133,8 @@ def comments_from_json(data: Any) -> list[tuple[Comment, str | None]]:
     out: list[tuple[Comment, str | None]] = []
     for i, c in enumerate(data):
         if not isinstance(c, dict):
-            raise InputError(f"comments file: item {i} is not an object")
+            raise InputError(f"comments file: item {i} is not an object",
+                             hint="pass the list the workflow's reuse-comments job wrote")
         cid, body, created = c.get("id"), c.get("body"), c.get("created_at")
         user = c.get("user")
         login = user.get("login") if isinstance(user, dict) else None

@@ -16,6 +16,8 @@ from inferencex_tools.ci.ids import MAX_PR_NUMBER, is_pr_number, pr_number
 from inferencex_tools.ci.labels import EVENTS, Facts
 from inferencex_tools.errors import InputError, UsageError
 
+_EVENT_HINT = "pass the webhook payload GitHub wrote ($GITHUB_EVENT_PATH), or --event FILE"
+
 _SHA_RX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _QUEUE_PR_RX = re.compile(r"/pr-([0-9]{1,20})-[0-9a-f]+$")
 
@@ -50,7 +52,8 @@ def facts_from_payload(event_name: str, payload: Any) -> Facts:
             + " (set --event-name or $GITHUB_EVENT_NAME)",
         )
     if not isinstance(payload, dict):
-        raise InputError("event payload is not a JSON object")
+        raise InputError("event payload is not a JSON object",
+                         hint=_EVENT_HINT)
     default_branch = _str(_get(payload, "repository", "default_branch")) or "main"
     if event_name == "pull_request":
         return _pull_request(payload, default_branch)
@@ -65,7 +68,8 @@ def facts_from_payload(event_name: str, payload: Any) -> Facts:
         )
     mg = payload.get("merge_group")
     if not isinstance(mg, dict):
-        raise InputError("merge_group event payload has no 'merge_group' object")
+        raise InputError("merge_group event payload has no 'merge_group' object",
+                         hint=_EVENT_HINT)
     head_ref = _str(mg.get("head_ref")) or ""
     m = _QUEUE_PR_RX.search(head_ref)
     return Facts(
@@ -83,14 +87,16 @@ def facts_from_payload(event_name: str, payload: Any) -> Facts:
 def _pull_request(payload: dict[str, Any], default_branch: str) -> Facts:
     pr = payload.get("pull_request")
     if not isinstance(pr, dict):
-        raise InputError("pull_request event payload has no 'pull_request' object")
+        raise InputError("pull_request event payload has no 'pull_request' object",
+                         hint=_EVENT_HINT)
     number = pr.get("number", payload.get("number"))
     if not is_pr_number(number):
         raise InputError(f"event payload: pull_request.number is not a PR number: {number!r}"
                          [:200], hint=f"a PR number is an integer from 1 to {MAX_PR_NUMBER}")
     raw_labels = pr.get("labels") or []
     if not isinstance(raw_labels, list):
-        raise InputError("event payload: pull_request.labels is not a list")
+        raise InputError("event payload: pull_request.labels is not a list",
+                         hint=_EVENT_HINT)
     labels = frozenset(
         lab["name"] for lab in raw_labels
         if isinstance(lab, dict) and isinstance(lab.get("name"), str)

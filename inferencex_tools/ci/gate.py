@@ -33,6 +33,7 @@ from inferencex_tools.ci.labels import LABELS_FILE, ZERO_SHA, Decision, Facts, d
 from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
 from inferencex_tools.report.findings import Finding, Result, Severity
+from inferencex_tools.report.words import plural
 
 MASTER_RX = r"configs/[^/]*-master\.yaml"
 RUNNERS = "configs/runners.yaml"
@@ -229,7 +230,8 @@ def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[
     d = ctx.decision
     head_raw = blobs.get(ctx.head, req.changelog)
     if head_raw is None:
-        raise InputError(f"{req.changelog} does not exist at {ctx.head[:12]}")
+        raise InputError(f"{req.changelog} does not exist at {ctx.head[:12]}",
+                         hint="check --changelog (a path inside the repository)")
     keys: list[str] = []
     for p in masters:
         keys += top_level_keys((blobs.get(ctx.head, p) or b"").decode("utf-8", "replace"),
@@ -361,7 +363,8 @@ def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
     texts = [(p, (blobs.get(ref, p) or b"").decode("utf-8", "replace")) for p in masters]
     runners_raw = blobs.get(ref, RUNNERS)
     if runners_raw is None:
-        raise InputError(f"no {RUNNERS} at {ref[:12]}")
+        raise InputError(f"no {RUNNERS} at {ref[:12]}",
+                         hint=f"the base revision needs {RUNNERS}; check --base")
     try:
         split = [(p, B.split(t)) for p, t in texts]
         if any(s is None for _, s in split):
@@ -430,7 +433,9 @@ def _matrix(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str
     from inferencex_tools.sweep.generate import generate_matrix
 
     if analysis is None:
-        raise InputError("the matrix needs the changelog range (no base revision)")
+        raise InputError("the matrix needs the changelog range (no base revision)",
+                         hint="give --base REF, or run on a pull_request, push or merge_group "
+                         "event")
     entries = [e.data for e in analysis.new_entries if isinstance(e.data, dict)]
     s = ctx.decision.sweep
     opts = FromChangelogOptions(trim_conc=s.trim_conc, all_evals=s.all_evals,
@@ -463,7 +468,7 @@ def _check_runners(matrix: dict[str, Any], allowed: set[str], result: Result) ->
     for label, n in sorted(bad.items()):
         result.add(R.RUNNER_NOT_ALLOWED.at(
             LABELS_FILE, None, None,
-            f"{n} sweep row(s) name runner label {label!r}, which is not in the base "
+            f"{plural(n, 'sweep row')} name runner label {label!r}, which is not in the base "
             "revision's configs/runners.yaml: no job is started on it"))
 
 

@@ -32,6 +32,8 @@ from typing import Any
 
 from inferencex_tools.errors import InputError
 
+_POLICY_HINT = "compare with configs/ci-priority.yaml of the repository (docs/ci.md)"
+
 QUANTUM = Decimal("0.001")
 TOKEN_HEX = 32
 BASE_CRITERIA = frozenset({"multi-node", "agentic", "eval-only", "checklist-complete",
@@ -88,7 +90,8 @@ def _number(value: Any, where: str, source: str) -> Decimal:
         raise InputError(f"{source}: {where} must be a number, got {value!r}",
                          hint="scores and adjustments are decimal numbers, e.g. 0.75") from None
     if not out.is_finite():
-        raise InputError(f"{source}: {where} must be a finite number, got {value!r}")
+        raise InputError(f"{source}: {where} must be a finite number, got {value!r}",
+                         hint=_POLICY_HINT)
     return out
 
 
@@ -96,7 +99,8 @@ def _table(value: Any, where: str, source: str) -> dict[str, Decimal]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InputError(f"{source}: {where} must be a mapping of name → adjustment")
+        raise InputError(f"{source}: {where} must be a mapping of name → adjustment",
+                         hint=_POLICY_HINT)
     return {str(k): _number(v, f"{where}.{k}", source) for k, v in value.items()}
 
 
@@ -104,41 +108,50 @@ def _names(value: Any, where: str, source: str) -> frozenset[str]:
     if value is None:
         return frozenset()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"{source}: {where} must be a list of label names")
+        raise InputError(f"{source}: {where} must be a list of label names",
+                         hint=_POLICY_HINT)
     return frozenset(value)
 
 
 def parse_policy(data: Any, source: str = "ci-priority.yaml") -> Policy:
     """Loaded YAML → :class:`Policy`; :class:`InputError` for what the reference cannot use."""
     if not isinstance(data, Mapping):
-        raise InputError(f"{source}: the priority policy must be a mapping")
+        raise InputError(f"{source}: the priority policy must be a mapping",
+                         hint=_POLICY_HINT)
     version = data.get("version")
     if isinstance(version, bool) or version != 1:
         raise InputError(f"{source}: unsupported CI priority policy version: {version!r}",
                          hint="this policy format is version 1")
     if "base-score" not in data:
-        raise InputError(f"{source}: 'base-score' is required")
+        raise InputError(f"{source}: 'base-score' is required",
+                         hint=_POLICY_HINT)
     adj = data.get("adjustments")
     if not isinstance(adj, Mapping):
-        raise InputError(f"{source}: 'adjustments' must be a mapping")
+        raise InputError(f"{source}: 'adjustments' must be a mapping",
+                         hint=_POLICY_HINT)
     labels = data.get("labels")
     if not isinstance(labels, Mapping):
-        raise InputError(f"{source}: 'labels' must be a mapping")
+        raise InputError(f"{source}: 'labels' must be a mapping",
+                         hint=_POLICY_HINT)
     patch = labels.get("patchwork")
     if not isinstance(patch, Mapping) or "names" not in patch or "score" not in patch:
-        raise InputError(f"{source}: labels.patchwork needs 'names' and 'score'")
+        raise InputError(f"{source}: labels.patchwork needs 'names' and 'score'",
+                         hint=_POLICY_HINT)
     checklist = labels.get("checklist-complete") or {}
     if not isinstance(checklist, Mapping):
-        raise InputError(f"{source}: labels.checklist-complete must be a mapping")
+        raise InputError(f"{source}: labels.checklist-complete must be a mapping",
+                         hint=_POLICY_HINT)
     skip = labels.get("skip-queue")
     skip_name: str | None = None
     if skip is not None:
         if not isinstance(skip, Mapping) or not isinstance(skip.get("name"), str):
-            raise InputError(f"{source}: labels.skip-queue needs a 'name'")
+            raise InputError(f"{source}: labels.skip-queue needs a 'name'",
+                             hint=_POLICY_HINT)
         skip_name = skip["name"]
     fw = adj.get("framework-prefix") or {}
     if not isinstance(fw, Mapping):
-        raise InputError(f"{source}: adjustments.framework-prefix must be a mapping")
+        raise InputError(f"{source}: adjustments.framework-prefix must be a mapping",
+                         hint=_POLICY_HINT)
     return Policy(
         base_score=_number(data["base-score"], "base-score", source),
         event=_table(adj.get("event"), "adjustments.event", source),
@@ -174,7 +187,8 @@ def parse_string_list(raw: str | None, option: str) -> frozenset[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"{option} must be a JSON array of strings")
+        raise InputError(f"{option} must be a JSON array of strings",
+                         hint=f"""e.g. {option} '["full-sweep"]'""")
     return frozenset(value)
 
 
@@ -227,7 +241,8 @@ def score(job: Mapping[str, Any], policy: Policy, ctx: Context) -> Decimal:
     total = policy.base_score + policy.event.get(ctx.event_name, Decimal(0))
     nodes = job.get("node-count", 1)
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1:
-        raise InputError(f"node-count must be a positive integer, got {nodes!r}")
+        raise InputError(f"node-count must be a positive integer, got {nodes!r}",
+                         hint="pass the JSON that ixtool sweep printed (--matrix FILE)")
     if job.get("prefill") is not None:
         total += policy.multi_node
     if job.get("scenario-type") == "agentic-coding":
@@ -284,7 +299,8 @@ def annotate_job(out: dict[str, Any], job: Mapping[str, Any], policy: Policy, ct
     if ctx.pr_number is not None:
         if policy.skip_queue_label is None:
             raise InputError("the priority policy has no labels.skip-queue.name, needed with "
-                             "a PR number")
+                             "a PR number",
+                             hint="add labels.skip-queue.name to the policy, or drop --pr-number")
         if policy.skip_queue_label in ctx.labels:
             out["skip-queue-pr"] = ctx.pr_number
 

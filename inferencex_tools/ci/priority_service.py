@@ -58,7 +58,8 @@ def parse_payload(raw: bytes, source: str) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(f"{source}: the matrix is not UTF-8") from None
+        raise InputError(f"{source}: the matrix is not UTF-8",
+                         hint="pass the JSON that ixtool sweep printed") from None
     try:
         return json.loads(text)
     except ValueError as exc:

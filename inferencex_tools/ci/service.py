@@ -26,9 +26,10 @@ from inferencex_tools.ci.labels import (
     Decision,
     Facts,
     decide,
+    near_miss,
 )
 from inferencex_tools.ci.rules import HEAD_UNAVAILABLE
-from inferencex_tools.errors import GitError, UsageError
+from inferencex_tools.errors import GitError, UsageError, did_you_mean
 from inferencex_tools.io.actions import MAX_EVENT_BYTES, ActionsEnv
 from inferencex_tools.io.files import read_json
 from inferencex_tools.report.findings import Finding, Result
@@ -116,6 +117,12 @@ def explain(labels: list[str], *, event: str = "pull_request", action: str = "sy
     if event == "pull_request" and action not in PR_ACTIONS:
         raise UsageError(f"unknown pull_request action {action!r}",
                          hint="use one of " + ", ".join(PR_ACTIONS))
+    unknown = [x for x in labels if x not in RELEVANT and near_miss(x) is None]
+    if unknown:
+        raise UsageError(
+            f"{unknown[0]!r} is not a sweep or policy label",
+            hint=did_you_mean(unknown[0], RELEVANT, what="label",
+                              listing="ixtool labels explain without labels lists them"))
     changed = None
     if action in ("labeled", "unlabeled"):
         changed = next((x for x in labels if x in RELEVANT), labels[0] if labels else "")
@@ -163,7 +170,9 @@ def run_row(matrix_path: Path, row_id: str, *, node: str | None, workspace: str)
     if node is None:
         return json.dumps(row, sort_keys=True) + "\n"
     if not node or not all(c.isalnum() or c in "-_.:" for c in node):
-        raise UsageError(f"--node {node!r} is not a runner name")
+        raise UsageError(f"--node {node!r} is not a runner name",
+                         hint="give the concrete runner name, as in $RUNNER_NAME "
+                         "(e.g. h200-dgxc-slurm_7)")
     from inferencex_tools.launch.env import row_env
 
     env = row_env(row, node=node, workspace=workspace,

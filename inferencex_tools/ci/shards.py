@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferencex_tools.ci.rules import TOO_MANY_JOBS
-from inferencex_tools.errors import InputError
+from inferencex_tools.errors import InputError, did_you_mean
 from inferencex_tools.report.findings import Finding
 
 MAX_JOBS = 256
@@ -26,7 +26,8 @@ def _buckets(matrix: Any) -> list[tuple[str, list[Any]]]:
     if isinstance(matrix, list):
         return [("rows", matrix)]
     if not isinstance(matrix, dict):
-        raise InputError("sweep matrix: expected a JSON list of rows or an object of buckets")
+        raise InputError("sweep matrix: expected a JSON list of rows or an object of buckets",
+                         hint="pass the JSON that ixtool sweep printed (--matrix FILE)")
     out: list[tuple[str, list[Any]]] = []
     for name, value in matrix.items():
         if name in SKIP_BUCKETS:
@@ -87,10 +88,12 @@ def make_shards(matrix: Any, *, max_shards: int, per_shard: int = MAX_JOBS,
     for name, rows in _buckets(matrix):
         for i, row in enumerate(rows):
             if not isinstance(row, dict):
-                raise InputError(f"sweep matrix: {name}[{i}] is not an object")
+                raise InputError(f"sweep matrix: {name}[{i}] is not an object",
+                                 hint="pass the JSON that ixtool sweep printed (--matrix FILE)")
             runner = row.get("runner")
             if not isinstance(runner, str) or not runner:
-                raise InputError(f"sweep matrix: {name}[{i}] has no runner label")
+                raise InputError(f"sweep matrix: {name}[{i}] has no runner label",
+                                 hint="pass the JSON that ixtool sweep printed (--matrix FILE)")
             handles.append({"id": f"{name}/{i}", "runner": runner,
                             "name": str(row.get("exp-name", f"{name}-{i}"))})
     canary_handles = [h for h in handles if h["id"] == canary_id]
@@ -119,7 +122,10 @@ def row_by_id(matrix: Any, row_id: str) -> dict[str, Any]:
         if bucket == name:
             i = int(idx)
             if i >= len(rows) or not isinstance(rows[i], dict):
-                raise InputError(f"row {row_id!r}: bucket {name} has {len(rows)} rows")
+                raise InputError(f"row {row_id!r}: bucket {name} has {len(rows)} rows",
+                                 hint=(f"the index is 0 … {len(rows) - 1}" if rows
+                                       else f"bucket {name} is empty"))
             row: dict[str, Any] = rows[i]
             return row
-    raise InputError(f"row {row_id!r}: no bucket {name!r} in the sweep matrix")
+    raise InputError(f"row {row_id!r}: no bucket {name!r} in the sweep matrix",
+                     hint=did_you_mean(name, [b for b, _ in _buckets(matrix)], what="bucket"))

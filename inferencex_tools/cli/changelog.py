@@ -15,6 +15,7 @@ from inferencex_tools.cli.common import (
     actions_env,
     emit,
 )
+from inferencex_tools.report.findings import Result
 
 app = typer.Typer(
     help="Check and maintain perf-changelog.yaml.",
@@ -96,11 +97,18 @@ REPO_OPTION = typer.Option(
 )
 
 
-def _say(result: object) -> None:
+def _say(result: Result, fmt: Format | None = None) -> None:
+    """What the command did, once: a line of the text output, else on stderr (machine
+    formats keep stdout to themselves)."""
     from inferencex_tools.cli.common import info
 
-    message = getattr(result, "info", {}).get("message")
-    if message:
+    message = result.info.get("message")
+    if not message:
+        return
+    if fmt is Format.text:
+        if message not in result.done and message not in result.fixes:
+            result.done.append(message)
+    else:
         info(f"ixtool: {message}")
 
 
@@ -129,7 +137,7 @@ def canonicalize_cmd(
 
     result = run_canonicalize(CanonicalizeRequest(path=path, pr=pr, base=base, repo=repo,
                                                   actions=actions_env()))
-    _say(result)
+    _say(result, fmt)
     raise typer.Exit(emit(result, fmt))
 
 
@@ -169,7 +177,7 @@ def resolve_conflict_cmd(
         path=path, pr=pr, repo=repo, base_file=base_file, ours_file=ours_file,
         theirs_file=theirs_file, output=output, actions=actions_env(),
     ))
-    _say(result)
+    _say(result, fmt)
     raise typer.Exit(emit(result, fmt))
 
 
@@ -258,5 +266,5 @@ def add_cmd(
         scenario_types=list(scenario_type or []), pr=pr, repo=repo,
         configs=list(configs) if configs else None, actions=actions_env(),
     ))
-    _say(result)
+    _say(result, fmt)
     raise typer.Exit(emit(result, fmt))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+from inferencex_tools.report.words import plural
 
 if TYPE_CHECKING:
     from inferencex_tools.launch.service import RowSource
@@ -91,7 +92,7 @@ def _progress_printer() -> Callable[[dict[str, object], float], None]:
         jobs = st.get("jobs")
         total = len(jobs) if isinstance(jobs, list) else 0
         parts = " · ".join(f"{k} {v}" for k, v in sorted(c.items()))
-        line = f"launch: {total} job(s) · {parts} · {elapsed:.0f}s"
+        line = f"launch: {plural(total, 'job')} · {parts} · {elapsed:.0f}s"
         if tty:
             sys.stderr.write("\r\x1b[2K" + line)
             sys.stderr.flush()
@@ -162,11 +163,13 @@ def submit(
     from inferencex_tools.launch.service import submit as do_submit
 
     if scheduler != "slurm":
-        raise UsageError(f"--scheduler {scheduler!r}: only slurm is supported")
+        raise UsageError(f"--scheduler {scheduler!r}: only slurm is supported",
+                         hint="drop --scheduler (slurm is the default)")
     extra: dict[str, str] = {}
     for item in set_env or []:
         if "=" not in item or not item.split("=", 1)[0]:
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE",
+                             hint="e.g. --set HF_TOKEN_FILE=/etc/hf-token")
         k, v = item.split("=", 1)
         extra[k] = v
     src = _source(row, matrix, config_key, arm, conc, eval_)

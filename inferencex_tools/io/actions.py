@@ -84,7 +84,9 @@ class ActionsEnv:
             return read_json(self.event_path, "event payload", max_bytes=MAX_EVENT_BYTES)
         except InputError as exc:
             raise InputError(f"cannot read $GITHUB_EVENT_PATH ({self.event_path}): "
-                             f"{exc.message}") from None
+                             f"{exc.message}",
+                             hint="unset GITHUB_EVENT_PATH outside GitHub Actions, or point it "
+                             "at the webhook payload") from None
 
     def pull_request(self) -> dict[str, Any] | None:
         """The ``pull_request`` object of a pull_request(_target) event, else None."""

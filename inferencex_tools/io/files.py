@@ -38,7 +38,8 @@ def _check_symlinks(p: Path) -> Path:
     try:
         real = absolute.resolve(strict=False)
     except (OSError, RuntimeError) as exc:  # symlink loop
-        raise InputError(f"{p}: cannot resolve the path: {exc}") from None
+        raise InputError(f"{p}: cannot resolve the path: {exc}",
+                         hint="check the path") from None
     if real == absolute:
         return real
     tree = _work_tree_of(absolute)
@@ -62,14 +63,17 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYT
     except FileNotFoundError:
         raise InputError(f"{p}: no such file", hint="check the path") from None
     except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+        raise InputError(f"{p}: cannot read: {exc.strerror}",
+                         hint="check the path and its permissions") from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{p}: is a directory, expected a file")
+        raise InputError(f"{p}: is a directory, expected a file",
+                         hint="give the path of a file inside it, not the directory")
     if stat.S_ISSOCK(st.st_mode):
-        raise InputError(f"{p}: is a socket, expected a file")
+        raise InputError(f"{p}: is a socket, expected a file",
+                         hint="give the path of a regular file")
     if st.st_size > max_bytes:
         raise InputError(
-            f"{p}: file is {st.st_size / 1e6:.1f} MB, over the "
+            f"{p}: file is {st.st_size / 2**20:.1f} MiB, over the "
             f"{max_bytes // (1024 * 1024)} MiB limit",
             hint="ixtool refuses files this large; check that the right file was given",
         )
@@ -77,9 +81,11 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYT
         with p.open("rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+        raise InputError(f"{p}: cannot read: {exc.strerror}",
+                         hint="check the path and its permissions") from None
     if len(data) > max_bytes:
-        raise InputError(f"{p}: file grew past the {max_bytes // (1024 * 1024)} MiB limit")
+        raise InputError(f"{p}: file grew past the {max_bytes // (1024 * 1024)} MiB limit",
+                         hint="the file changed while it was read; re-run once it is complete")
     return data
 
 
@@ -169,4 +175,5 @@ def read_json(path: str | os.PathLike[str], what: str, *,
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+        raise InputError(f"{path}: {what} is not valid JSON: {exc}",
+                         hint=f"{what} must be JSON; check {path}") from None

@@ -101,7 +101,7 @@ class GitReader:
             while size > 0:  # drain it; the caller reports the size
                 size -= len(stdout.read(min(size, 1 << 20)))
             stdout.read(1)
-            raise GitError(f"{spec}: {int(header[2]) / 1e6:.1f} MB, over the "
+            raise GitError(f"{spec}: {int(header[2]) / 2**20:.1f} MiB, over the "
                            f"{MAX_BLOB // (1024 * 1024)} MiB limit")
         data = stdout.read(size)
         stdout.read(1)  # the newline after the content

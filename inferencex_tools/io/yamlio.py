@@ -285,7 +285,8 @@ def _check_size(data: bytes | str, source: str, limits: Limits) -> None:
     size = len(data)
     if size > limits.max_bytes:
         raise LimitExceeded(
-            f"file is {size / 1e6:.1f} MB, over the {limits.max_bytes // (1024 * 1024)} MiB limit",
+            f"file is {size / 2**20:.1f} MiB, over the "
+            f"{limits.max_bytes // (1024 * 1024)} MiB limit",
             source=source,
             hint="ixtool refuses files this large; check that the right file was given",
             kind="limit",
@@ -327,11 +328,13 @@ def _convert(exc: Exception, source: str) -> YamlError:
             kind=kind,
         )
     if isinstance(exc, RecursionError):
-        return LimitExceeded("nesting too deep to load", source=source, kind="limit")
+        return LimitExceeded("nesting too deep to load", source=source, kind="limit",
+                             hint="reduce the nesting (limits: docs/reliability.md)")
     if isinstance(exc, LookupError | AttributeError | ArithmeticError):
         return YamlError(f"invalid value for its YAML tag ({name}: {exc})", source=source,
                          hint="remove the explicit tag (!!…) or fix the value")
-    return YamlError(str(exc).strip() or name, source=source)
+    return YamlError(str(exc).strip() or name, source=source,
+                     hint="check the YAML syntax near the reported position")
 
 
 class _Fallback(Exception):

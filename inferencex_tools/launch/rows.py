@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.errors import InputError, UsageError, key_hint
 from inferencex_tools.io.layout import RUNNERS, master_files
+from inferencex_tools.report.words import plural
 
 if TYPE_CHECKING:
     from inferencex_tools.sweep.load import Configs, Runners
@@ -107,12 +108,14 @@ def rows_for(root: Path, sel: Selection) -> list[SelectedRow]:
     configs, runners = load_configs(root)
     if sel.config_key not in configs.data:
         raise InputError(f"config key {sel.config_key!r} not found in the master configs",
-                         hint="available keys: " + ", ".join(configs.keys))
+                         hint=key_hint([sel.config_key], configs.keys))
     cfg = configs.data[sel.config_key]
     arms = arms_of(cfg)
     if sel.arm is not None and not 1 <= sel.arm <= len(arms):
-        raise UsageError(f"--arm {sel.arm}: {sel.config_key} has {len(arms)} arm(s)",
-                         hint=f"use --arm 1…{len(arms)}")
+        raise UsageError(f"--arm {sel.arm}: {sel.config_key} has {plural(len(arms), 'arm')}",
+                         hint="its only arm is --arm 1" if len(arms) == 1
+                         else f"use --arm 1…{len(arms)} (ixtool sweep explain "
+                         f"{sel.config_key} shows them)")
     out: list[SelectedRow] = []
     for arm in arms:
         if sel.arm is not None and arm.index != sel.arm:
@@ -147,7 +150,8 @@ def _as_rows(data: Any, source: str) -> list[Row]:
         return [data]
     if isinstance(data, list) and all(isinstance(r, dict) for r in data):
         return list(data)
-    raise InputError(f"{source}: expected a matrix row (JSON object) or a list of rows")
+    raise InputError(f"{source}: expected a matrix row (JSON object) or a list of rows",
+                     hint="--row takes one row object as ixtool sweep prints it, or a list of rows")
 
 
 def rows_from_json(text: str, source: str = "--row") -> list[SelectedRow]:
@@ -155,7 +159,9 @@ def rows_from_json(text: str, source: str = "--row") -> list[SelectedRow]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno} "
-                         f"column {exc.colno}") from None
+                         f"column {exc.colno}",
+                         hint="--row takes JSON; quote it for the shell: "
+                         "--row '{\"exp-name\": …}'") from None
     return [SelectedRow(r, eval=bool(r.get("eval-only"))) for r in _as_rows(data, source)]
 
 
@@ -166,7 +172,8 @@ def rows_from_matrix(path: Path) -> list[SelectedRow]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        raise InputError(f"{path}: not UTF-8 text",
+                         hint="pass the JSON that ixtool sweep printed (--matrix FILE)") from None
     return rows_from_json(text, str(path))
 
 

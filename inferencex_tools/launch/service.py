@@ -56,9 +56,12 @@ class RowSource:
     def check(self) -> None:
         given = [x for x in (self.row_json, self.matrix, self.config_key) if x is not None]
         if len(given) != 1:
-            raise UsageError("give exactly one of --row, --matrix or --config-key")
+            raise UsageError("give exactly one of --row, --matrix or --config-key",
+                             hint="e.g. ixtool launch render --config-key dsr1-fp8-h200-sglang "
+                             "--arm 1")
         if self.arm is not None and self.config_key is None:
-            raise UsageError("--arm needs --config-key")
+            raise UsageError("--arm needs --config-key",
+                             hint="add --config-key KEY (the arms are its search-space entries)")
 
 
 def select_rows(root: Path, src: RowSource) -> list[SelectedRow]:

@@ -62,6 +62,7 @@ from inferencex_tools.merge.rules import (
     UNEXPECTED_CONFLICT,
 )
 from inferencex_tools.report.findings import Finding, Result, Severity
+from inferencex_tools.report.words import plural
 
 STEPS = ("preflight", "merge", "canonicalize", "commit", "comment", "push", "checks",
          "recheck", "squash-merge")
@@ -408,7 +409,7 @@ def _changelog_preflight(ctx: Context, pr: PullInfo) -> None:
     if errors:
         ctx.result.extend(errors)
         ctx.add(CHANGELOG_GATE.at(name, errors[0].line, errors[0].column,
-                                  f"{len(errors)} changelog error(s) on the PR branch; "
+                                  f"{plural(len(errors), 'changelog error')} on the PR branch; "
                                   "nothing was posted or pushed"))
         ctx.result.info.setdefault("sources", {})[name] = pr_raw.decode("utf-8", "replace")
         return

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.errors import InputError, UsageError, key_hint
 from inferencex_tools.io.files import atomic_write, read_bytes
 from inferencex_tools.io.layout import MASTER_RX, RUNNERS, master_files
 from inferencex_tools.policy.check import RowOutcome, Verdict
@@ -164,7 +164,8 @@ def _rows(req: CheckRequest, configs: Any, runners: Any, result: Result
     rs = policy_rows(configs, runners, globs=req.config_keys, all_evals=req.all_evals)
     if req.config_keys and not rs.matched:
         raise UsageError("no config key matches "
-                         + " ".join(repr(g) for g in req.config_keys))
+                         + " ".join(repr(g) for g in req.config_keys),
+                         hint=key_hint(req.config_keys, configs.keys))
     if rs.error is None:
         result.info["rows-from"] = "sweep matrix"
         return rs.rows, rs.spec_keys
@@ -579,7 +580,8 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
     for a in assignments:
         name, eq, value = a.partition("=")
         if not eq or not name.isidentifier():
-            raise UsageError(f"--set expects VAR=VALUE, got {a!r}")
+            raise UsageError(f"--set expects VAR=VALUE, got {a!r}",
+                             hint="e.g. --set CONC=64")
         env[name] = value
     tr = trace_script(root, script, env, timeout=timeout)
     launches = []

@@ -121,6 +121,8 @@ class Result:
     checked: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     fixes: list[str] = field(default_factory=list)
+    # what the command did (written, appended, resolved): plain lines in text output
+    done: list[str] = field(default_factory=list)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)

@@ -86,6 +86,7 @@ def render_text(result: Result, *, color: bool = False) -> str:
                 out.append(f"          | {' ' * (column - 1)}^")
         if f.hint:
             out.append(f"    hint: {f.hint}")
+    out.extend(result.done)
     for fix in result.fixes:
         out.append(f"fixed: {fix}")
     status = paint("FAILED", "31;1") if result.errors else paint("ok", "32;1")

@@ -27,6 +27,10 @@ from inferencex_tools.sweep.generate import (
 )
 from inferencex_tools.sweep.load import Configs, Runners
 
+_APPEND_ONLY_HINT = ("append-only entries may only add concurrencies to existing curves of "
+                     "their keys (docs/sweep.md); without append-only the keys are swept "
+                     "in full")
+
 Row = dict[str, Any]
 Generate = Callable[[Configs, Runners, SweepRequest], Matrix]
 
@@ -132,7 +136,8 @@ def _concs(row: Row) -> list[Any]:
         return list(c)
     if isinstance(c, int) and not isinstance(c, bool):
         return [c]
-    raise InputError(f"invalid concurrency value {c!r} in a generated row")
+    raise InputError(f"invalid concurrency value {c!r} in a generated row",
+                     hint="check conc-list / conc-start / conc-end of the config")
 
 
 def _series(row: Row) -> str:
@@ -155,18 +160,21 @@ def _keeps_base_curves(base: dict[str, list[Any]], head: dict[str, list[Any]]) -
     for k, concs in base.items():
         if k not in head:
             raise InputError("append-only entries may not remove or modify existing "
-                             "generated recipes")
+                             "generated recipes",
+                             hint=_APPEND_ONLY_HINT)
         missing = sorted(set(concs) - set(head[k]))
         if missing:
             raise InputError("append-only entries may not remove existing concurrency "
-                             f"points: {missing}")
+                             f"points: {missing}",
+                             hint=_APPEND_ONLY_HINT)
 
 
 def append_only_delta(head_rows: list[Row], base_rows: list[Row],
                       origin: dict[int, str] | None = None) -> list[Row]:
     """Only the concurrency points the head adds to existing curves (§4.5 step 16)."""
     if not base_rows:
-        raise InputError("append-only entries require an existing curve in the base revision")
+        raise InputError("append-only entries require an existing curve in the base revision",
+                         hint=_APPEND_ONLY_HINT)
     base_curves: dict[str, list[Any]] = {}
     for r in base_rows:
         base_curves.setdefault(_curve(r), []).extend(_concs(r))
@@ -190,13 +198,15 @@ def append_only_delta(head_rows: list[Row], base_rows: list[Row],
         imgs = images.get(_series(r))
         if imgs is None or imgs != {r.get("image")} or r.get("image") is None:
             raise InputError("append-only rows must belong to an existing visual curve with "
-                             "the same image")
+                             "the same image",
+                             hint=_APPEND_ONLY_HINT)
         n = {**r, "conc": new} if isinstance(r["conc"], list) else r
         if origin is not None and id(r) in origin:
             origin[id(n)] = origin[id(r)]
         out.append(n)
     if not out:
-        raise InputError("append-only entries did not add any generated points")
+        raise InputError("append-only entries did not add any generated points",
+                         hint=_APPEND_ONLY_HINT)
     return out
 
 
@@ -211,12 +221,14 @@ def append_only_scope(entries: list[dict[str, Any]], keys_of: list[list[str]],
     missing = [k for k in scope if k not in base.data]
     if missing:
         raise InputError("append-only entries require every selected config to exist in the "
-                         f"base revision: {', '.join(missing)}")
+                         f"base revision: {', '.join(missing)}",
+                         hint=_APPEND_ONLY_HINT)
     changed = sorted(k for k in set(head.data) | set(base.data)
                      if k not in scope and head.data.get(k) != base.data.get(k))
     if changed:
         raise InputError("append-only change modifies changed configs not selected by its "
-                         f"entries: {', '.join(changed)}")
+                         f"entries: {', '.join(changed)}",
+                         hint=_APPEND_ONLY_HINT)
     for k, sel in scope.items():
         _scope_of_key(k, sel, head.data.get(k) or {}, base.data[k])
 
@@ -225,15 +237,18 @@ def _scope_of_key(k: str, sel: set[str], h: dict[str, Any], b: dict[str, Any]) -
     """One selected config: only its selected scenarios may change (§4.4)."""
     hs, bs = h.get("scenarios") or {}, b.get("scenarios") or {}
     if set(hs) != set(bs):
-        raise InputError(f"append-only change added or removed a scenario of {k}")
+        raise InputError(f"append-only change added or removed a scenario of {k}",
+                         hint=_APPEND_ONLY_HINT)
     if set(hs) - sel and ({x: v for x, v in h.items() if x != "scenarios"}
                           != {x: v for x, v in b.items() if x != "scenarios"}):
         raise InputError(f"append-only change modifies config-wide fields of {k} although "
-                         "some of its scenarios are outside the entry's scenario-type")
+                         "some of its scenarios are outside the entry's scenario-type",
+                         hint=_APPEND_ONLY_HINT)
     for sc in set(hs) - sel:
         if hs.get(sc) != bs.get(sc):
             raise InputError(f"append-only change changed a scenario outside its "
-                             f"changelog scope: {k} {sc}")
+                             f"changelog scope: {k} {sc}",
+                             hint=_APPEND_ONLY_HINT)
 
 
 def _claim(keys: list[str], scenarios: list[str], seen: dict[str, set[str]]
@@ -257,12 +272,15 @@ def _req(keys: list[str], scen: list[str], **kw: Any) -> SweepRequest:
 def _check_entries(entries: list[dict[str, Any]], opts: FromChangelogOptions) -> bool:
     """The entry-set rules of process_changelog; True when the entries are append-only."""
     if not entries:
-        raise InputError("no new changelog entries (no additions found)")
+        raise InputError("no new changelog entries (no additions found)",
+                         hint="append an entry (ixtool changelog add) or check --base")
     append = [bool(e.get("append-only")) for e in entries]
     if any(append) and not all(append):
-        raise InputError("append-only entries cannot share a sweep with other entries")
+        raise InputError("append-only entries cannot share a sweep with other entries",
+                         hint=_APPEND_ONLY_HINT)
     if any(append) and (opts.all_evals or opts.evals_only):
-        raise InputError("append-only entries cannot use all-evals or evals-only")
+        raise InputError("append-only entries cannot use all-evals or evals-only",
+                         hint=_APPEND_ONLY_HINT)
     return any(append)
 
 
@@ -327,7 +345,8 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
     plan = plan if plan is not None else Plan()
     if append_only:
         if base is None:
-            raise InputError("append-only entries need the base revision's configs")
+            raise InputError("append-only entries need the base revision's configs",
+                             hint=_APPEND_ONLY_HINT)
         append_only_scope(entries, [resolve_entry_keys(list(e.get("config-keys") or []),
                                                        head.configs.keys) for e in entries],
                           head.configs, base.configs)

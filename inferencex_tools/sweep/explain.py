@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferencex_tools.errors import InputError
+from inferencex_tools.errors import InputError, key_hint
+from inferencex_tools.report.words import plural
 from inferencex_tools.sweep.generate import (
     AGENTIC,
     FIXED,
@@ -77,7 +78,7 @@ def _arm(e: dict[str, Any]) -> str:
 def explain(configs: Configs, runners: Runners, key: str) -> Explanation:
     if key not in configs.data:
         raise InputError(f"config key {key!r} not found in the master configs",
-                         hint="keys are the top-level names in configs/*-master.yaml")
+                         hint=key_hint([key], configs.keys))
     cfg = configs.data[key]
     req = SweepRequest(mode="test", config_keys=[key], no_evals=True)
     gen = RowGenerator(configs, runners, req)
@@ -122,6 +123,6 @@ def render(ex: Explanation) -> str:
            f"  runner {ex.runner}: {nodes}; {'multinode' if ex.multinode else 'single-node'}",
            "", fmt(head), fmt(["-" * w for w in widths]), *[fmt(r) for r in body], "",
            f"{ex.total_rows} throughput rows (test-config, ranges ×2); "
-           f"{ex.eval_rows} eval row(s) with --evals-only; "
+           f"{plural(ex.eval_rows, 'eval row')} with --evals-only; "
            f"× {max(len(ex.nodes), 1)} with --runner-node-filter matching every node"]
     return "\n".join(out) + "\n"

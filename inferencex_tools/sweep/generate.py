@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from inferencex_tools.errors import InputError, UsageError
+from inferencex_tools.errors import InputError, UsageError, key_hint
 from inferencex_tools.sweep.load import Configs, Runners
+
+_GPUS_HINT = ("check tp, pp and pcp-size against gpus-per-node of the runner in "
+    "configs/runners.yaml")
 
 FIXED = "fixed-seq-len"
 AGENTIC = "agentic-coding"
@@ -58,25 +61,34 @@ class SweepRequest:
     def check(self) -> None:
         """The reference's post-parse usage checks (exit 2)."""
         if self.mode not in ("full", "test"):
-            raise UsageError(f"unknown sweep mode {self.mode!r}")
+            raise UsageError(f"unknown sweep mode {self.mode!r}",
+                             hint="this is a bug; re-run with --traceback and report it")
         if self.no_evals and self.evals_only:
-            raise UsageError("--evals-only cannot be combined with --no-evals")
+            raise UsageError("--evals-only cannot be combined with --no-evals",
+                             hint="drop one of --evals-only and --no-evals")
         if self.no_evals and self.all_evals:
-            raise UsageError("--all-evals cannot be combined with --no-evals")
+            raise UsageError("--all-evals cannot be combined with --no-evals",
+                             hint="drop one of --all-evals and --no-evals")
         if self.step_size <= 1:
-            raise UsageError("--step-size must be greater than 1")
+            raise UsageError("--step-size must be greater than 1",
+                             hint="e.g. --step-size 2 (the default)")
         if (self.min_conc is not None and self.max_conc is not None
                 and self.min_conc > self.max_conc):
-            raise UsageError("--min-conc must be less than or equal to --max-conc")
+            raise UsageError("--min-conc must be less than or equal to --max-conc",
+                             hint="swap the two bounds")
         for s in self.seq_lens or []:
             if s not in SEQ_LENS:
-                raise UsageError(f"--seq-lens: invalid choice {s!r} (choose from 1k1k, 8k1k)")
+                raise UsageError(f"--seq-lens: invalid choice {s!r} (choose from 1k1k, 8k1k)",
+                                 hint="--seq-lens takes 1k1k and/or 8k1k")
         for t in self.scenario_types:
             if t not in SCENARIOS:
                 raise UsageError(
-                    f"--scenario-type: invalid choice {t!r} (choose from {', '.join(SCENARIOS)})")
+                    f"--scenario-type: invalid choice {t!r} (choose from {', '.join(SCENARIOS)})",
+                    hint=f"--scenario-type takes {' and/or '.join(SCENARIOS)}")
         if self.mode == "test" and not self.config_keys:
-            raise UsageError("test-config needs --config-keys")
+            raise UsageError("test-config needs --config-keys",
+                             hint="e.g. ixtool sweep test-config --config-keys "
+                             "dsr1-fp8-h200-sglang")
 
 
 # ------------------------------------------------------------------------ helpers
@@ -144,8 +156,7 @@ def resolve_config_keys(patterns: Iterable[str], keys: list[str]) -> list[str]:
             if not matched:
                 raise InputError(
                     f"config-key pattern {pat!r} matched no keys",
-                    hint=f"{len(keys)} keys are defined; `ixtool sweep explain` or "
-                    "`grep -E '^[^ #]' configs/*-master.yaml` lists them")
+                    hint=key_hint([pat], keys))
             for k in matched:
                 seen.setdefault(k, None)
         elif pat in key_set:
@@ -153,7 +164,7 @@ def resolve_config_keys(patterns: Iterable[str], keys: list[str]) -> list[str]:
         else:
             raise InputError(
                 f"config key {pat!r} not found in the master configs",
-                hint="available keys: " + ", ".join(keys))
+                hint=key_hint([pat], keys))
     return list(seen)
 
 
@@ -172,7 +183,9 @@ def dram_budget(cfg: dict[str, Any], key: str, runners: Runners, util: Any,
     avail = min(int(hw["available-cpu-dram-mib"]), DRAM_MIB_CAP)
     g = int(hw["gpus-per-node"])
     if util is None:
-        raise InputError(f"{key}: kv-offloading dram needs dram-utilization")
+        raise InputError(f"{key}: kv-offloading dram needs dram-utilization",
+                         hint="add dram-utilization to the entry (ixtool config validate "
+                         "checks every entry)")
     val = (Decimal(avail) * Decimal(1_048_576) * Decimal(str(util)) * Decimal(gpus)
            / Decimal(g) / Decimal(10**9))
     return int(val.to_integral_value(rounding=ROUND_FLOOR))
@@ -185,7 +198,8 @@ def _sn_gpus(key: str, e: dict[str, Any], runners: Runners, label: str) -> int:
     if isinstance(g, int) and gpus > g:
         raise InputError(
             f"{key}: DRAM offload entry requires {gpus} GPUs (tp·pp·pcp), which exceeds "
-            f"gpus-per-node {g} of {label!r}")
+            f"gpus-per-node {g} of {label!r}",
+            hint=_GPUS_HINT)
     return gpus
 
 
@@ -198,10 +212,12 @@ def _mn_gpus(key: str, prefill: dict[str, Any], runners: Runners, label: str) ->
     if w > g:
         if w % g:
             raise InputError(
-                f"{key}: prefill footprint {w} GPUs is not a multiple of gpus-per-node {g}")
+                f"{key}: prefill footprint {w} GPUs is not a multiple of gpus-per-node {g}",
+                hint=_GPUS_HINT)
         return g
     if g % w:
-        raise InputError(f"{key}: prefill footprint {w} GPUs does not divide gpus-per-node {g}")
+        raise InputError(f"{key}: prefill footprint {w} GPUs does not divide gpus-per-node {g}",
+                         hint=_GPUS_HINT)
     return w
 
 
@@ -296,7 +312,8 @@ class RowGenerator:
         else:
             use_list = "conc-list" in e
             if use_list and clist is None:
-                raise InputError("conc-list is null; write a list of concurrencies")
+                raise InputError("conc-list is null; write a list of concurrencies",
+                             hint="e.g. conc-list: [4, 8, 16]")
         if use_list:
             concs = _bounded_list(list(clist or []), lo, hi)
             return None if concs is None else self._conc_filter(concs)
@@ -328,7 +345,8 @@ class RowGenerator:
         elif "conc-list" in e:
             clist = e.get("conc-list")
             if clist is None:
-                raise InputError("conc-list is null; write a list of concurrencies")
+                raise InputError("conc-list is null; write a list of concurrencies",
+                             hint="e.g. conc-list: [4, 8, 16]")
             return list(clist)
         return expand_range(e["conc-start"], e["conc-end"], self.step)
 
@@ -486,7 +504,8 @@ class RowGenerator:
         if "tp" not in e:
             raise InputError(
                 f"{key}: agentic search-space entry uses prefill/decode in a "
-                "single-node config (multinode: false)")
+                "single-node config (multinode: false)",
+                hint="use tp/ep in single-node configs, prefill/decode when multinode: true")
         router = e.get("router", cfg.get("router"))
         kv = e.get("kv-offloading", "none")
         backend = e.get("kv-offload-backend")
@@ -529,7 +548,8 @@ class RowGenerator:
         if "prefill" not in e or "decode" not in e:
             raise InputError(
                 f"{key}: agentic search-space entry uses tp in a multinode config "
-                "(multinode: true needs prefill/decode workers)")
+                "(multinode: true needs prefill/decode workers)",
+                hint="use tp/ep in single-node configs, prefill/decode when multinode: true")
         router = e.get("router", cfg.get("router"))
         kv = e.get("kv-offloading", "none")
         backend = e.get("kv-offload-backend")

@@ -16,6 +16,8 @@ from inferencex_tools.errors import InputError
 from inferencex_tools.io.files import read_bytes
 from inferencex_tools.io.yamlio import load_safe
 
+_VALIDATE_HINT = "ixtool config validate shows every problem of the file with its line"
+
 
 @dataclass
 class Configs:
@@ -67,13 +69,16 @@ def parse_master(raw: bytes, label: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}"
         raise InputError(f"{label}: a master config must be a mapping of config keys, "
-                         f"found {what}")
+                         f"found {what}",
+                         hint=_VALIDATE_HINT)
     for k in data:
         if not isinstance(k, str):
-            raise InputError(f"{label}: config key {k!r} is not a string")
+            raise InputError(f"{label}: config key {k!r} is not a string",
+                             hint=_VALIDATE_HINT)
         if "*" in k:
             raise InputError(f"{label}: config key {k!r} contains '*', which is reserved "
-                             "for changelog wildcards")
+                             "for changelog wildcards",
+                             hint="rename the key: '*' is reserved for globs")
     return data
 
 
@@ -106,18 +111,22 @@ def parse_runners(raw: bytes, label: str) -> Runners:
     """runners.yaml → labels + hardware (E7/E8)."""
     data = load_safe(raw, source=label)
     if not isinstance(data, dict):
-        raise InputError(f"{label}: runner config must be a mapping with a 'labels' key")
+        raise InputError(f"{label}: runner config must be a mapping with a 'labels' key",
+                         hint=_VALIDATE_HINT)
     labels = data.get("labels")
     if not isinstance(labels, dict):
-        raise InputError(f"{label}: 'labels' must be a mapping of label → node names")
+        raise InputError(f"{label}: 'labels' must be a mapping of label → node names",
+                         hint=_VALIDATE_HINT)
     for name, nodes in labels.items():
         if not isinstance(nodes, list) or not nodes or not all(isinstance(n, str)
                                                                  for n in nodes):
-            raise InputError(f"{label}: labels.{name} must be a non-empty list of node names")
+            raise InputError(f"{label}: labels.{name} must be a non-empty list of node names",
+                             hint=_VALIDATE_HINT)
     extra = sorted(str(k) for k in data if k not in ("labels", "hardware"))
     if extra:
         raise InputError(f"{label}: runner config failed validation: unknown key(s) "
-                         f"{', '.join(extra)}")
+                         f"{', '.join(extra)}",
+                         hint=_VALIDATE_HINT)
     hardware = data.get("hardware") or {}
     _check_hardware(hardware, label)
     return Runners(labels={str(k): list(v) for k, v in labels.items()},
@@ -128,17 +137,21 @@ def parse_runners(raw: bytes, label: str) -> Runners:
 def _check_hardware(hardware: Any, label: str) -> None:
     """runners.yaml ``hardware``: label → {available-cpu-dram-mib, gpus-per-node} > 0."""
     if not isinstance(hardware, dict):
-        raise InputError(f"{label}: 'hardware' must be a mapping of label → hardware")
+        raise InputError(f"{label}: 'hardware' must be a mapping of label → hardware",
+                         hint=_VALIDATE_HINT)
     for name, hw in hardware.items():
         if not isinstance(hw, dict):
-            raise InputError(f"{label}: hardware.{name} must be a mapping")
+            raise InputError(f"{label}: hardware.{name} must be a mapping",
+                             hint=_VALIDATE_HINT)
         for k, v in hw.items():
             if k not in ("available-cpu-dram-mib", "gpus-per-node"):
                 raise InputError(f"{label}: runner config failed validation: unknown key "
-                                 f"hardware.{name}.{k}")
+                                 f"hardware.{name}.{k}",
+                                 hint=_VALIDATE_HINT)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise InputError(f"{label}: runner config failed validation: "
-                                 f"hardware.{name}.{k} must be a positive integer, got {v!r}")
+                                 f"hardware.{name}.{k} must be a positive integer, got {v!r}",
+                                 hint=_VALIDATE_HINT)
 
 
 def load_runners(path: str | os.PathLike[str]) -> Runners:

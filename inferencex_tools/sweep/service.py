@@ -90,7 +90,9 @@ def write_output(path: str, text: str) -> None:
     try:
         atomic_write(path, text.encode())
     except OSError as exc:
-        raise InputError(f"{path}: cannot write: {exc.strerror}") from None
+        raise InputError(f"{path}: cannot write: {exc.strerror}",
+                         hint="check that the directory of --output exists and is "
+                         "writable") from None
 
 
 # ------------------------------------------------------------------ config validate
@@ -250,9 +252,11 @@ def snapshot_at(repo: GitRepo, ref: str | None) -> Snapshot:
         runners_raw = repo.show(ref, DEFAULT_RUNNERS)
         where = f"{ref} ({short})"
     if not parts:
-        raise InputError(f"no master configs (configs/*-master.yaml) at {where}")
+        raise InputError(f"no master configs (configs/*-master.yaml) at {where}",
+                         hint="the ref must hold configs/*-master.yaml; check --base/--head")
     if runners_raw is None:
-        raise InputError(f"no {DEFAULT_RUNNERS} at {where}")
+        raise InputError(f"no {DEFAULT_RUNNERS} at {where}",
+                         hint=f"the ref must hold {DEFAULT_RUNNERS}; check --base/--head")
     configs = merge_masters(parts)
     validate_for_generation(configs)
     return Snapshot(configs, parse_runners(runners_raw, f"{DEFAULT_RUNNERS}@{where}"))
@@ -297,7 +301,9 @@ def _new_entries(repo: GitRepo, base: str, head: str | None, changelog: Path,
     else:
         raw = repo.show(head, rel)
         if raw is None:
-            raise InputError(f"{rel} does not exist at {head}")
+            raise InputError(f"{rel} does not exist at {head}",
+                             hint="check --changelog and --head (the file is read from "
+                             "that commit)")
         head_raw = raw
     analysis = analyze_change(base_raw, head_raw, rel, Options(master_keys=None),
                               base_label=f"{rel}@{mb[:12]}")

@@ -131,7 +131,8 @@ def test_add_command_then_validate(repo: TempRepo) -> None:
     r = ixtool(repo.path, "changelog", "add", "-k", "gptoss-fp4-b200-vllm", "-d", "Bump image",
                "-d", "Second line", "--scenario-type", "fixed-seq-len", "--pr", "12")
     assert r.returncode == 0, r.stderr
-    assert "ixtool: appended entry 2 (gptoss-fp4-b200-vllm) with pr-link " + U + "12" in r.stderr
+    assert "appended entry 2 (gptoss-fp4-b200-vllm) with pr-link " + U + "12\n" in r.stdout
+    assert "appended" not in r.stderr  # said once, on stdout
     assert (repo.path / F).read_text() == BASE + (
         '\n- config-keys:\n    - gptoss-fp4-b200-vllm\n  scenario-type:\n    - fixed-seq-len\n'
         '  description:\n    - "Bump image"\n    - "Second line"\n'

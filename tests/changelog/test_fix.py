@@ -93,7 +93,7 @@ def test_fix_moves_mid_file_block_and_keeps_its_bytes() -> None:
     assert c.base is not None
     out = fix_change(analyze_change(c.base, c.head, LABEL, opts(c)), opts(c))
     assert out.data is not None
-    assert out.applied == ["moved 1 new entr(y/ies) to the end of the file"]
+    assert out.applied == ["moved 1 new entry to the end of the file"]
     new_block = c.head[c.head.index(b"- config-keys:\n    - dsr1-fp4"):]
     new_block = new_block[: new_block.index(b"\n\n") + 1]
     assert out.data == c.base + b"\n" + new_block
@@ -120,7 +120,7 @@ def test_cli_fix_writes_and_revalidates(temp_repo: TempRepo) -> None:
     make_case_repo(temp_repo, c)
     p = ixtool(temp_repo.path, "changelog", "validate", "--base", "main", "--pr", "12", "--fix")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "fixed: moved 1 new entr(y/ies) to the end of the file" in p.stdout
+    assert "fixed: moved 1 new entry to the end of the file" in p.stdout
     assert f"pr-link → {URL12}" in p.stdout
     data = (temp_repo.path / LABEL).read_bytes()
     assert data.startswith(c.base) and data.endswith(f"  pr-link: {URL12}\n".encode())

@@ -64,12 +64,12 @@ def forked(temp_repo: TempRepo) -> TempRepo:
 def test_canonicalize_writes_then_is_idempotent(forked: TempRepo) -> None:
     r = ixtool(forked.path, "changelog", "canonicalize", "--pr", "42", "--base", "main")
     assert r.returncode == 0, r.stderr
-    assert f"ixtool: replaced 1 placeholder link with {U}42" in r.stderr
+    assert f"\nreplaced 1 placeholder link with {U}42\n" in "\n" + r.stdout and not r.stderr
     data = (forked.path / F).read_bytes()
     assert data == (BASE + "\n" + PR_ENTRY.replace("XXX", U + "42")).encode()
     r2 = ixtool(forked.path, "changelog", "canonicalize", "--pr", "42", "--base", "main")
     assert r2.returncode == 0
-    assert f"ixtool: already canonical: the appended entry links to {U}42" in r2.stderr
+    assert f"already canonical: the appended entry links to {U}42" in r2.stdout
     assert (forked.path / F).read_bytes() == data
 
 

@@ -287,7 +287,8 @@ def test_action_inputs_are_not_shell_evaluated(tmp_path: Path) -> None:
     rc, stdout, outputs = run_action_step(tmp_path, "labels explain",
                                           f"$(touch {marker}) `touch {marker}` *")
     assert not marker.exists()
-    assert rc == 0 and "exit-code=0" in outputs
+    # the words arrive literally: '$(touch' is not a label (labels explain refuses it, 2)
+    assert rc == 2 and "exit-code=2" in outputs
     assert "CI103" not in stdout  # `*` stayed a literal word, no file names crept in
     rc, stdout, _ = run_action_step(tmp_path, "labels explain", "skip-queue")
     assert "CI103" in stdout  # …while the same label given literally is reported

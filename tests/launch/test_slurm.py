@@ -205,7 +205,7 @@ def test_status_command_reads_jobs_back(cluster: slurm_cluster.Cluster,
     doc = json.loads(stat.stdout)
     assert [j["state"] for j in doc["info"]["jobs"]] == ["COMPLETED", "COMPLETED"]
     assert [j["conc"] for j in doc["info"]["jobs"]] == [4, 16]
-    assert "launch: 2 job(s)" in stat.stderr  # the progress display
+    assert "launch: 2 jobs" in stat.stderr  # the progress display
 
 
 def test_failed_and_unknown_jobs_are_findings(cluster: slurm_cluster.Cluster,

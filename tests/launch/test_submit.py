@@ -78,7 +78,7 @@ def test_cli_render_json(repo_root: Path) -> None:
 @pytest.mark.parametrize("args, message", [
     ([], "give exactly one of --row, --matrix or --config-key"),
     (["--config-key", SEED_KEY, "--row", "{}"], "give exactly one of"),
-    (["--config-key", SEED_KEY, "--arm", "4"], "has 3 arm(s)"),
+    (["--config-key", SEED_KEY, "--arm", "4"], "has 3 arms"),
     (["--config-key", "no-such-key"], "not found in the master configs"),
     (["--row", "{not json"], "not valid JSON"),
     (["--arm", "1", "--row", "{}"], "--arm needs --config-key"),

@@ -114,7 +114,7 @@ def test_explain_seed(monkeypatch: pytest.MonkeyPatch,
     out = capsys.readouterr().out
     assert exc.value.code == 0
     assert "tp8 ep8 spec=mtp kv=dram/mooncake  4, 8, 12, 16" in out
-    assert "14 throughput rows" in out and "1 eval row(s)" in out
+    assert "14 throughput rows" in out and "1 eval row with" in out
 
 
 def test_explain_unknown_key(monkeypatch: pytest.MonkeyPatch,
