@@ -95,7 +95,8 @@ def write_baseline(path: Path, doc: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, text.encode())
     except OSError as exc:
-        raise InputError(f"{path}: cannot write the baseline: {exc.strerror}") from None
+        raise InputError(f"{path}: cannot write the baseline: {exc.strerror}",
+                         hint="check that its directory exists and is writable") from None
 
 
 def relpath_from(root: Path | None, cwd: Path) -> Any:
