@@ -82,12 +82,12 @@ def report(name: str, wall: float, cpu_s: float, res: object, target: float) -> 
     info = res.info  # type: ignore[attr-defined]
     rules = collections.Counter(f.rule for f in res.findings)  # type: ignore[attr-defined]
     rows = info.get("rows", [])
-    single = [r for r in rows if not r["entry"].startswith("p")]
-    launched = sum(1 for r in single if r["launch"] not in ("no server", "not checked"))
+    single = [r for r in rows if not r["multinode"]]
+    launched = sum(1 for r in single if r["server"])
     print(f"{name}: traces {info.get('traces', 0)}, unique traces "
           f"{info.get('unique-traces', 0)}, wall {wall:.1f} s, cpu {cpu_s:.1f} s "
           f"(x{wall / target:.2f} of the {target:.0f} s target), exit "
-          f"{res.exit_code()}")  # type: ignore[attr-defined]
+          f"{res.exit_code()}, load after {os.getloadavg()[0]:.1f}")  # type: ignore[attr-defined]
     print(f"  rows {len(rows)} (single-node {len(single)}, to a server command "
           f"{launched} = {100 * launched / max(1, len(single)):.1f}%)")
     print("  findings per rule: " + ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
