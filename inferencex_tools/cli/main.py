@@ -21,6 +21,7 @@ from inferencex_tools.cli import config as config_cli
 from inferencex_tools.cli import launch as launch_cli
 from inferencex_tools.cli import merge as merge_cli
 from inferencex_tools.cli import policy as policy_cli
+from inferencex_tools.cli import review as review_cli
 from inferencex_tools.cli import rules as rules_cli
 from inferencex_tools.cli import sweep as sweep_cli
 from inferencex_tools.cli.common import EXIT_CODES, SETTINGS
@@ -43,6 +44,7 @@ app.add_typer(ci_cli.labels_app, name="labels")
 app.command("rules")(rules_cli.rules)
 app.command("merge-with-reuse", help=merge_cli.HELP)(merge_cli.merge_with_reuse)
 app.add_typer(policy_cli.app, name="policy")
+app.command("review", help=review_cli.HELP)(review_cli.review)
 app.add_typer(sweep_cli.app, name="sweep")
 app.add_typer(config_cli.app, name="config")
 app.add_typer(launch_cli.app, name="launch")

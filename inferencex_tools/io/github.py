@@ -55,6 +55,7 @@ class PullInfo:
     draft: bool = False
     merge_commit_sha: str | None = None
     html_url: str = ""
+    body: str = ""
 
     @property
     def is_fork(self) -> bool:
@@ -75,6 +76,15 @@ class Comment:
     association: str
     created_at: str  # ISO 8601 as sent by GitHub (string order = time order)
     html_url: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    id: int
+    body: str
+    author: str
+    commit_id: str
+    state: str
 
 
 @dataclass(frozen=True)
@@ -342,7 +352,8 @@ class Forge:
                 head_repo=head_repo.full_name if head_repo is not None else None,
                 base_ref=pr.base.ref, base_repo=pr.base.repo.full_name,
                 labels=tuple(lb.name for lb in pr.labels), draft=bool(pr.draft),
-                merge_commit_sha=pr.merge_commit_sha, html_url=pr.html_url or "")
+                merge_commit_sha=pr.merge_commit_sha, html_url=pr.html_url or "",
+                body=pr.body or "")
 
         return self._call(f"GET {self._path(f'/pulls/{number}')}", go)
 
@@ -373,6 +384,43 @@ class Forge:
         # Not retried on 5xx: a lost response could hide a posted comment; a re-run
         # re-reads the comments instead (idempotent resume).
         return self._call(f"POST {self._path(f'/issues/{number}/comments')}", go,
+                          idempotent=False)
+
+    def edit_comment(self, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of one issue comment of PR ``number`` (a sticky comment)."""
+
+        def go() -> None:
+            self._repo.get_issue(number).get_comment(comment_id).edit(body)
+
+        # idempotent: the same PATCH twice leaves the same body
+        self._call(f"PATCH {self._path(f'/issues/comments/{comment_id}')}", go)
+
+    def reviews(self, number: int) -> list[ReviewRecord]:
+        def go() -> list[ReviewRecord]:
+            pr = self._repo.get_pull(number)
+            return [ReviewRecord(id=r.id, body=r.body or "",
+                                 author=r.user.login if r.user else "",
+                                 commit_id=r.commit_id or "", state=r.state or "")
+                    for r in pr.get_reviews()]
+
+        return self._call(f"GET {self._path(f'/pulls/{number}/reviews')} (paged)", go)
+
+    def create_review(self, number: int, *, sha: str, body: str,
+                      comments: list[dict[str, Any]]) -> ReviewRecord:
+        """One review (event COMMENT) on commit ``sha`` with line comments (GitHub's
+        ``path``/``line``/``side``/``start_line`` shape)."""
+
+        def go() -> ReviewRecord:
+            pr = self._repo.get_pull(number)
+            r = pr.create_review(commit=self._repo.get_commit(sha), body=body,
+                                 event="COMMENT", comments=comments)  # type: ignore[arg-type]
+            return ReviewRecord(id=r.id, body=r.body or "",
+                                author=r.user.login if r.user else "",
+                                commit_id=r.commit_id or sha, state=r.state or "")
+
+        # Not retried on 5xx (a lost answer may hide a posted review); a re-run finds it
+        # by its marker.
+        return self._call(f"POST {self._path(f'/pulls/{number}/reviews')}", go,
                           idempotent=False)
 
     def label_events(self, number: int) -> list[LabelEvent]:

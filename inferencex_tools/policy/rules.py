@@ -129,3 +129,16 @@ BAD_K = rule("PO414", E, "draft length K missing or outside 1..8 (G-08)",
              "set num_speculative_tokens (or the engine's spelling) to 1..8", area=A)
 UNLABELLED_DRAFT = rule("PO415", W, "the launch drafts but the config says spec-decoding none "
                         "(G-01)", "label the points spec-decoding: mtp", area=A)
+
+# --- serve shape vs siblings (ixtool review; logic in review/shape.py) -----------------
+SHAPE_MEMORY = rule("PO501", W, "spec-decoding recipe runs a memory fraction above every "
+                    "proven spec-decoding recipe on its GPU (or inherits its non-spec "
+                    "sibling's)",
+                    "lower --gpu-memory-utilization (SGLang --mem-fraction-static) to the "
+                    "proven value: the drafter's weights, KV cache and 1+K-token CUDA graphs "
+                    "need the headroom (#2423: OOM 96 MiB short)", area=A)
+SHAPE_DELTA = rule("PO502", N, "serve shape differs from a sibling recipe beyond the "
+                   "spec-decode delta (speculative flags, memory fraction, CUDA-graph capture "
+                   "size, max sequences)",
+                   "keep sibling recipes in step, or say in the PR why this recipe differs",
+                   area=A)

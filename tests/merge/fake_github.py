@@ -79,6 +79,7 @@ class PR:
     base_ref: str = "main"
     draft: bool = False
     events: list[tuple[str, str, int]] = field(default_factory=list)  # (event, label, ts n)
+    body: str = ""
 
 
 @dataclass
@@ -134,6 +135,8 @@ class FakeGitHub:
         self.on_request: list[Callable[[str, str], None]] = []
         self.log: list[tuple[str, str, int]] = []  # (method, path, status)
         self.merges: list[dict[str, Any]] = []
+        # pull-request reviews (ixtool review): number → review payloads (with "comments")
+        self.reviews: dict[int, list[dict[str, Any]]] = {}
         self.lock = threading.RLock()
         self._clock = 1000
         hook = bare / "hooks" / "post-receive"
@@ -193,6 +196,56 @@ class FakeGitHub:
         self.comments[number].append(c)
         return c
 
+    def add_review(self, number: int, body: dict[str, Any], *, login: str) -> tuple[int,
+                                                                                    Any]:
+        """A review as GitHub makes it: every comment must sit on a line of the PR's diff
+        (head side); a suggestion is a fenced block in a comment body."""
+        pr = self.prs[number]
+        sha = body.get("commit_id") or self.ref(f"refs/heads/{pr.head_ref}")
+        diff = self.diff_lines(pr, sha)
+        for c in body.get("comments") or []:
+            lines = set(range(int(c.get("start_line") or c["line"]), int(c["line"]) + 1))
+            if c.get("side", "RIGHT") != "RIGHT" or not lines <= diff.get(c["path"], set()):
+                return 422, {"message": "Unprocessable Entity",
+                             "errors": [f"Line could not be resolved: {c['path']}:{c['line']}"]}
+        rid = 4000 + sum(len(v) for v in self.reviews.values()) + 1
+        r = {"id": rid, "node_id": f"PRR_{rid}", "body": body.get("body", ""),
+             "state": "COMMENTED" if body.get("event") == "COMMENT" else "PENDING",
+             "commit_id": sha, "user": {"login": login, "id": 4242, "type": "User"},
+             "html_url": f"https://github.com/{self.slug}/pull/{number}#pullrequestreview-"
+                         f"{rid}",
+             "pull_request_url": f"{self.api}/repos/{self.slug}/pulls/{number}",
+             "submitted_at": self.tick(), "author_association": self.association,
+             "comments": list(body.get("comments") or [])}
+        self.reviews.setdefault(number, []).append(r)
+        return 200, {k: v for k, v in r.items() if k != "comments"}
+
+    def diff_lines(self, pr: PR, sha: str) -> dict[str, set[int]]:
+        """Head-side line numbers inside the hunks of the PR's diff (zero context: the
+        added lines), per path."""
+        base = bare_git(self.bare, "merge-base", f"refs/heads/{pr.base_ref}", sha)
+        out = bare_git(self.bare, "diff", "-U0", "--no-color", base, sha)
+        lines: dict[str, set[int]] = {}
+        path = ""
+        for ln in out.splitlines():
+            if ln.startswith("+++ "):
+                path = ln[6:] if ln.startswith("+++ b/") else ""
+            m = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", ln)
+            if m and path:
+                start, n = int(m.group(1)), int(m.group(2) or 1)
+                lines.setdefault(path, set()).update(range(start, start + n))
+        return lines
+
+    def find_comment(self, cid: int) -> tuple[int, dict[str, Any]] | None:
+        for n, cs in self.comments.items():
+            for c in cs:
+                if c["id"] == cid:
+                    return n, c
+        return None
+
+    def writes(self) -> list[tuple[str, str, int]]:
+        return [e for e in self.log if e[0] != "GET"]
+
     def ref(self, name: str) -> str:
         return bare_git(self.bare, "rev-parse", name)
 
@@ -217,7 +270,7 @@ class FakeGitHub:
             "id": 100000 + pr.number, "node_id": f"PR_{pr.number}", "number": pr.number,
             "html_url": f"https://github.com/{self.slug}/pull/{pr.number}",
             "issue_url": f"{self.api}/repos/{self.slug}/issues/{pr.number}",
-            "state": pr.state, "locked": False, "title": pr.title, "body": "",
+            "state": pr.state, "locked": False, "title": pr.title, "body": pr.body,
             "draft": pr.draft, "merged": pr.merged, "mergeable": True,
             "merge_commit_sha": pr.merge_commit_sha,
             "user": {"login": "author", "id": 7, "type": "User"},
@@ -340,6 +393,10 @@ ROUTES: list[tuple[str, str, str]] = [
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "list_comments"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/events", "list_events"),
     ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "post_comment"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/reviews", "list_reviews"),
+    ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/reviews", "create_review"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<cid>\d+)", "get_comment"),
+    ("PATCH", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<cid>\d+)", "edit_comment"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)", "get_workflow"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)/runs", "list_runs"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)", "get_run"),
@@ -438,6 +495,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
         def do_PUT(self) -> None:
             self._dispatch()
 
+        def do_PATCH(self) -> None:
+            self._dispatch()
+
         def _body(self) -> dict[str, Any]:
             n = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(n) if n else b"{}"
@@ -510,6 +570,37 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     c = fake.add_comment(int(n), body, login=fake.login,
                                          association=fake.association)
                 self._send(201, c)
+
+        def h_list_reviews(self, n: str) -> None:
+            if self._pr(n) is not None:
+                self._page([{k: v for k, v in r.items() if k != "comments"}
+                            for r in fake.reviews.get(int(n), [])])
+
+        def h_create_review(self, n: str) -> None:
+            if self._pr(n) is not None:
+                with fake.lock:
+                    status, payload = fake.add_review(int(n), self._body(), login=fake.login)
+                self._send(status, payload)
+
+        def h_get_comment(self, cid: str) -> None:
+            found = fake.find_comment(int(cid))
+            if found is None:
+                self._send(404, {"message": "Not Found"})
+                return
+            self._send(200, found[1])
+
+        def h_edit_comment(self, cid: str) -> None:
+            found = fake.find_comment(int(cid))
+            if found is None:
+                self._send(404, {"message": "Not Found"})
+                return
+            if found[1]["user"]["login"] != fake.login:
+                self._send(403, {"message": "Must have admin rights to Repository."})
+                return
+            with fake.lock:
+                found[1]["body"] = self._body().get("body", "")
+                found[1]["updated_at"] = fake.tick()
+            self._send(200, found[1])
 
         def h_get_workflow(self, wf: str) -> None:
             self._send(200, {"id": 42, "name": "Run Sweep", "path": f".github/workflows/{wf}",

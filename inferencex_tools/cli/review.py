@@ -1,0 +1,115 @@
+"""``ixtool review``: one review of a recipe change (docs/review.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from inferencex_tools.cli.common import actions_env, info, write_summary
+
+if TYPE_CHECKING:
+    from inferencex_tools.io.github import Forge
+
+HELP = """One deterministic review of a recipe change: inline fix suggestions, the gate
+verdict, the golden-AL table, the serve-shape delta against sibling recipes, the matrix at
+a glance, the label and CODEOWNER-checklist advice.
+
+\b
+Reviews the checkout's HEAD against merge-base(--base, HEAD). Without --post the review
+is printed (Markdown or JSON): a local pre-push check, or a job summary. With --post it
+goes to the PR: one review with line comments per head SHA (a re-run on the same SHA
+posts nothing) and one sticky summary comment, edited in place on every new head.
+
+\b
+Environment (--pr/--post): GITHUB_TOKEN or GH_TOKEN (never printed), GITHUB_API_URL
+(GitHub Enterprise: https://HOST/api/v3).
+
+\b
+Exit codes: 0 the gate passes; 1 it fails (errors found); 2 usage, git or GitHub error.
+"""
+
+
+class ReviewFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+
+
+def review(
+    base: str | None = typer.Option(
+        None, "--base", help="Base ref (default: origin/main, else main)."),
+    pr: int | None = typer.Option(
+        None, "--pr", min=1, help="The PR number (default: the pull_request event's). "
+        "Its URL goes into pr-link suggestions; with a token, its labels and body are read."),
+    fmt: ReviewFormat = typer.Option(
+        ReviewFormat.markdown, "--format", "-f", case_sensitive=False,
+        help="Output: markdown (the summary and every line comment) or json."),
+    post: bool = typer.Option(
+        False, "--post", help="Post the review and the sticky summary to the PR."),
+    repo: str | None = typer.Option(
+        None, "--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, else the upstream/"
+        "origin remote)."),
+    root: Path = typer.Option(Path("."), "--root", help="The repository checkout."),
+    api_url: str | None = typer.Option(
+        None, "--api-url", help="GitHub API root (default: $GITHUB_API_URL or "
+        "https://api.github.com)."),
+    timeout: float = typer.Option(60.0, "--timeout", min=1, help="Seconds per traced launch."),
+) -> None:
+    from inferencex_tools.errors import UsageError
+    from inferencex_tools.review import render
+    from inferencex_tools.review.service import ReviewRequest, build_review
+
+    env = actions_env()
+    event = env.pull_request() or {}
+    if pr is None and isinstance(event.get("number"), int):
+        pr = event["number"]
+    repo = repo or env.repository
+    if post and pr is None:
+        raise UsageError("--post needs --pr N (or a pull_request event)")
+    req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
+                        timeout=timeout)
+    forge = None
+    if pr is not None and (post or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
+        forge, req.repo = _forge(repo, root, api_url)
+        from inferencex_tools.review.service import pull_inputs
+
+        pull, bodies = pull_inputs(forge, pr)
+        req.labels, req.body, req.pr_comments = pull.labels, pull.body, tuple(bodies)
+        req.pr_url = pull.html_url or None
+    result = build_review(req)
+    summary = render.summary_markdown(result)
+    if post and forge is not None and pr is not None:
+        from inferencex_tools.review.service import check_head
+        from inferencex_tools.review.service import post as do_post
+
+        check_head(forge.pull(pr), result.head_sha)
+        out = do_post(forge, pr, result, summary, render.review_body(result))
+        info(f"review: {out.review}; summary comment {out.summary} (id {out.comment_id})")
+    sys.stdout.write(render.to_json(result) if fmt is ReviewFormat.json
+                     else render.markdown(result))
+    write_summary(summary, env=env)
+    info(f"review: {len(result.comments)} comment(s), verdict {result.verdict}, "
+         f"{result.seconds:.1f} s")
+    raise typer.Exit(0 if result.verdict == "pass" else 1)
+
+
+def _forge(repo: str | None, root: Path, api_url: str | None) -> tuple[Forge, str]:
+    from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
+    from inferencex_tools.io.github import Forge, api_url_from_env, token_from_env
+
+    slug = check_slug(repo) if repo else (_remote_slug(root) or DEFAULT_REPO)
+    return Forge(slug, token=token_from_env(), api_url=api_url_from_env(api_url)), slug
+
+
+def _remote_slug(root: Path) -> str | None:
+    from inferencex_tools.io.gitcat import GitReader
+
+    g = GitReader(root)
+    try:
+        return g.remote_slug("upstream") or g.remote_slug("origin")
+    finally:
+        g.close()

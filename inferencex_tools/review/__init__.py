@@ -1,0 +1,1 @@
+"""``ixtool review``: one deterministic review of a recipe PR (docs/review.md)."""

@@ -1,0 +1,104 @@
+"""The matrix at a glance and the label/checklist advice (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from inferencex_tools.review.model import CHECKLIST_PHRASE, ArmLine, LabelAdvice
+
+RECOMMENDED = "full-sweep-fail-fast"
+
+
+def arm_label(row: dict[str, Any]) -> str:
+    """``tp8``, ``tp8 ep8``, ``tp8 ep8 kv=dram`` …, the arm of a matrix row."""
+    if "prefill" in row:
+        p, d = row["prefill"], row["decode"]
+        return (f"P{p.get('num-worker')}×tp{p.get('tp')} D{d.get('num-worker')}×tp"
+                f"{d.get('tp')}")
+    parts = [f"tp{row.get('tp')}"]
+    for name, short in (("ep", "ep"), ("pp", "pp"), ("dcp-size", "dcp"), ("pcp-size", "pcp")):
+        v = row.get(name)
+        if isinstance(v, int) and v > 1:
+            parts.append(f"{short}{v}")
+    if row.get("dp-attn"):
+        parts.append("dpa")
+    kv = row.get("kv-offloading")
+    if kv not in (None, "none"):
+        parts.append(f"kv={kv}")
+    if "isl" in row:
+        parts.append(f"{row.get('isl')}/{row.get('osl')}")
+    return " ".join(parts)
+
+
+def arms(rows: Iterable[tuple[str, str, dict[str, Any]]]) -> list[ArmLine]:
+    """(config key, mode, row) → one line per key, mode and arm."""
+    from inferencex_tools.sweep.publish import row_gpus
+
+    table: dict[tuple[str, str, str], ArmLine] = {}
+    for key, mode, row in rows:
+        arm = arm_label(row)
+        g = row_gpus(row)
+        line = table.setdefault((key, mode, arm), ArmLine(key, arm, mode, [], 0, g, 0.0))
+        line.jobs += 1
+        conc = row.get("conc")
+        for c in conc if isinstance(conc, list) else [conc]:
+            if isinstance(c, int) and c not in line.concs:
+                line.concs.append(c)
+        dur = row.get("duration")
+        if line.gpu_hours is not None and g is not None and isinstance(dur, int | float):
+            line.gpu_hours += g * dur / 3600
+        elif mode == "throughput":
+            line.gpu_hours = None
+    for ln in table.values():
+        ln.concs.sort()
+        if ln.mode == "eval" and ln.gpu_hours == 0.0:
+            ln.gpu_hours = None  # evals carry no duration
+    return list(table.values())
+
+
+def mermaid(lines: Sequence[ArmLine]) -> str:
+    """A Mermaid bar chart (GitHub renders it) of throughput jobs per arm."""
+    tp = [ln for ln in lines if ln.mode == "throughput"]
+    if not tp:
+        return ""
+    multi_key = len({ln.key for ln in tp}) > 1
+    names = [(f"{ln.key} {ln.arm}" if multi_key else ln.arm).replace('"', "'") for ln in tp]
+    top = max(ln.jobs for ln in tp)
+    return "\n".join([
+        "```mermaid", "xychart-beta", '    title "throughput jobs per arm"',
+        "    x-axis [" + ", ".join(f'"{n}"' for n in names) + "]",
+        f'    y-axis "jobs" 0 --> {top + 1}',
+        "    bar [" + ", ".join(str(ln.jobs) for ln in tp) + "]", "```"])
+
+
+def label_advice(labels: Sequence[str], body: str | None,
+                 comments: Sequence[str] = ()) -> LabelAdvice:
+    """What the reference's recipe-reminder bot asks for: the CODEOWNER checklist phrase
+    and a sweep label (``full-sweep-fail-fast`` recommended)."""
+    from inferencex_tools.ci.labels import PRIMARY
+
+    primary = [lb for lb in labels if lb in PRIMARY]
+    if not primary:
+        advice = (f"add the `{RECOMMENDED}` label (recommended): the benchmark sweep only "
+                  "runs on labeled PRs; `full-sweep-enabled` only if matrix jobs must keep "
+                  "running past a failure")
+    elif len(primary) > 1:
+        advice = ("keep exactly one sweep label (now: "
+                  + ", ".join(f"`{p}`" for p in primary) + ")")
+    elif primary[0] == "sweep-enabled":
+        advice = (f"`sweep-enabled` runs a trimmed sweep; use `{RECOMMENDED}` for the "
+                  "full verification before merge")
+    else:
+        advice = f"`{primary[0]}` is set: nothing to add"
+    present: bool | None = None
+    where = None
+    if body is not None:
+        phrase = CHECKLIST_PHRASE.lower()
+        if phrase in body.lower():
+            present, where = True, "PR description"
+        elif any(phrase in c.lower() for c in comments):
+            present, where = True, "a PR comment"
+        else:
+            present = False
+    return LabelAdvice(list(labels), primary, advice, present, where)
