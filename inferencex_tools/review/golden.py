@@ -1,101 +1,93 @@
-"""The golden-AL table of a spec-decoding recipe (pure, over the policy area's public
-functions): what the trace saw against the committed curve of the draft launched."""
+"""The golden-AL table of a spec-decoding recipe (pure): the policy check's verdict rows
+(what each traced launch pinned, the curve row of the draft launched, the thinking mode)
+grouped into one line per distinct launch and mode."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from inferencex_tools.errors import IxtoolError
 from inferencex_tools.review.model import GoldenRow
 
-ENGINE_SETTING = {
-    ("vllm", "al"): "synthetic_acceptance_length",
-    ("sglang", "al"): "SGLANG_SIMULATE_ACC_LEN",
-    ("trt", "al-1"): "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS (AL-1)",
-    ("atom", "al"): "--spec-decode-acceptance-length",
-    ("atom", "rate"): "--spec-decode-acceptance-rate ((AL-1)/K)",
-}
+SUMMARY_RX = re.compile(r"^(?P<engine>\S+) (?P<method>\S+), draft (?P<draft>.+?), "
+                        r"K=(?P<k>\S+), (?:synthetic (?P<raw>.+)|real verification)$")
 
 
-@dataclass
-class Seen:
-    """One traced launch of a recipe arm, reduced to its speculative facts."""
-
-    arm: str
-    mode: str  # throughput | eval
-    rows: int
-    engine: str | None
-    method: str | None = None
-    draft: str | None = None
-    k: int | None = None
-    synthetic: bool = False
-    raw: str | None = None
-    al: float | None = None
-    unit: str = "al"
-
-
-def facts(arm: str, mode: str, rows: int, tool: str, argv: Sequence[str],
-          env: Mapping[str, str]) -> Seen:
-    """The policy engine's reading of a rendered server launch."""
+def launch_k(tool: str, argv: Sequence[str], env: Mapping[str, str]) -> int | None:
+    """The draft length K of a rendered server launch (policy's engine reading)."""
     from inferencex_tools.policy.engines import engine_of, facts_of
     from inferencex_tools.policy.trace import Record
 
     rec = Record(tool=tool, argv=(tool, *argv), env=dict(env), cwd="", files={}, seq=0)
     engine = engine_of(rec)
-    if engine is None:
-        return Seen(arm, mode, rows, None)
-    f = facts_of(rec, engine)
-    return Seen(arm, mode, rows, engine, f.method, f.draft, f.k, f.synthetic, f.raw, f.al,
-                f.unit)
+    return facts_of(rec, engine).k if engine else None
 
 
-def engine_value(engine: str, unit: str, al: float, k: int) -> tuple[float, str]:
-    if unit == "al-1":
-        return round(al - 1, 6), ENGINE_SETTING[("trt", "al-1")]
-    if unit == "rate":
-        return round((al - 1) / k, 6), ENGINE_SETTING[("atom", "rate")]
-    return round(al, 6), ENGINE_SETTING.get((engine, "al"), "AL")
+def engine_value(raw: str, al: float, k: int | None) -> tuple[float, str]:
+    """The golden AL in the unit of the knob the launch used (TRT: AL-1; ATOM's rate:
+    (AL-1)/K; otherwise the AL itself)."""
+    knob = raw.split("=", 1)[0].strip()
+    if "FORCE_NUM_ACCEPTED" in knob.upper():
+        return round(al - 1, 6), knob
+    if "rate" in knob.lower() and k:
+        return round((al - 1) / k, 6), knob
+    return round(al, 6), knob
 
 
-def lookup(store: Any, prefix: str, s: Seen, thinking: str | None
-           ) -> tuple[str | None, float | None, str | None]:
-    """(curve file, golden AL, why not) for the draft and K launched."""
-    from inferencex_tools.policy.golden import golden
-
-    if s.k is None or thinking not in ("thinking_on", "thinking_off"):
-        return None, None, "K or thinking mode unknown"
-    try:
-        ans = golden(store, prefix, k=s.k, thinking=thinking.split("_", 1)[1],
-                     draft=s.draft, method=s.method)
-    except IxtoolError as exc:
-        return None, None, exc.message
-    return ans.entry.curve, ans.al, None
-
-
-def rows_for(key: str, prefix: str, seen: list[Seen], thinking: Mapping[str, str | None],
-             verdict: str, store: Any) -> list[GoldenRow]:
-    """One table line per distinct (mode, launch facts); arms with the same facts merge."""
-    groups: dict[tuple[Any, ...], list[Seen]] = {}
-    for s in seen:
-        if s.engine is None:
+def _expected(text: str | None, thinking: str | None) -> float | None:
+    """``thinking_on 2.83`` (or several, comma-separated) → the value of ``thinking``."""
+    if not text:
+        return None
+    vals = {}
+    for part in text.split(","):
+        mode, _, v = part.strip().partition(" ")
+        try:
+            vals[mode] = float(v)
+        except ValueError:
             continue
-        groups.setdefault((s.mode, s.engine, s.method, s.draft, s.k, s.raw, s.unit),
-                          []).append(s)
+    if thinking in vals:
+        return vals[thinking]
+    return next(iter(vals.values())) if len(vals) == 1 else None
+
+
+def curve_of(store: Any, row_id: str | None) -> str | None:
+    if store is None or not row_id:
+        return None
+    for e in store.registry.entries:
+        if e.id == row_id:
+            return str(e.curve)
+    return None
+
+
+def from_policy_rows(key: str, rows: list[dict[str, Any]], store: Any) -> list[GoldenRow]:
+    """One table line per distinct (mode, launch, thinking, curve row) of the policy
+    check's verdict rows of ``key``."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("config-key") != key:
+            continue
+        groups.setdefault((r.get("mode"), r.get("launch"), r.get("thinking"),
+                           r.get("registry-row"), r.get("expected")), []).append(r)
     out: list[GoldenRow] = []
-    for (mode, engine, method, draft, k, raw, unit), ss in groups.items():
-        think = thinking.get(mode) or thinking.get("throughput")
-        curve, al, why = lookup(store, prefix, ss[0], think)
+    for (mode, launch, thinking, row_id, expected), rs in groups.items():
+        m = SUMMARY_RX.match(str(launch or ""))
+        if m is None:
+            continue
+        k = int(m["k"]) if m["k"].isdigit() else None
+        draft = None if m["draft"] == "(native)" else m["draft"]
+        al = _expected(expected, thinking)
         value = setting = None
-        if al is not None and k is not None and raw is not None:
-            value, setting = engine_value(engine, unit, al, k)
-        v = verdict if mode == "throughput" else ("ok" if raw is None else verdict)
-        if why and mode == "throughput":
-            v = f"{v}; {why}"
-        out.append(GoldenRow(key=key, mode=mode, arms=[s.arm for s in ss],
-                             rows=sum(s.rows for s in ss), engine=engine, method=method,
-                             draft=draft, k=k, thinking=think, curve=curve, golden=value,
-                             setting=setting, golden_al=al, seen=raw, verdict=v))
+        if al is not None and m["raw"]:
+            value, setting = engine_value(m["raw"], al, k)
+        fails = sorted({v for r in rs if str(r.get("verdict", "")).startswith("FAIL")
+                        for v in str(r["verdict"])[5:].split(",")})
+        arms = list(dict.fromkeys(str(r.get("entry")) for r in rs))
+        out.append(GoldenRow(key=key, mode=str(mode), arms=arms, rows=len(rs),
+                             engine=m["engine"], method=m["method"], draft=draft, k=k,
+                             thinking=thinking if thinking != "undetermined" else None,
+                             curve=curve_of(store, row_id), golden=value, setting=setting,
+                             golden_al=al, seen=m["raw"],
+                             verdict="FAIL " + ",".join(fails) if fails else "ok"))
     out.sort(key=lambda g: (g.mode != "throughput", g.arms))
     return out

@@ -19,7 +19,7 @@ from inferencex_tools.report.findings import Finding, Severity
 from inferencex_tools.review import comments as C
 from inferencex_tools.review import shape as S
 from inferencex_tools.review.glance import arm_label, arms, label_advice
-from inferencex_tools.review.golden import Seen, facts, rows_for
+from inferencex_tools.review.golden import from_policy_rows, launch_k
 from inferencex_tools.review.model import (
     REVIEW_MARKER,
     SUMMARY_MARKER,
@@ -178,11 +178,20 @@ def _review(ctx: _Ctx) -> Review:
     spec_keys = [k for k in r.touched if S.is_spec(ctx.head_cfg[k])]
     ctx.say("review: matrix")
     _matrix(ctx, r)
-    ctx.say(f"review: policy check ({len(spec_keys)} spec-decoding key(s))")
-    ctx.policy, thinking = _policy(ctx, spec_keys, r)
+    from concurrent.futures import ThreadPoolExecutor
+
+    ctx.say(f"review: policy check ({len(spec_keys)} spec-decoding key(s)) and launches")
+    with ThreadPoolExecutor(max_workers=1) as pool:  # both mostly wait on traces
+        policy = pool.submit(_policy, ctx, spec_keys, r)
+        rendered = _render(ctx, [(k, None) for k in r.touched])
+        ok = [k for k in r.touched if any(j.server for j in rendered[k])]
+        rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=False)))
+        if any(memory_of(j) for k in ok if k in spec_keys for j in rendered[k]):
+            rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=True)))
+        ctx.policy, policy_rows = policy.result()
     findings += ctx.policy
-    ctx.say("review: launches")
-    findings += _launches(ctx, r, spec_keys, thinking)
+    _golden(ctx, r, spec_keys, policy_rows)
+    findings += _launches(ctx, r, spec_keys, rendered)
     r.findings = findings
     r.verdict = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
     r.comments, r.other_findings = _place(ctx, r, findings, cl_comments)
@@ -254,12 +263,11 @@ def _matrix(ctx: _Ctx, r: Review) -> None:
     r.stages["matrix"] = "ok"
 
 
-def _policy(ctx: _Ctx, keys: list[str], r: Review
-            ) -> tuple[list[Finding], dict[str, dict[str, str | None]]]:
-    """The policy check of the touched spec-decoding keys; thinking mode per key/mode."""
+def _policy(ctx: _Ctx, keys: list[str], r: Review) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """The policy check of the touched spec-decoding keys: findings and verdict rows."""
     if not keys:
         r.stages["policy"] = "skipped"
-        return [], {}
+        return [], []
     from inferencex_tools.policy.service import CheckRequest, run_check
 
     try:
@@ -267,22 +275,30 @@ def _policy(ctx: _Ctx, keys: list[str], r: Review
                                      timeout=ctx.req.timeout))
     except IxtoolError as exc:
         r.stages["policy"] = f"error: {exc.message}"
-        return [], {}
+        return [], []
     r.stages["policy"] = "ok" if res.ok else "fail"
-    thinking: dict[str, dict[str, str | None]] = {}
-    for row in res.info.get("rows", []):
-        t = thinking.setdefault(str(row.get("config-key")), {})
-        if row.get("thinking") and not t.get(str(row.get("mode"))):
-            t[str(row.get("mode"))] = str(row.get("thinking"))
     for path, text in (res.info.get("sources") or {}).items():
         ctx.sources.setdefault(path, text)
-    return list(res.findings), thinking
+    return list(res.findings), list(res.info.get("rows") or [])
+
+
+def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]]) -> None:
+    from inferencex_tools.policy.store import open_store
+
+    store: Any = None
+    try:
+        store = open_store(None, None, root=ctx.req.root)
+    except IxtoolError:
+        store = None
+    for key in keys:
+        r.golden += from_policy_rows(key, rows, store)
 
 
 # ----------------------------------------------------------------------------- launches
 
-def _pick(ctx: _Ctx, key: str, eval_: bool) -> list[Any]:
-    """One row per arm of ``key``: its first concurrency (evals: the highest)."""
+def _pick(ctx: _Ctx, key: str, arms: frozenset[str] | None) -> list[Any]:
+    """Rows to render for ``key``: one per arm (its first concurrency); with ``arms``,
+    only one row: of the first arm named there, else of the key's first arm."""
     from inferencex_tools.launch.rows import SelectedRow, Selection
     from inferencex_tools.launch.rows import rows_for as launch_rows
 
@@ -292,26 +308,34 @@ def _pick(ctx: _Ctx, key: str, eval_: bool) -> list[Any]:
         return []
     picked: dict[int | None, SelectedRow] = {}
     for sel in rows:
-        if sel.arm not in picked or eval_:
-            picked[sel.arm] = sel
-    if not eval_:
+        picked.setdefault(sel.arm, sel)
+    if arms is None:
         return list(picked.values())
-    return [SelectedRow(dict(sel.row, **{"run-eval": True, "eval-only": True}),
-                        sel.config_key, sel.arm, True) for sel in picked.values()]
+    for sel in picked.values():
+        if arm_label(sel.row) in arms:
+            return [sel]
+    return list(picked.values())[:1]
 
 
-def _render(ctx: _Ctx, wanted: list[tuple[str, bool]]) -> dict[tuple[str, bool],
-                                                                list[RenderedJob]]:
-    """Rendered launches (one per arm) of every (key, eval) wanted, a few at a time (each
-    trace is a pair of sandboxed processes that mostly wait)."""
+Wanted = tuple[str, frozenset[str] | None]
+
+
+def _render(ctx: _Ctx, wanted: list[Wanted]) -> dict[str, list[RenderedJob]]:
+    """Rendered launches of every key wanted, a few at a time (each trace is a pair of
+    sandboxed processes that mostly wait)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from inferencex_tools.launch.service import _labels, render_row
 
     labels = _labels(ctx.req.root)
-    todo = [(w, sel) for w in dict.fromkeys(wanted) for sel in _pick(ctx, *w)]
+    seen: set[str] = set()
+    todo = []
+    for key, only in wanted:
+        if key not in seen:
+            seen.add(key)
+            todo += [(key, sel) for sel in _pick(ctx, key, only)]
 
-    def one(item: tuple[tuple[str, bool], Any]) -> RenderedJob | None:
+    def one(item: tuple[str, Any]) -> RenderedJob | None:
         try:
             return render_row(ctx.req.root, item[1], labels, None, timeout=ctx.req.timeout)
         except IxtoolError:
@@ -319,10 +343,10 @@ def _render(ctx: _Ctx, wanted: list[tuple[str, bool]]) -> dict[tuple[str, bool],
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         jobs = list(pool.map(one, todo))
-    out: dict[tuple[str, bool], list[RenderedJob]] = {w: [] for w in wanted}
-    for (w, _), job in zip(todo, jobs, strict=True):
+    out: dict[str, list[RenderedJob]] = {k: [] for k, _ in wanted}
+    for (key, _), job in zip(todo, jobs, strict=True):
         if job is not None:
-            out[w].append(job)
+            out[key].append(job)
     return out
 
 
@@ -333,31 +357,63 @@ def _launch(job: RenderedJob, key: str, spec: bool, k: int | None = None) -> S.L
                     dict(job.server.env), spec, k)
 
 
-def _launches(ctx: _Ctx, r: Review, spec_keys: list[str],
-              thinking: Mapping[str, Mapping[str, str | None]]) -> list[Finding]:
-    out: list[Finding] = []
-    wanted: list[tuple[str, bool]] = []
-    for key in r.touched:
-        wanted += [(key, False)] + [(s, False) for s in S.siblings(key, ctx.head_cfg)]
-        if key in spec_keys:
-            wanted += [(key, True)] + [(k, False) for k in _proven(ctx, key)]
-    rendered = _render(ctx, wanted)
+def memory_of(job: RenderedJob) -> bool:
+    return job.server is not None and S.memory_fraction(job.server.argv) is not None
 
-    def jobs(key: str, eval_: bool = False) -> list[RenderedJob]:
-        return rendered.get((key, eval_), [])
+
+def _wanted(ctx: _Ctx, touched: list[str], spec_keys: list[str], *, proven: bool
+            ) -> list[Wanted]:
+    """Launches to compare with the touched keys' (one arm each, the same arm where they
+    have it): their siblings, or (``proven``) the proven spec-decoding recipes on the SKU
+    of the spec-decoding ones."""
+    from inferencex_tools.launch.rows import arms_of
+
+    wanted: list[Wanted] = []
+    for key in touched:
+        try:
+            mine = frozenset(_arm_labels(ctx.head_cfg[key], arms_of))
+        except (TypeError, KeyError, AttributeError):
+            mine = frozenset()
+        if proven:
+            others = _proven(ctx, key) if key in spec_keys else []
+        else:
+            others = S.siblings(key, ctx.head_cfg)
+        wanted += [(k, mine) for k in others if k not in touched]
+    return wanted
+
+
+def _arm_labels(cfg: dict[str, Any], arms_of: Callable[[dict[str, Any]], list[Any]]
+                ) -> list[str]:
+    out = []
+    for arm in arms_of(cfg):
+        e = arm.entry
+        row = {"tp": e.get("tp"), "ep": e.get("ep"), "pp": e.get("pp"),
+               "dcp-size": e.get("dcp-size"), "pcp-size": e.get("pcp-size"),
+               "dp-attn": e.get("dp-attn"), "kv-offloading": e.get("kv-offloading")}
+        out.append(arm_label(row))
+    return out
+
+
+def _launches(ctx: _Ctx, r: Review, spec_keys: list[str],
+              rendered: Mapping[str, list[RenderedJob]]) -> list[Finding]:
+    out: list[Finding] = []
+
+    def jobs(key: str) -> list[RenderedJob]:
+        return rendered.get(key, [])
 
     for key in r.touched:
         spec = key in spec_keys
         mine = jobs(key)
-        if spec:
-            out += _golden(ctx, r, key, mine, jobs(key, True), thinking.get(key, {}))
         ks = {job.script: _k(job) for job in mine}
         ours = [x for j in mine if (x := _launch(j, key, spec, ks.get(j.script)))]
-        sibs = S.siblings(key, ctx.head_cfg)
         others: dict[str, list[S.Launch]] = {}
-        for sib in sibs:
+        for sib in S.siblings(key, ctx.head_cfg):
             sspec = S.is_spec(ctx.head_cfg[sib])
             others[sib] = [x for j in jobs(sib) if (x := _launch(j, sib, sspec, _k(j)))]
+            if not others[sib] and jobs(sib) and ours:
+                out += _unrendered(sib, jobs(sib))
+        if not ours and mine:
+            out += _unrendered(key, mine)
         deltas = []
         for theirs in others.values():
             pair = _pair(ours, theirs)
@@ -365,20 +421,29 @@ def _launches(ctx: _Ctx, r: Review, spec_keys: list[str],
                 deltas.append(S.diff(*pair))
         r.deltas += deltas
         for d in deltas:
-            for path in (d.ours_script,):
-                if path:
-                    ctx.head_text(path)
+            if d.ours_script:
+                ctx.head_text(d.ours_script)
         out += S.delta_notes(deltas, ctx.sources)
         if spec and ours:
             out += _memory(ctx, key, ours, others, jobs)
     return out
 
 
+def _unrendered(key: str, jobs: list[RenderedJob]) -> list[Finding]:
+    """Why a launch could not be compared: the render's first error, as a note."""
+    from inferencex_tools.policy.rules import SHAPE_DELTA
+
+    errs = [f for j in jobs for f in j.findings if f.severity is Severity.ERROR]
+    why = f"[{errs[0].rule}] {errs[0].message}" if errs else "no server launch recorded"
+    return [SHAPE_DELTA.at(jobs[0].script or key, None, None,
+                           f"{key}: launch not rendered, serve shape not compared: {why}",
+                           severity=Severity.NOTE, data={"config_keys": [key]})]
+
+
 def _k(job: RenderedJob) -> int | None:
     if job.server is None:
         return None
-    s = facts("", "", 0, job.server.tool, job.server.argv, job.server.env)
-    return s.k
+    return launch_k(job.server.tool, job.server.argv, job.server.env)
 
 
 def _pair(ours: list[S.Launch], theirs: list[S.Launch]) -> tuple[S.Launch, S.Launch] | None:
@@ -409,34 +474,6 @@ def _memory(ctx: _Ctx, key: str, ours: list[S.Launch], others: Mapping[str, list
         if f is not None and not any(x.file == f.file and x.line == f.line for x in out):
             out.append(f)
     return out
-
-
-def _golden(ctx: _Ctx, r: Review, key: str, mine: list[RenderedJob],
-            evals: list[RenderedJob], thinking: Mapping[str, str | None]) -> list[Finding]:
-    from inferencex_tools.policy.store import open_store
-
-    jobs_of = {(a.key, a.mode, a.arm): a.jobs for a in r.arms}
-    seen: list[Seen] = []
-    for mode, js in (("throughput", mine), ("eval", evals)):
-        for j in js:
-            if j.server is None:
-                continue
-            arm = arm_label(j.row)
-            if mode == "eval" and r.arms and (key, mode, arm) not in jobs_of:
-                continue  # the sweep runs no eval on this arm
-            seen.append(facts(arm, mode, jobs_of.get((key, mode, arm), 0), j.server.tool,
-                              j.server.argv, j.server.env))
-    try:
-        store = open_store(None, None, root=ctx.req.root)
-    except IxtoolError:
-        return []
-    errors = sorted({f.rule for f in ctx.policy if f.severity is Severity.ERROR
-                     and key in (f.data.get("config_keys") or [key])
-                     and f.rule.startswith("PO4")})
-    verdict = "ok" if not errors else "FAIL " + ",".join(errors)
-    prefix = str(ctx.head_cfg[key].get("model-prefix") or key.split("-", 1)[0])
-    r.golden += rows_for(key, prefix, seen, thinking, verdict, store)
-    return []
 
 
 # ----------------------------------------------------------------------------- placing
