@@ -35,17 +35,21 @@ def engine_value(raw: str, al: float, k: int | None) -> tuple[float, str]:
     return round(al, 6), knob
 
 
-def _expected(text: str | None, thinking: str | None) -> float | None:
-    """``thinking_on 2.83`` (or several, comma-separated) → the value of ``thinking``."""
-    if not text:
-        return None
-    vals = {}
-    for part in text.split(","):
+def _modes(text: str | None) -> dict[str, float]:
+    """``thinking_on 3.39, thinking_off 3.33`` → {mode: AL}."""
+    vals: dict[str, float] = {}
+    for part in (text or "").split(","):
         mode, _, v = part.strip().partition(" ")
         try:
             vals[mode] = float(v)
         except ValueError:
             continue
+    return vals
+
+
+def _expected(text: str | None, thinking: str | None) -> float | None:
+    """``thinking_on 2.83`` (or several, comma-separated) → the value of ``thinking``."""
+    vals = _modes(text)
     if thinking in vals:
         return vals[thinking]
     return next(iter(vals.values())) if len(vals) == 1 else None
@@ -78,8 +82,12 @@ def from_policy_rows(key: str, rows: list[dict[str, Any]], store: Any) -> list[G
         draft = None if m["draft"] == "(native)" else m["draft"]
         al = _expected(expected, thinking)
         value = setting = None
+        by_mode: dict[str, float] = {}
         if al is not None and m["raw"]:
             value, setting = engine_value(m["raw"], al, k)
+        elif m["raw"]:
+            for md, v in _modes(expected).items():
+                by_mode[md], setting = engine_value(m["raw"], v, k)
         fails = sorted({v for r in rs if str(r.get("verdict", "")).startswith("FAIL")
                         for v in str(r["verdict"])[5:].split(",")})
         arms = list(dict.fromkeys(str(r.get("entry")) for r in rs))
@@ -88,6 +96,7 @@ def from_policy_rows(key: str, rows: list[dict[str, Any]], store: Any) -> list[G
                              thinking=thinking if thinking != "undetermined" else None,
                              curve=curve_of(store, row_id), golden=value, setting=setting,
                              golden_al=al, seen=m["raw"],
-                             verdict="FAIL " + ",".join(fails) if fails else "ok"))
+                             verdict="FAIL " + ",".join(fails) if fails else "ok",
+                             by_mode=by_mode))
     out.sort(key=lambda g: (g.mode != "throughput", g.arms))
     return out

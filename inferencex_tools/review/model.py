@@ -63,6 +63,7 @@ class GoldenRow:
     golden_al: float | None  # the AL itself (bonus token included)
     seen: str | None  # the knob as the trace saw it (None: real verification)
     verdict: str
+    by_mode: dict[str, float] = field(default_factory=dict)  # mode undetermined: each one
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -31,13 +31,17 @@ def _golden(rows: list[GoldenRow]) -> list[str]:
     out = ["| key | rows | arms | engine | draft | K | thinking | curve | golden (engine unit)"
            " | trace saw | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for g in rows:
-        golden = (f"{g.golden:g}" + (f" ({g.setting})" if g.setting else "")
-                  if g.golden is not None else
-                  "not forced" if g.mode == "eval" and g.seen is None else "—")
+        if g.golden is not None:
+            golden = f"{g.golden:g}" + (f" ({g.setting})" if g.setting else "")
+        elif g.by_mode:
+            golden = " / ".join(f"{v:g} ({m})" for m, v in g.by_mode.items()) + (
+                f" ({g.setting}; mode undetermined)" if g.setting else "")
+        else:
+            golden = "not forced" if g.mode == "eval" and g.seen is None else "—"
         seen = _cell(g.seen) if g.seen else "real verification"
         out.append(f"| `{g.key}` | {g.rows} {g.mode} | {', '.join(g.arms)} | {g.engine} "
                    f"{g.method or ''} | {_cell(g.draft)} | {g.k if g.k is not None else '?'} | "
-                   f"{g.thinking or '?'} | {_cell(g.curve)} | {golden} | {seen} | "
+                   f"{g.thinking or 'undetermined'} | {_cell(g.curve)} | {golden} | {seen} | "
                    f"{g.verdict} |")
     return out
 
@@ -59,7 +63,7 @@ def _delta(d: ShapeDelta) -> list[str]:
     return [*out, ""]
 
 
-def summary_markdown(r: Review) -> str:
+def _head(r: Review) -> list[str]:
     ok = r.verdict == "pass"
     out = [SUMMARY_MARKER,
            f"## ixtool review: {'✅ gate passes' if ok else '❌ gate fails'}",
@@ -79,45 +83,57 @@ def summary_markdown(r: Review) -> str:
         where = f"{f.file}:{f.line}" if f.line else f.file
         out.append(f"- **{f.rule}** ({f.severity.value}) `{where}`: {f.message}"
                    + (f" — {f.hint}" if f.hint and f.severity.value != "note" else ""))
+    return out
+
+
+def _matrix(r: Review) -> list[str]:
+    out = ["", "### Matrix at a glance", ""]
+    if r.matrix_error:
+        return [*out, f"no matrix: {r.matrix_error}"]
+    if not r.arms:
+        return [*out, "the change adds no changelog entry: no sweep jobs"]
+    out += ["| key | arm | mode | concurrency | jobs | GPUs/job | GPU-hours |",
+            "|---|---|---|---|---:|---:|---:|"]
+    for a in r.arms:
+        gh = f"{a.gpu_hours:.1f}" if a.gpu_hours is not None else "—"
+        out.append(f"| `{a.key}` | {a.arm} | {a.mode} | {', '.join(map(str, a.concs))} | "
+                   f"{a.jobs} | {a.gpus if a.gpus is not None else '?'} | {gh} |")
+    tp = [a for a in r.arms if a.mode == "throughput"]
+    hours = sum(a.gpu_hours or 0.0 for a in r.arms)
+    n_ev = sum(a.jobs for a in r.arms if a.mode == "eval")
+    out += ["", f"**{sum(a.jobs for a in tp)} throughput jobs in {len(tp)} arms**"
+            + (f" + {n_ev} eval job(s)" if n_ev else "")
+            + f", est. {hours:.1f} GPU-hours (jobs × GPUs × duration).", ""]
+    chart = mermaid(r.arms)
+    return [*out, chart] if chart else out
+
+
+def _labels(r: Review) -> list[str]:
+    la = r.labels
+    if la is None:
+        return []
+    out = ["", "### Labels and CODEOWNER checklist", "", f"- sweep label: {la.advice}"]
+    if la.checklist_present is None:
+        out.append("- checklist: unknown (no PR given)")
+    elif la.checklist_present:
+        out.append(f"- checklist: ✅ the sign-off phrase is in the {la.checklist_where}")
+    else:
+        out.append(f"- checklist: ❌ missing — a CODEOWNER fills in "
+                   f"docs/PR_REVIEW_CHECKLIST.md including the phrase "
+                   f"`{CHECKLIST_PHRASE}` (the sign-off bot triggers on it)")
+    return out
+
+
+def summary_markdown(r: Review) -> str:
+    out = _head(r)
     if r.golden:
         out += ["", "### Golden acceptance length", "", *_golden(r.golden)]
     if r.deltas:
         out += ["", "### Serve shape vs siblings", ""]
         for d in r.deltas:
             out += _delta(d)
-    out += ["", "### Matrix at a glance", ""]
-    if r.matrix_error:
-        out.append(f"no matrix: {r.matrix_error}")
-    elif not r.arms:
-        out.append("the change adds no changelog entry: no sweep jobs")
-    else:
-        out += ["| key | arm | mode | concurrency | jobs | GPUs/job | GPU-hours |",
-                "|---|---|---|---|---:|---:|---:|"]
-        for a in r.arms:
-            gh = f"{a.gpu_hours:.1f}" if a.gpu_hours is not None else "—"
-            out.append(f"| `{a.key}` | {a.arm} | {a.mode} | {', '.join(map(str, a.concs))} | "
-                       f"{a.jobs} | {a.gpus if a.gpus is not None else '?'} | {gh} |")
-        tp = [a for a in r.arms if a.mode == "throughput"]
-        hours = sum(a.gpu_hours or 0.0 for a in r.arms)
-        n_ev = sum(a.jobs for a in r.arms if a.mode == "eval")
-        out += ["", f"**{sum(a.jobs for a in tp)} throughput jobs in {len(tp)} arms**"
-                + (f" + {n_ev} eval job(s)" if n_ev else "")
-                + f", est. {hours:.1f} GPU-hours (jobs × GPUs × duration).", ""]
-        chart = mermaid(r.arms)
-        if chart:
-            out.append(chart)
-    if r.labels is not None:
-        la = r.labels
-        out += ["", "### Labels and CODEOWNER checklist", "",
-                f"- sweep label: {la.advice}"]
-        if la.checklist_present is None:
-            out.append("- checklist: unknown (no PR given)")
-        elif la.checklist_present:
-            out.append(f"- checklist: ✅ the sign-off phrase is in the {la.checklist_where}")
-        else:
-            out.append(f"- checklist: ❌ missing — a CODEOWNER fills in "
-                       f"docs/PR_REVIEW_CHECKLIST.md including the phrase "
-                       f"`{CHECKLIST_PHRASE}` (the sign-off bot triggers on it)")
+    out += _matrix(r)
+    out += _labels(r)
     out += ["", f"<sub>ixtool review · {r.head_sha} · edited in place on every new head"
             "</sub>"]
     return "\n".join(out) + "\n"

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from inferencex_tools.review.model import SUMMARY_MARKER
+from tests.conftest import ROOT
 from tests.review.world import MTP_SCRIPT, PRN, SLUG, World, make_world
+
+SNAPSHOT = ROOT / "tests" / "cases" / "review" / "seed_summary.md"
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"\b[0-9a-f]{12}(?:[0-9a-f]{28})?\b", "<sha>", text)
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +59,10 @@ def test_seed_scenario(world: World) -> None:
                "throughput |" in ln and "eagle3" in ln)
     assert "| 3 |" in row and "`synthetic_acceptance_length=2.83`" in row
     assert "2.83 (synthetic_acceptance_length)" in row
+    # the whole summary, as a Markdown snapshot (docs/review.md shows the same text)
+    if os.environ.get("IXTOOL_UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(normalise(body))
+    assert normalise(body) == SNAPSHOT.read_text(), "IXTOOL_UPDATE_SNAPSHOTS=1 updates it"
 
     # 2. re-run on the same head: nothing is written
     writes = list(w.fake.writes())

@@ -24,6 +24,23 @@ def review_of(tmp: Path, script: str) -> Review:
         w.fake.stop()
 
 
+GQA = ("DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3\n", "DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3-GQA\n")
+OOM = ("--gpu-memory-utilization 0.90", "--gpu-memory-utilization 0.95")
+
+
+def test_both_variants_in_one_review(tmp_path: Path) -> None:
+    """The default run's representative: the GQA head with 2.83 kept AND the sibling's
+    memory fraction, in one PR — curve mixing with 2.78 suggested, and the OOM warning."""
+    script = SCRIPT.replace(*GQA).replace(*OOM)
+    r = review_of(tmp_path, script)
+    assert r.verdict == "fail"
+    [sugg] = [c for c in r.comments if c.path == MTP_SCRIPT and c.suggestion]
+    assert sugg.suggestion == "GOLDEN_AL=2.78\n" and sugg.body.startswith("**Curve mixing.**")
+    [w] = {f.line: f for f in r.findings if f.rule == "PO501"}.values()
+    assert "#2423" in (w.hint or "") and any("PO501" in c.rules for c in r.comments)
+
+
+@pytest.mark.slow
 def test_gqa_head_with_the_eagle3_al(tmp_path: Path) -> None:
     script = SCRIPT.replace("DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3\n",
                             "DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3-GQA\n")
@@ -41,6 +58,7 @@ def test_gqa_head_with_the_eagle3_al(tmp_path: Path) -> None:
     assert sugg[0].body.startswith("**Curve mixing.**") and "2.78" in markdown(r)
 
 
+@pytest.mark.slow
 def test_memory_fraction_inherited_from_the_sibling(tmp_path: Path) -> None:
     script = SCRIPT.replace("--gpu-memory-utilization 0.90", "--gpu-memory-utilization 0.95")
     assert script != SCRIPT
@@ -53,6 +71,7 @@ def test_memory_fraction_inherited_from_the_sibling(tmp_path: Path) -> None:
     assert "PO501" in text and "96 MiB" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["0.90", "0.85"])
 def test_memory_fraction_below_the_sibling_is_quiet(tmp_path: Path, value: str) -> None:
     script = SCRIPT.replace("--gpu-memory-utilization 0.90", f"--gpu-memory-utilization {value}")
