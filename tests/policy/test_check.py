@@ -143,7 +143,9 @@ def test_repository_check_passes() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     assert [f for f in doc["findings"] if f["rule"] != "PO305"] == []
-    assert len(doc["info"]["rows"]) == 17
+    # 17 rows of the seed MTP recipe + 14 of its non-MTP sibling (issue 17)
+    assert len(doc["info"]["rows"]) == 31
+    assert sum(r["config-key"].endswith("-mtp") for r in doc["info"]["rows"]) == 17
     assert {row["verdict"] for row in doc["info"]["rows"]} == {"ok"}
 
 

@@ -224,8 +224,8 @@ def test_launcher_exports_the_traced_variables(
     cfg = ROOT / "configs/nvidia-master.yaml"
     rows = enumerate_rows("configs/nvidia-master.yaml", load_safe(cfg.read_bytes()),
                           cfg.read_text(), globs=None, all_evals=True)
-    row = next(r for r in rows if (r.entry_index, r.conc, r.eval_only) == (entry, conc,
-                                                                             eval_only))
+    row = next(r for r in rows if r.key == "minimaxm3-fp8-h200-vllm-agentic-mtp"
+               and (r.entry_index, r.conc, r.eval_only) == (entry, conc, eval_only))
     res = resolve_script(ROOT, row, "h200-dgxc-slurm")
     assert res.script == "benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh"
     repo = tmp_path / "repo"

@@ -111,8 +111,16 @@ ENTRY = """- config-keys:
 """
 
 
+def _seed_config() -> str:
+    """This repository's master config with only the seed key (its header + that block;
+    the non-MTP sibling of issue 17 stays out)."""
+    text = (ROOT / "configs" / "nvidia-master.yaml").read_text()
+    header = "".join(text.splitlines(keepends=True)[:4])
+    return header + text[text.index("\nminimaxm3-fp8-h200-vllm-agentic-mtp:\n") + 1:]
+
+
 def _seed(repo: TempRepo) -> None:
-    repo.write("configs/nvidia-master.yaml", (ROOT / "configs" / "nvidia-master.yaml").read_bytes())
+    repo.write("configs/nvidia-master.yaml", _seed_config())
     repo.write("configs/runners.yaml", (ROOT / "configs" / "runners.yaml").read_bytes())
     repo.write("perf-changelog.yaml", ENTRY.format(key="minimaxm3-fp8-h200-vllm-agentic-mtp",
                                                    desc="seed", n=1))

@@ -152,7 +152,8 @@ def test_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(SystemExit) as exc:
         run(["sweep", "full", "-o", str(target)])
     assert exc.value.code == 0 and capsys.readouterr().out == ""
-    assert len(json.loads(target.read_text())) == 14
+    # 14 rows of the seed MTP recipe + 14 of its non-MTP sibling (issue 17)
+    assert len(json.loads(target.read_text())) == 28
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     with pytest.raises(SystemExit) as exc:
         run(["sweep", "full", "--github-output"])
