@@ -146,6 +146,7 @@ def build_review(req: ReviewRequest) -> Review:
 
     started = time.monotonic()
     git = GitReader(req.root)
+    req.root = git.root  # the traces and the configs are the repository's, not a subdir's
     try:
         base = req.base or _default_base(git)
         head = git.resolve("HEAD")
