@@ -433,9 +433,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if "x-ratelimit-remaining" not in {k.lower() for k in (headers or {})}:
                 self.send_header("X-RateLimit-Remaining", "4999")
             self.end_headers()
-            self.wfile.write(data)
-            with fake.lock:
+            with fake.lock:  # logged before the answer leaves: a client that got it sees it
                 fake.log.append((self.command, self.path.split("?")[0], status))
+            self.wfile.write(data)
 
         def _page(self, items: list[Any], wrap: str | None = None) -> None:
             u = urllib.parse.urlsplit(self.path)
