@@ -112,7 +112,7 @@ def _fixed_block(head: Changelog, e: Entry, block: bytes, opts: Options,
     if _has_trailing_ws(block):
         applied.append(f"{e.describe()}: stripped trailing whitespace / CR")
     _, folded = head.link_line(e)
-    verdict = check_new_link(e.link, opts.repo, opts.pr)
+    verdict = check_new_link(e.link, opts.repo, opts.pr, pending=opts.pending)
     new_link: str | None = None
     if not verdict.ok and verdict.fixable:
         new_link = pr_url(opts.repo, opts.pr) if opts.pr is not None else PLACEHOLDER

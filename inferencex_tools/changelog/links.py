@@ -57,8 +57,13 @@ def is_tbd_like(link: str, repo: str) -> bool:
                 and m.group("num").lower() in _TBD_WORDS | {"xxx"} and m.group("rest") == "")
 
 
-def check_new_link(link: str, repo: str, pr: int | None) -> LinkVerdict:
-    """Verdict on an appended entry's link: PR mode when ``pr`` is known, else main mode."""
+def check_new_link(link: str, repo: str, pr: int | None, *, pending: bool = False
+                   ) -> LinkVerdict:
+    """Verdict on an appended entry's link: PR mode when ``pr`` is known; ``pending``
+    (before a PR exists: pre-commit, a local branch) accepts XXX or a canonical URL;
+    else main mode."""
+    if pr is None and pending:
+        return _pending_link(link, repo)
     if pr is None:
         if is_canonical(link, repo):
             return LinkVerdict(True, "")
@@ -87,4 +92,22 @@ def check_new_link(link: str, repo: str, pr: int | None) -> LinkVerdict:
             return LinkVerdict(False, f"pr-link has a trailing {rest!r}; {expected}", True)
         return LinkVerdict(False, f"pr-link {link!r} is not canonical (spelling); {expected}",
                            True)
+    return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}")
+
+
+def _pending_link(link: str, repo: str) -> LinkVerdict:
+    if is_canonical(link, repo) or is_placeholder(link, repo):
+        return LinkVerdict(True, "")
+    expected = (f"expected 'XXX' (replaced by the PR URL at merge) or a PR URL "
+                f"({pr_url(repo, 'N')})")
+    if is_tbd_like(link, repo):
+        return LinkVerdict(False, f"pr-link {_describe(link)} is a placeholder ixtool cannot "
+                           f"replace at merge; {expected}", True)
+    m = _ANY_PR_RX.match(link.strip())
+    if m and m.group("slug").lower() != repo.lower():
+        return LinkVerdict(False, f"pr-link points at another repository "
+                           f"({m.group('slug')}); {expected}")
+    if m:
+        return LinkVerdict(False, f"pr-link {link!r} is not canonical; {expected}",
+                           bool(m.group("rest")))
     return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}")

@@ -35,6 +35,7 @@ class ValidateRequest:
     configs: list[Path] | None = None
     fix: bool = False
     actions: ActionsEnv = field(default_factory=ActionsEnv)  # the PR event, $GITHUB_REPOSITORY
+    no_git: bool = False  # standalone: never look at git (the whole file, history included)
 
 
 def _repo_slug(explicit: str | None, git_repo: GitRepo | None, actions: ActionsEnv) -> str:
@@ -100,28 +101,52 @@ def _master_keys_at(git_repo: GitRepo, ref: str) -> list[str] | None:
     return keys
 
 
+CHANGELOG = "perf-changelog.yaml"
+
+
+def default_changelog(cwd: Path | None = None) -> Path:
+    """``./perf-changelog.yaml``, else the one at the repository root (relative to the
+    current directory, like ``sweep`` and ``config`` find their inputs)."""
+    from inferencex_tools.io.layout import relative_to, repo_root
+
+    here = Path.cwd() if cwd is None else cwd
+    if (here / CHANGELOG).exists():
+        return Path(CHANGELOG)
+    root = repo_root(here)
+    if root is not None and (root / CHANGELOG).exists():
+        return relative_to(root / CHANGELOG, here)
+    return Path(CHANGELOG)
+
+
 def run_validate(req: ValidateRequest) -> Result:
     pr, base = _pr_and_base(req)
     label = str(req.path)
     result = Result(command="changelog validate")
-    git_repo = _open_git(req.path) if (base is not None or req.repo is None) else None
+    git_repo = _open_git(req.path) if (base is not None or req.repo is None
+                                       or not req.no_git) else None
     repo = _repo_slug(req.repo, git_repo, req.actions)
     if base is None and pr is not None:
         base = _default_base(git_repo)
+    local = None
+    if base is None and not req.no_git and git_repo is not None:
+        local = _local_base(git_repo, req.path)
+        base = local
     if base is None:
         return _standalone(req, label, repo, result)
     if git_repo is None:
         raise InputError(f"{req.path}: not inside a git repository; diff mode needs git",
                          hint="drop --base/--pr for a standalone check")
     merge_base, base_raw, head_raw, master = _diff_inputs(req, git_repo, base)
-    opts = Options(repo=repo, pr=pr, master_keys=master)
+    opts = Options(repo=repo, pr=pr, master_keys=master, pending=local is not None)
     a = analyze_change(base_raw, head_raw, label, opts, base_label=f"{label}@{base}")
     if req.fix:
         a = _fix(req, a, opts, base_raw, base, result)
     result.extend(a.findings)
-    result.checked.append(f"{label} ({base}..{req.head or 'working tree'})")
+    shown = base[:12] if local is not None else base
+    result.checked.append(f"{label} ({shown}..{req.head or 'working tree'})")
+    mode = "pr" if pr is not None else "local" if local is not None else "diff"
     result.info.update(
-        mode="pr" if pr is not None else "diff", repo=repo, pr=pr, base=base,
+        mode=mode, repo=repo, pr=pr, base=base,
         merge_base=merge_base, head=req.head or "working tree",
         base_entries=len(a.base.entries), head_entries=len(a.head.entries),
         new_entries=[e.number for e in a.new_entries],
@@ -189,6 +214,35 @@ def _fix(req: ValidateRequest, a: ChangeAnalysis, opts: Options, base_raw: bytes
     return a
 
 
+# where a local branch's work starts: its upstream, else the remote's default branch
+_UPSTREAMS = ("@{upstream}", "origin/HEAD", "origin/main", "origin/master")
+
+
+def _local_base(git_repo: GitRepo, path: Path) -> str | None:
+    """Standalone in a git work tree (pre-commit, a local branch): the commit the local
+    work starts from — merge-base with the upstream, else HEAD itself (staged and
+    working-tree changes are new).  None when the changelog is not tracked there or the
+    repository has no commit yet (then the whole file is judged standalone)."""
+    from inferencex_tools.errors import GitError
+
+    try:
+        head = git_repo.resolve("HEAD")
+    except GitError:
+        return None
+    base = head
+    for cand in _UPSTREAMS:
+        try:
+            base = git_repo.merge_base(cand, head)
+            break
+        except GitError:
+            continue
+    try:
+        rel = git_repo.relpath(path if path.is_absolute() else Path.cwd() / path)
+    except GitError:
+        return None
+    return base if git_repo.show(base, rel) is not None else None
+
+
 def _default_base(git_repo: GitRepo | None) -> str:
     if git_repo is None:
         raise UsageError("--pr needs --base outside a pull_request event",
@@ -205,7 +259,8 @@ def _default_base(git_repo: GitRepo | None) -> str:
 
 def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> Result:
     if req.fix:
-        raise UsageError("--fix needs --base (it fixes the new entries of a change)",
+        raise UsageError("--fix needs --base or a git work tree (it fixes the new entries "
+                         "of a change)",
                          hint="e.g. ixtool changelog validate --base origin/main --fix")
     raw = read_bytes(req.path)
     cl = validate_standalone(raw, label, Options(repo=repo))

@@ -67,6 +67,7 @@ class Options:
     repo: str = DEFAULT_REPO
     pr: int | None = None
     master_keys: list[str] | None = None  # None: configs unavailable
+    pending: bool = False  # no PR yet (pre-commit, local branch): XXX is the expected link
 
 
 @dataclass
@@ -472,9 +473,21 @@ def _pair(a: ChangeAnalysis, b_e: Entry, h_e: Entry) -> None:
     a.structural = True
     fields = ", ".join(_changed_fields(b_e.data, h_e.data))
     a.findings.append(CHANGED.at(
-        a.head.label, h_e.line, 1,
+        a.head.label, _first_changed_line(a, b_e, h_e), 1,
         f"{b_e.describe()} was changed (fields: {fields}); history is immutable "
         "apart from link-only corrections"))
+
+
+def _first_changed_line(a: ChangeAnalysis, b_e: Entry, h_e: Entry) -> int | None:
+    """The head line where a changed entry first differs from its base bytes."""
+    if h_e.start < 0 or b_e.start < 0 or h_e.line is None:
+        return h_e.line
+    old = a.base.raw[b_e.start:b_e.end].split(b"\n")
+    new = a.head.raw[h_e.start:h_e.end].split(b"\n")
+    for n, line in enumerate(new):
+        if n >= len(old) or old[n] != line:
+            return h_e.line + n
+    return h_e.line
 
 
 def _deleted_anchor(head: Changelog, j: int) -> int | None:
@@ -587,11 +600,13 @@ def _new_link(head: Changelog, e: Entry, opts: Options) -> list[Finding]:
         return [LINK_FOLDED.at(head.label, link_line, 3,
                                f"{e.describe()}: pr-link value is on a continuation line")]
     if "pr-link" in e.mapping and isinstance(e.mapping.get("pr-link"), str):
-        v = check_new_link(e.link, opts.repo, opts.pr)
+        v = check_new_link(e.link, opts.repo, opts.pr, pending=opts.pending)
         if not v.ok:
-            rule = LINK_MAIN if opts.pr is None else LINK_PR
+            rule = LINK_MAIN if opts.pr is None and not opts.pending else LINK_PR
+            hint = (f"{rule.fix}; `ixtool changelog validate --fix` does it" if v.fixable
+                    else None)
             return [rule.at(head.label, link_line or e.line, 3, f"{e.describe()}: {v.message}",
-                            data={"fixable": v.fixable})]
+                            hint=hint, data={"fixable": v.fixable})]
     return []
 
 

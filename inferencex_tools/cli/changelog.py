@@ -26,11 +26,14 @@ app = typer.Typer(
 PATH_ARG = typer.Argument(
     Path("perf-changelog.yaml"), help="The changelog file (default: ./perf-changelog.yaml)."
 )
+VALIDATE_PATH_ARG = typer.Argument(
+    None, help="The changelog file (default: ./perf-changelog.yaml, else the one at the "
+    "repository root).")
 
 
 @app.command("validate")
 def validate(
-    path: Path = PATH_ARG,
+    path: Path | None = VALIDATE_PATH_ARG,
     base: str | None = typer.Option(
         None, "--base", help="Diff mode: compare against the merge-base of BASE and HEAD."
     ),
@@ -57,6 +60,9 @@ def validate(
         help="Apply safe fixes to new entries (placeholder links, misplaced block, "
         "separators, final newline); never touches history. Written atomically.",
     ),
+    no_git: bool = typer.Option(
+        False, "--no-git",
+        help="Standalone on the whole file even inside a git work tree (history included)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     baseline: Path | None = BASELINE_OPTION,
     write_baseline: bool = WRITE_BASELINE_OPTION,
@@ -66,8 +72,12 @@ def validate(
 
     \b
     Modes:
-      standalone   no --base: file invariants and schema for the whole file;
-                   historical quirks are warnings.
+      local        no --base, in a git work tree (pre-commit): entries not in the
+                   upstream's merge-base (staged, committed but unpushed) are new
+                   and judged like a PR's (links XXX or a PR URL, config keys,
+                   markers, appended at the end); history is left alone.
+      standalone   no --base outside git (or --no-git): file invariants and schema
+                   for the whole file; historical quirks are warnings.
       diff         --base REF [--head REF]: the change since merge-base(BASE, HEAD)
                    must append well-formed entries only (main mode: canonical links).
       PR           diff + --pr N: new links must be XXX or this PR's URL.
@@ -75,12 +85,17 @@ def validate(
     Exit codes: 0 clean, 1 findings, 2 usage or input error.
     Rules and examples: docs/changelog.md.
     """
-    from inferencex_tools.changelog.service import ValidateRequest, run_validate
+    from inferencex_tools.changelog.service import (
+        ValidateRequest,
+        default_changelog,
+        run_validate,
+    )
 
     result = run_validate(
         ValidateRequest(
-            path=path, base=base, head=head, pr=pr, repo=repo,
+            path=path or default_changelog(), base=base, head=head, pr=pr, repo=repo,
             configs=list(configs) if configs else None, fix=fix, actions=actions_env(),
+            no_git=no_git,
         )
     )
     raise typer.Exit(emit(result, fmt, strict=strict,

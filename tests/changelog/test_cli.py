@@ -171,9 +171,10 @@ def test_pr_number_and_base_from_the_pull_request_event(temp_repo: TempRepo,
         "number": 13, "base": {"sha": main_sha}}}), encoding="utf-8")
     code, doc, _ = run_json(temp_repo.path, env=env)
     assert code == 1 and rules_of(doc) == ["CL502"]
-    # not a pull_request event: the payload is ignored (standalone check)
+    # not a pull_request event: the payload is ignored (local check of the work tree)
     code, doc, _ = run_json(temp_repo.path, env={**env, "GITHUB_EVENT_NAME": "push"})
-    assert code == 0 and doc["info"]["mode"] == "standalone"  # type: ignore[index]
+    assert code == 0 and doc["info"]["mode"] == "local"  # type: ignore[index]
+    assert doc["info"]["pr"] is None  # type: ignore[index]
     # an explicit --pr wins over the event
     code, doc, _ = run_json(temp_repo.path, "--pr", "12", env=env)
     assert code == 0 and doc["info"]["pr"] == 12  # type: ignore[index]

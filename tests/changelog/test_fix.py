@@ -145,14 +145,21 @@ def test_cli_fix_refusal_is_a_note_and_leaves_the_file(temp_repo: TempRepo) -> N
     assert (temp_repo.path / LABEL).read_bytes() == c.head
 
 
-@pytest.mark.parametrize("extra", [["--head", "HEAD"], []])
+@pytest.mark.parametrize("extra", [["--head", "HEAD", "--base", "main"], ["--no-git"]])
 def test_cli_fix_usage_errors(temp_repo: TempRepo, extra: list[str]) -> None:
     c = case("pr-link-tbd")
     make_case_repo(temp_repo, c)
-    args = ["changelog", "validate", "--fix", *extra]
-    if extra:
-        args += ["--base", "main"]
-    p = ixtool(temp_repo.path, *args)
+    p = ixtool(temp_repo.path, "changelog", "validate", "--fix", *extra)
     assert p.returncode == 2
     assert p.stderr.startswith("ixtool: error: --fix") and "Traceback" not in p.stderr
     assert (temp_repo.path / LABEL).read_bytes() == c.head
+
+
+def test_cli_fix_in_a_git_work_tree_without_base(temp_repo: TempRepo) -> None:
+    """Local mode (no --base, pre-commit): the uncommitted entry's placeholder becomes XXX."""
+    c = case("pr-link-tbd")
+    make_case_repo(temp_repo, c)
+    p = ixtool(temp_repo.path, "changelog", "validate", "--fix")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (temp_repo.path / LABEL).read_bytes() != c.head
+    assert b"pr-link: XXX" in (temp_repo.path / LABEL).read_bytes()

@@ -181,7 +181,7 @@ def test_changelog_validate_uses_the_settings_too(temp_repo: TempRepo) -> None:
     temp_repo.write("perf-changelog.yaml", "- config-keys: [a]\n  description: [x]\n"
                     "  pr-link: https://github.com/o/r/pull/1   \n")
     temp_repo.commit()
-    run = [sys.executable, "-m", "inferencex_tools", "changelog", "validate",
+    run = [sys.executable, "-m", "inferencex_tools", "changelog", "validate", "--no-git",
            "--format", "json"]
     first = json.loads(subprocess.run(run, cwd=temp_repo.path, capture_output=True,
                                       text=True).stdout)["findings"]
