@@ -235,8 +235,8 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
                 changed_prefixes: dict[str, str]) -> list[Row]:
     """--base, before any job is derived: the rows that may depend on the change.  When a
     launcher, a workflow or runners.yaml changed every row may; otherwise a row may when
-    its config block or curve changed, or what its scripts (by the naming rule) or
-    recipes read.  :func:`_relevant` decides on the jobs of these rows."""
+    its config block or curve changed, or what its launchers, scripts (by the naming
+    rule) or recipes read.  :func:`_relevant` decides on the jobs of these rows."""
     from inferencex_tools.policy.base import GLOBAL_INPUTS
     from inferencex_tools.policy.resolve import recipe_path
 
@@ -251,6 +251,7 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
         files: list[str] = []
         for fam in launcher_families(req.root, str(row.config.get("runner")),
                                      runners.labels or None):
+            files.append(f"runners/launch_{fam}.sh")  # with what it sources or names
             res = resolve_script(req.root, row, fam)
             if res.script:
                 files.append(res.script)

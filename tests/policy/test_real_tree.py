@@ -196,3 +196,23 @@ def test_base_curve_edit_is_an_error(real_tree: Path, tmp_path: Path) -> None:
     assert res.info["traces"] > 0
     assert all(k.startswith("minimaxm3") for k in res.info["base"]["traced-keys"])
     assert not [f for f in res.errors if f.rule != "PO109"]
+
+
+def test_base_change_to_a_file_a_launcher_sources_traces_its_rows(
+        real_tree: Path, tmp_path: Path) -> None:
+    """A helper outside runners/ that a launcher sources still selects that launcher's
+    rows (the candidates of --base follow the launcher's closure, not only runners/)."""
+    key, launcher = "dsv4-fp4-b200-dynamo-vllm-mtp", "runners/launch_b200-nscale-slurm.sh"
+    helper = "benchmarks/multi_node/ix_helper.sh"
+    repo = clone(real_tree, tmp_path / "repo")
+    (repo / helper).write_text("IX_HELPER=1\n", encoding="utf-8")
+    text = (repo / launcher).read_text(encoding="utf-8")
+    first, rest = text.split("\n", 1)
+    (repo / launcher).write_text(
+        f'{first}\nsource "$GITHUB_WORKSPACE/{helper}"\n{rest}', encoding="utf-8")
+    commit_all(repo, "the launcher sources a helper")
+    (repo / helper).write_text("IX_HELPER=2\n", encoding="utf-8")
+    commit_all(repo, "the helper changes")
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[key]))
+    assert set(res.info["base"]["traced-keys"]) == {key}
+    assert any(helper in r for r in res.info["base"]["traced-keys"][key])

@@ -294,3 +294,27 @@ def test_pip_installs_become_importable_with_their_version(tmp_path: Path) -> No
     tr = trace_script(repo, f"{SUB}/install.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
     assert tr.returncode == 0, tr.stderr_tail
     assert "V 1.2.3 0.0.0 4.5" in tr.stdout_tail and "done" in tr.stdout_tail
+
+
+@pytest.mark.parametrize(("body", "missing"), [
+    ("set -u\necho \"model $MODEL at $RESULT_DIR\"\n", "RESULT_DIR"),
+    # the real benchmark_lib.sh's check: one "  - NAME" line per missing variable
+    ('check_env_vars() {\n  local m=() v\n  for v in "$@"; do [[ -z "${!v:-}" ]] && m+=("$v");'
+     ' done\n  if ((${#m[@]})); then\n    echo "Error: The following required environment '
+     'variables are not set:"\n    for v in "${m[@]}"; do echo "  - $v"; done\n    exit 1\n'
+     '  fi\n}\ncheck_env_vars MODEL RESULT_DIR RANDOM_RANGE_RATIO\n',
+     "RESULT_DIR,RANDOM_RANGE_RATIO"),
+], ids=["set-u", "check_env_vars"])
+def test_a_failed_trace_names_the_missing_variable(tmp_path: Path, body: str,
+                                                   missing: str) -> None:
+    """PO301's message: the last traced line, the script's last stderr lines and the
+    variable the script says it lacks."""
+    from inferencex_tools.policy.check import failure_message
+
+    repo = mini_repo(tmp_path, "needs.sh", "#!/bin/bash\n" + body)
+    tr = trace_script(repo, f"{SUB}/needs.sh", {"PATH": "/usr/bin:/bin", "MODEL": "m"},
+                      timeout=30)
+    assert tr.returncode not in (0, None)
+    msg, data = failure_message(tr)
+    assert dict(data)["missing_variables"] == missing, msg
+    assert "last traced line: " in msg and "missing variable" in msg
