@@ -94,3 +94,34 @@ def row_env(row: dict[str, Any], *, node: str, workspace: str,
         "RESULT_FILENAME": result_filename(row, node),
     }
     return env
+
+
+# runner-local paths of the derived job environment: the sandbox provides its own
+_RUNNER_PATHS = frozenset({"HOME", "GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_PATH",
+                           "GITHUB_STATE", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH",
+                           "RUNNER_TEMP", "RUNNER_TOOL_CACHE", "GITHUB_WORKSPACE"})
+
+
+def job_env(row: dict[str, Any], *, node: str, workspace: str, eval_only: bool = False,
+            workflows: Any = None) -> tuple[dict[str, str], str]:
+    """The launcher's environment for ``row`` on ``node`` and where it came from: the
+    benchmark workflow template that dispatches the row (shared derivation,
+    :func:`inferencex_tools.workflow.jobenv.job_environment`: its ``env:`` blocks, step
+    env and run-step exports, e.g. ``RESULT_DIR``) over the built-in :func:`row_env`;
+    the built-in one alone when no workflow dispatches the row's bucket."""
+    env = row_env(row, node=node, workspace=workspace, eval_only=eval_only)
+    if workflows is None:
+        return env, "built-in"
+    from inferencex_tools.workflow.jobenv import LocalPaths, job_environment
+
+    wrow = dict(row)
+    if eval_only:
+        wrow["run-eval"], wrow["eval-only"] = True, True
+    je = job_environment(workflows, wrow, node=node,
+                         paths=LocalPaths(workspace=workspace, runner_root="/github/runner"))
+    if je is None:
+        return env, "built-in"
+    for k, v in je.env.items():
+        if k not in _RUNNER_PATHS:
+            env[k] = v
+    return env, f"{je.template} ({je.dispatch})"

@@ -7,6 +7,7 @@ in, the allocation, job step, server launch and findings out.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,7 @@ class RenderedJob:
     launcher: str | None
     script: str | None
     workflow_env: dict[str, str] = field(default_factory=dict)
+    env_source: str = "built-in"  # the workflow template the environment was derived from
     launcher_env: dict[str, str] = field(default_factory=dict)
     allocation: Allocation | None = None
     step: list[str] | None = None
@@ -104,7 +106,8 @@ class RenderedJob:
             "exp-name": self.name, "config-key": self.config_key, "arm": self.arm,
             "conc": self.row.get("conc"), "mode": "eval" if self.eval_only else "throughput",
             "node": self.node, "launcher": self.launcher, "script": self.script,
-            "workflow-env": self.workflow_env, "launcher-env": self.launcher_env,
+            "workflow-env": self.workflow_env, "env-source": self.env_source,
+            "launcher-env": self.launcher_env,
             "allocation": self.allocation.to_dict() if self.allocation else None,
             "step": self.step,
             "server": self.server.to_dict() if self.server else None,
@@ -174,6 +177,41 @@ def _allocation(lt: LaunchTrace, launcher: str, findings: list[Finding]) -> Allo
         job_name=last_value(opts, "--job-name"))
 
 
+def _flat(s: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "_", s.lower()).strip("_")
+
+
+_SQUASHFS = (".sqsh", ".sqfs", ".squashfs")
+
+
+def squashfs_of(image: str, container: str) -> bool:
+    """A launcher convention: the container is a squashfs file imported from the row's
+    image, named after it (``vllm/vllm-openai:v0.27.1`` →
+    ``/data/containers/vllm_vllm-openai_v0.27.1.sqsh``; a registry host may be dropped)."""
+    if not container.lower().endswith(_SQUASHFS):
+        return False
+    name = _flat(container.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    ref = image.split("@", 1)[0]
+    cands = {_flat(ref)}
+    first, _, rest = ref.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        cands.add(_flat(rest))
+    return any(c and c in name for c in cands)
+
+
+def mapped_to_storage(value: str, got: str) -> bool:
+    """A launcher convention: a model id the workflow exports (``org/Name``) that the
+    launcher points at its copy on shared storage (``/lustre/…/Name``, ``/data/models/…``):
+    an absolute path ending in the id's name (or its ``org--name`` / ``org_name`` forms)."""
+    if not got.startswith("/") or "/" not in value or value.startswith("/"):
+        return False
+    org, _, name = value.rstrip("/").rpartition("/")
+    forms = {_flat(name), _flat(f"{org}--{name}"), _flat(f"{org}_{name}"),
+             _flat(f"models--{org}--{name}")}
+    parts = {_flat(p) for p in got.rstrip("/").split("/") if p}
+    return bool(name) and (bool(forms & parts) or got.rstrip("/").endswith("/" + value))
+
+
 def _job_step(lt: LaunchTrace, out: Inspection, launcher: str,
               workflow_env: dict[str, str]) -> None:
     """The job step's command, its container (into the allocation), what the launcher
@@ -191,7 +229,7 @@ def _job_step(lt: LaunchTrace, out: Inspection, launcher: str,
             out.launcher_env[k] = v
     for k, v in workflow_env.items():
         got = lt.step_env.get(k)
-        if k == "GITHUB_WORKSPACE" or got == v:
+        if k == "GITHUB_WORKSPACE" or got == v or (got is not None and mapped_to_storage(v, got)):
             continue
         out.findings.append(VAR_DROPPED.at(
             launcher, None, None,
@@ -235,7 +273,8 @@ def _allocation_checks(a: Allocation, row: dict[str, Any], launcher: str) -> lis
             f"{a.nodes or 1} node(s), the row needs {want} (tp·pp·pcp)"))
     image = row.get("image")
     if a.container_image and image and a.container_image != image \
-            and str(image) not in a.container_image:
+            and str(image) not in a.container_image \
+            and not squashfs_of(str(image), a.container_image):
         out.append(IMAGE_MISMATCH.at(
             launcher, None, None, f"container {a.container_image}, row image {image}"))
     return out

@@ -7,9 +7,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from inferencex_tools.errors import UsageError
-from inferencex_tools.launch.env import row_env
+from inferencex_tools.launch.env import job_env
 from inferencex_tools.launch.render import RenderedJob, inspect_launch
 from inferencex_tools.launch.rows import (
     SelectedRow,
@@ -90,7 +91,8 @@ def _labels(root: Path) -> dict[str, list[str]]:
 
 
 def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
-               runner: str | None, *, timeout: float = 60.0) -> RenderedJob:
+               runner: str | None, *, timeout: float = 60.0,
+               workflows: Any = None) -> RenderedJob:
     row = sel.row
     missing = [k for k in ("exp-name", "model", "image", "precision", "framework", "runner")
                if k not in row]
@@ -112,8 +114,9 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
         job.findings.append(rule_by_id[rid].at(where, None, None, f"{job.name}: {msg}"))
     if res.node is None or res.launcher is None or row.get("prefill") is not None:
         return job
-    job.workflow_env = row_env(row, node=res.node, workspace="$GITHUB_WORKSPACE",
-                               eval_only=sel.eval_only)
+    job.workflow_env, job.env_source = job_env(
+        row, node=res.node, workspace="$GITHUB_WORKSPACE", eval_only=sel.eval_only,
+        workflows=workflows)
     lt = trace_launch(root, res.launcher, dict(job.workflow_env), script=res.script,
                       timeout=timeout)
     an = inspect_launch(lt, row=row, script=res.script, launcher=res.launcher,
@@ -130,11 +133,28 @@ def _render_all(root: Path, rows: list[SelectedRow], labels: dict[str, list[str]
     """Render rows, a few at a time (each trace is a pair of sandboxed subprocesses)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    wf = workflows_of(root)
     workers = max(1, min(4, os.cpu_count() or 1, len(rows)))
     if workers == 1:
-        return [render_row(root, sel, labels, runner) for sel in rows]
+        return [render_row(root, sel, labels, runner, workflows=wf) for sel in rows]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda sel: render_row(root, sel, labels, runner), rows))
+        return list(pool.map(lambda sel: render_row(root, sel, labels, runner, workflows=wf),
+                             rows))
+
+
+def workflows_of(root: Path) -> Any:
+    """The benchmark workflows of the repository at ``root`` (None without any that
+    dispatches rows): the same derivation the policy check uses."""
+    from inferencex_tools.io.files import read_bytes
+    from inferencex_tools.workflow import load_workflows
+
+    d = root / ".github" / "workflows"
+    if not d.is_dir():
+        return None
+    files = {f".github/workflows/{p.name}": read_bytes(p) for p in sorted(d.iterdir())
+             if p.suffix in (".yml", ".yaml") and p.is_file() and not p.is_symlink()}
+    wf = load_workflows(files)
+    return wf if wf.dispatches else None
 
 
 def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list[RenderedJob]]:
