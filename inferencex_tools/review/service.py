@@ -66,6 +66,18 @@ class _Ctx:
     sources: dict[str, str] = field(default_factory=dict)
     policy: list[Finding] = field(default_factory=list)
 
+    def adopt(self, findings: list[Finding]) -> list[Finding]:
+        """The repository's adoption settings (``[tool.ixtool]`` / ``.ixtool.toml``:
+        severities, disabled rules, per-path ignores) applied to ``findings``."""
+        from inferencex_tools.io.settings import find_settings, relpath_from
+        from inferencex_tools.report.adopt import apply_settings
+        from inferencex_tools.report.findings import Result
+
+        settings, _ = find_settings(self.req.root)
+        res = Result("review", findings=list(findings))
+        apply_settings(res, settings, relpath_from(self.req.root, self.req.root))
+        return res.findings
+
     def say(self, msg: str) -> None:
         if self.req.progress:
             self.req.progress(msg)
@@ -193,6 +205,7 @@ def _review(ctx: _Ctx) -> Review:
     findings += ctx.policy
     _golden(ctx, r, spec_keys, policy_rows)
     findings += _launches(ctx, r, spec_keys, rendered)
+    findings = ctx.adopt(findings)
     r.findings = findings
     r.verdict = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
     r.comments, r.other_findings = _place(ctx, r, findings, cl_comments)
@@ -221,7 +234,8 @@ def _changelog(ctx: _Ctx) -> tuple[list[Finding], list[LineComment], list[dict[s
     if fix.data is None:
         return list(a.findings), [], entries
     commentable = C.added_lines(base_raw, head_raw)
-    comments, _ = C.suggestions(CHANGELOG, head_raw, fix.data, list(a.findings), commentable,
+    comments, _ = C.suggestions(CHANGELOG, head_raw, fix.data, ctx.adopt(list(a.findings)),
+                                commentable,
                                 "; ".join(fix.applied) or "safe fix")
     return list(a.findings), comments, entries
 

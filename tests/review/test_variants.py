@@ -77,3 +77,19 @@ def test_memory_fraction_below_the_sibling_is_quiet(tmp_path: Path, value: str) 
     script = SCRIPT.replace("--gpu-memory-utilization 0.90", f"--gpu-memory-utilization {value}")
     r = review_of(tmp_path, script)
     assert not [f for f in r.findings if f.rule == "PO501"]
+
+
+def test_repository_settings_apply(tmp_path: Path) -> None:
+    """The adoption settings (.ixtool.toml) reach the review: PO501 turned off → neither a
+    finding nor a comment; CL502 as a warning → its suggestion stays, the gate passes it."""
+    w = make_world(tmp_path, {MTP_SCRIPT: SCRIPT.replace(*OOM),
+                              ".ixtool.toml": '[severity]\nPO501 = "off"\nCL502 = "warning"\n'})
+    try:
+        r = build_review(ReviewRequest(root=w.user, base="origin/main", pr=PRN, repo=SLUG))
+    finally:
+        w.fake.stop()
+    assert not [f for f in r.findings if f.rule == "PO501"]
+    assert not [c for c in r.comments if "PO501" in c.rules]
+    [cl] = [f for f in r.findings if f.rule == "CL502"]
+    assert cl.severity.value == "warning"
+    assert [c.rules for c in r.comments if c.suggestion] == [["CL502"]]
