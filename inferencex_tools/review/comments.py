@@ -18,13 +18,29 @@ from inferencex_tools.review.model import LineComment
 _ICON = {"error": "🛑", "warning": "⚠️", "note": "ℹ️"}
 
 
+def opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """``difflib`` opcodes of ``a`` → ``b``, the common head and tail cut off first (an
+    append-only changelog of thousands of lines differs in a few at its end)."""
+    n = min(len(a), len(b))
+    p = 0
+    while p < n and a[p] == b[p]:
+        p += 1
+    q = 0
+    while q < n - p and a[len(a) - 1 - q] == b[len(b) - 1 - q]:
+        q += 1
+    mid = difflib.SequenceMatcher(None, a[p:len(a) - q], b[p:len(b) - q],
+                                  autojunk=False).get_opcodes()
+    out: list[tuple[str, int, int, int, int]] = [
+        (t, i1 + p, i2 + p, j1 + p, j2 + p) for t, i1, i2, j1, j2 in mid if t != "equal"]
+    return out
+
+
 def added_lines(base: bytes | None, head: bytes) -> set[int]:
     """1-based head line numbers the change added or modified."""
     a = (base or b"").decode("utf-8", "replace").splitlines()
     b = head.decode("utf-8", "replace").splitlines()
     out: set[int] = set()
-    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b,
-                                                         autojunk=False).get_opcodes():
+    for tag, _i1, _i2, j1, j2 in opcodes(a, b):
         if tag in ("replace", "insert"):
             out.update(range(j1 + 1, j2 + 1))
     return out
@@ -43,10 +59,7 @@ def suggestions(path: str, head: bytes, fixed: bytes, findings: list[Finding],
     b = fixed.decode("utf-8", "replace").splitlines(keepends=True)
     comments: list[LineComment] = []
     covered: list[Finding] = []
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal":
-            continue
+    for _tag, i1, i2, j1, j2 in opcodes(a, b):
         if i1 == i2:  # pure insertion: anchor on the line before (or the first line)
             if i1 == 0:
                 start, end, text = 1, 1, "".join(b[j1:j2]) + (a[0] if a else "")

@@ -185,23 +185,26 @@ def _review(ctx: _Ctx) -> Review:
     ctx.say("review: changelog")
     cl_findings, cl_comments, new_entries = _changelog(ctx)
     r.touched = _touched(ctx, new_entries)
-    ctx.say("review: gate")
-    gate_findings, r.stages = _gate(ctx)
-    findings: list[Finding] = cl_findings + [f for f in gate_findings if f.file != CHANGELOG]
     spec_keys = [k for k in r.touched if S.is_spec(ctx.head_cfg[k])]
-    ctx.say("review: matrix")
-    _matrix(ctx, r)
     from concurrent.futures import ThreadPoolExecutor
 
-    ctx.say(f"review: policy check ({len(spec_keys)} spec-decoding key(s)) and launches")
-    with ThreadPoolExecutor(max_workers=1) as pool:  # both mostly wait on traces
-        policy = pool.submit(_policy, ctx, spec_keys, r)
+    ctx.say(f"review: policy check ({len(spec_keys)} spec-decoding key(s)), gate, matrix, "
+            "launches")
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the traces mostly wait
+        policy = pool.submit(_policy, ctx, spec_keys)
+        gate_findings, stages = _gate(ctx)
+        _matrix(ctx, r)
         rendered = _render(ctx, [(k, None) for k in r.touched])
         ok = [k for k in r.touched if any(j.server for j in rendered[k])]
         rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=False)))
         if any(memory_of(j) for k in ok if k in spec_keys for j in rendered[k]):
             rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=True)))
-        ctx.policy, policy_rows = policy.result()
+        ctx.policy, policy_rows, stages["policy"] = policy.result()
+    stages.update(r.stages)  # the review's own matrix stage wins over the gate's
+    r.stages = {n: stages.pop(n) for n in ("changelog", "configs", "policy", "matrix")
+                if n in stages}
+    r.stages.update(stages)
+    findings: list[Finding] = cl_findings + [f for f in gate_findings if f.file != CHANGELOG]
     findings += ctx.policy
     _golden(ctx, r, spec_keys, policy_rows)
     findings += _launches(ctx, r, spec_keys, rendered)
@@ -278,23 +281,20 @@ def _matrix(ctx: _Ctx, r: Review) -> None:
     r.stages["matrix"] = "ok"
 
 
-def _policy(ctx: _Ctx, keys: list[str], r: Review) -> tuple[list[Finding], list[dict[str, Any]]]:
-    """The policy check of the touched spec-decoding keys: findings and verdict rows."""
+def _policy(ctx: _Ctx, keys: list[str]) -> tuple[list[Finding], list[dict[str, Any]], str]:
+    """The policy check of the touched spec-decoding keys: findings, verdict rows, stage."""
     if not keys:
-        r.stages["policy"] = "skipped"
-        return [], []
+        return [], [], "skipped"
     from inferencex_tools.policy.service import CheckRequest, run_check
 
     try:
         res = run_check(CheckRequest(root=ctx.req.root, config_keys=keys,
                                      timeout=ctx.req.timeout))
     except IxtoolError as exc:
-        r.stages["policy"] = f"error: {exc.message}"
-        return [], []
-    r.stages["policy"] = "ok" if res.ok else "fail"
+        return [], [], f"error: {exc.message}"
     for path, text in (res.info.get("sources") or {}).items():
         ctx.sources.setdefault(path, text)
-    return list(res.findings), list(res.info.get("rows") or [])
+    return list(res.findings), list(res.info.get("rows") or []), "ok" if res.ok else "fail"
 
 
 def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]]) -> None:

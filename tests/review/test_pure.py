@@ -207,3 +207,24 @@ def test_golden_rows_from_policy_rows() -> None:
 ])
 def test_engine_value(raw: str, al: float, k: int, want: float) -> None:
     assert engine_value(raw, al, k)[0] == want
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("abc", "abxc"), ("abc", "ab"), ("", "ab"), ("abc", "xbc"), ("aaaa", "aaaaa"),
+    ("abcabc", "abXabcY"), ("ab", "ab"),
+])
+def test_opcodes_equal_difflib(a: str, b: str) -> None:
+    import difflib
+
+    want = [op for op in difflib.SequenceMatcher(None, list(a), list(b),
+                                                 autojunk=False).get_opcodes()
+            if op[0] != "equal"]
+    got = C.opcodes(list(a), list(b))
+    # the same edit: applying either to a gives b
+    def apply(ops: list[tuple[str, int, int, int, int]]) -> str:
+        out, pos = [], 0
+        for _t, i1, i2, j1, j2 in ops:
+            out += a[pos:i1] + b[j1:j2]
+            pos = i2
+        return "".join(out) + a[pos:]
+    assert apply(got) == apply(want) == b
