@@ -69,7 +69,8 @@ def review(
         pr = event["number"]
     repo = repo or env.repository
     if post and pr is None:
-        raise UsageError("--post needs --pr N (or a pull_request event)")
+        raise UsageError("--post needs --pr N (or a pull_request event)",
+                         hint="e.g. ixtool review --pr 1234 --post")
     req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
                         timeout=timeout)
     forge = None
