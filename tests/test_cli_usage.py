@@ -164,3 +164,14 @@ def test_the_hint_walk_sees_a_missing_hint() -> None:
            "raise errors.InputError('w', **kw)\n")
     assert _error_sites(src) == [(1, "InputError", False), (2, "UsageError", True),
                                  (3, "InputError", True)]
+
+
+def test_repo_is_owner_name_and_a_directory_is_root(tmp_path: Path) -> None:
+    """--root DIR everywhere a directory is meant; --repo DIR still works where it used
+    to (ci plan, ci gate, launch), with a deprecation warning."""
+    for argv in (["ci", "plan"], ["ci", "gate"], ["launch", "render"]):
+        help_text = ixtool(tmp_path, *argv, "--help").stdout
+        assert "--root DIR" in help_text, argv
+    assert "--repo OWNER/NAME" in ixtool(tmp_path, "ci", "gate", "--help").stdout
+    p = ixtool(tmp_path, "launch", "render", "--repo", str(tmp_path), "--config-key", "k")
+    assert "ixtool: warning: --repo" in p.stderr and "--root" in p.stderr

@@ -212,3 +212,15 @@ def test_no_import_cycles() -> None:
     assert "inferencex_tools.launch.render" in graph
     assert _cycles(graph) == []
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_io_adapters_are_held_to_the_same_rules() -> None:
+    """io/ adapters are checked like the core: they never import the CLI, never print or
+    touch the terminal, never exit (reading the environment is the one thing some may do,
+    listed in ENV_READERS)."""
+    io_modules = [p for p in MODULES if p.relative_to(PKG).parts[0] == "io"]
+    assert len(io_modules) >= 8, "io/ adapters are missing from the layering check"
+    for path in io_modules:
+        found = _violations(path)
+        rel = path.relative_to(PKG).as_posix()
+        assert not found["cli"] and not found["terminal"] and not found["exit"], (rel, found)

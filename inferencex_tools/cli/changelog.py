@@ -83,7 +83,11 @@ def validate(
       PR           diff + --pr N: new links must be XXX or this PR's URL.
 
     Exit codes: 0 clean, 1 findings, 2 usage or input error.
-    Rules and examples: docs/changelog.md.
+
+    \b
+    Examples:
+      ixtool changelog validate
+      ixtool changelog validate --base origin/main --pr 1234 --fix
     """
     from inferencex_tools.changelog.service import (
         ValidateRequest,
@@ -147,6 +151,10 @@ def canonicalize_cmd(
 
     Exit codes: 0 done (or nothing to do), 1 refused (the reason is printed),
     2 usage or input error.
+
+    \b
+    Example:
+      ixtool changelog canonicalize --pr 1234
     """
     from inferencex_tools.changelog.merge_service import CanonicalizeRequest, run_canonicalize
 
@@ -185,6 +193,10 @@ def resolve_conflict_cmd(
     Writes atomically; `git add PATH` afterwards.
 
     Exit codes: 0 resolved, 1 refused (the reason is printed), 2 usage or input error.
+
+    \b
+    Example:
+      ixtool changelog resolve-conflict --pr 1234 && git add perf-changelog.yaml
     """
     from inferencex_tools.changelog.merge_service import ResolveRequest, run_resolve
 
@@ -224,6 +236,12 @@ def merge_driver_cmd(
     Writes the resolution into %A and exits 0; on refusal leaves git's usual
     conflict markers in %A, prints the reason and exits non-zero (git then reports
     the conflict).
+
+    Exit codes: 0 resolved, 1 refused (conflict markers left in %A), 2 usage or input error.
+
+    \b
+    Example:
+      ixtool changelog merge-driver base.yaml ours.yaml theirs.yaml --pr 1234
     """
     from inferencex_tools.changelog.merge_service import DriverRequest, run_driver
 
@@ -264,6 +282,10 @@ def add_cmd(
     missing.
 
     Exit codes: 0 appended, 1 refused (findings), 2 usage or input error.
+
+    \b
+    Example:
+      ixtool changelog add -k dsr1-fp8-h200-sglang -d 'Bump sglang to 0.5.3'
     """
     import sys
 

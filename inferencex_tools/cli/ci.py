@@ -9,10 +9,13 @@ from pathlib import Path
 import typer
 
 from inferencex_tools.cli.common import (
+    DEPRECATED_REPO_DIR,
     FORMAT_OPTION,
     Format,
     actions_env,
     adopt,
+    repo_and_root,
+    root_of,
     write_outputs,
     write_summary,
 )
@@ -36,8 +39,9 @@ def plan(
     event_name: str | None = typer.Option(
         None, "--event-name",
         help="pull_request, push or merge_group (default: $GITHUB_EVENT_NAME)."),
-    repo: Path = typer.Option(
-        Path("."), "--repo", help="The clone to read the head commit and the changelog diff from."),
+    root: Path = typer.Option(
+        Path("."), "--root", help="The clone to read the head commit and the changelog diff from."),
+    repo_dir: str | None = DEPRECATED_REPO_DIR,
     changelog: str = typer.Option(
         "perf-changelog.yaml", "--changelog", help="Changelog path inside the repository."),
     comments: Path | None = typer.Option(
@@ -53,7 +57,12 @@ def plan(
     \b
     Writes key=value outputs to $GITHUB_OUTPUT and a decision table to
     $GITHUB_STEP_SUMMARY when those are set (see docs/ci.md for every key).
-    Exit codes: 0 decided, 1 label errors (e.g. two primary labels), 2 usage/input error.
+
+    Exit codes: 0 decided, 1 label errors (e.g. two primary labels), 2 usage or input error.
+
+    \b
+    Example:
+      ixtool ci plan --event event.json --event-name pull_request --root .
     """
     from inferencex_tools.ci.outputs import explain_text, output_pairs, summary_markdown
     from inferencex_tools.ci.service import PlanRequest
@@ -62,7 +71,7 @@ def plan(
 
     env = actions_env()
     decision, result = run_plan(PlanRequest(
-        event_path=event, event_name=event_name, repo=repo, changelog=changelog,
+        event_path=event, event_name=event_name, repo=root_of(root, repo_dir), changelog=changelog,
         comments=comments, use_git=not no_git, actions=env))
     write_outputs(output_pairs(decision), env=env)
     write_summary(summary_markdown(decision), env=env)
@@ -87,6 +96,13 @@ def explain(
     """Explain what a label set does (default: a synchronize event of a same-repo PR).
 
     Without labels, also lists the 13 relevant labels. Exit 1 when the labels conflict.
+
+    Exit codes: 0 explained, 1 the labels conflict, 2 usage error (not a sweep or policy label).
+
+    \b
+    Examples:
+      ixtool labels explain
+      ixtool labels explain full-sweep-enabled evals-only
     """
     from inferencex_tools.ci.outputs import explain_text
     from inferencex_tools.ci.service import explain as run_explain
@@ -120,6 +136,12 @@ def shards(
     Writes shard-count, jobs, canary and shard-1 … shard-N (JSON lists of {id, runner,
     name}; [] when empty) to $GITHUB_OUTPUT, or prints them. Exit 1 when the rows do
     not fit.
+
+    Exit codes: 0 written, 1 the rows do not fit, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool ci shards --matrix sweep-matrix.json --max-shards 4 --canary
     """
     import json
 
@@ -148,7 +170,14 @@ def row(
     workspace: str = typer.Option(".", "--workspace", help="GITHUB_WORKSPACE for --node."),
 ) -> None:
     """Print one row of a sweep matrix (JSON), or with --node its launcher environment
-    as `export KEY='value'` lines (shell-quoted) plus LAUNCHER=runners/launch_<family>.sh."""
+    as `export KEY='value'` lines (shell-quoted) plus LAUNCHER=runners/launch_<family>.sh.
+
+    Exit codes: 0 printed, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool ci row --matrix sweep-matrix.json --id single_node_1k1k/0 --node h200-dgxc-slurm_7
+    """
     from inferencex_tools.ci.service import run_row
 
     sys.stdout.write(run_row(matrix, row_id, node=node, workspace=workspace))
@@ -177,8 +206,15 @@ def priority(
 
     \b
     Accepts the reference's ci_priority.py argv verbatim and prints byte-identical
-    JSON (spec SWEEP.md §1.9): every dict with `runner` and `framework`, at any
-    depth, is scored from configs/ci-priority.yaml. Exit codes: 0 ok, 2 input error.
+    JSON: every dict with `runner` and `framework`, at any
+    depth, is scored from configs/ci-priority.yaml.
+
+    Exit codes: 0 printed, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool ci priority --input sweep-matrix.json --event-name push
+      ixtool sweep full --model-prefix dsr1 | ixtool ci priority
     """
     from inferencex_tools.ci.priority_service import PriorityRequest, read_stream, run_priority
     from inferencex_tools.io.files import read_bytes
@@ -206,13 +242,16 @@ def gate(
     pr: int | None = typer.Option(None, "--pr", min=1, help="With --base: the PR number."),
     label: list[str] | None = typer.Option(
         None, "--label", help="With --base: a PR label (repeatable) for the plan."),
-    repo: Path = typer.Option(Path("."), "--repo", help="The clone (full history)."),
+    root: Path = typer.Option(Path("."), "--root", help="The clone (full history)."),
     changelog: str = typer.Option(
         "perf-changelog.yaml", "--changelog", help="Changelog path inside the repository."),
     comments: Path | None = typer.Option(
         None, "--comments", help="The PR's issue comments (GitHub API JSON) for reuse."),
-    repo_slug: str | None = typer.Option(
-        None, "--repo-slug", help="owner/name for PR links (default: $GITHUB_REPOSITORY)."),
+    repo: str | None = typer.Option(
+        None, "--repo", help="OWNER/NAME for PR links (default: $GITHUB_REPOSITORY); a "
+        "directory here is the deprecated spelling of --root."),
+    repo_slug: str | None = typer.Option(None, "--repo-slug", hidden=True,
+                                         help="Deprecated spelling of --repo."),
     priority: str = typer.Option(
         "auto", "--priority",
         help="Queue priority of the rows: auto (configs/ci-priority.yaml at the base), "
@@ -240,7 +279,13 @@ def gate(
     \b
     Each YAML file is parsed once; findings of every stage are one result; the
     decisions and the matrix shards (row handles) go to $GITHUB_OUTPUT, a summary to
-    $GITHUB_STEP_SUMMARY (see docs/ci.md). Exit codes: 0 pass, 1 findings, 2 usage error.
+    $GITHUB_STEP_SUMMARY (see docs/ci.md).
+
+    Exit codes: 0 pass, 1 findings, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool ci gate --base origin/main --pr 1234 --label sweep-enabled --no-policy
     """
     from inferencex_tools.ci.gate import GateRequest, default_policy_stage
     from inferencex_tools.ci.gate import gate as run_gate
@@ -248,6 +293,7 @@ def gate(
     from inferencex_tools.report.reporters import render
 
     env = actions_env()
+    slug, root = repo_and_root(repo, root)
     if event is None and base is None:
         event = env.event_path
     run_id = os.environ.get("GITHUB_RUN_ID")  # the queue namespace of the reference
@@ -255,8 +301,8 @@ def gate(
         f"{run_id}:{os.environ.get('GITHUB_RUN_ATTEMPT', '1')}" if run_id else "local")
     outcome = run_gate(GateRequest(
         event_path=event, event_name=event_name or env.event_name, base=base,
-        head=head, pr=pr, labels=tuple(label or ()), repo=repo, changelog=changelog,
-        comments=comments, repo_slug=repo_slug or env.repository,
+        head=head, pr=pr, labels=tuple(label or ()), repo=root, changelog=changelog,
+        comments=comments, repo_slug=slug or repo_slug or env.repository,
         priority=priority, namespace=namespace, criteria_json=criteria_json,
         matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ())),
         policy_stage=None if no_policy else default_policy_stage)

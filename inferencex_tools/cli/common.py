@@ -186,6 +186,33 @@ def write_summary(markdown: str, *, env: ActionsEnv | None = None) -> None:
             print(f"ixtool: warning: {warning}", file=sys.stderr)
 
 
+def warn(message: str) -> None:
+    """A warning on stderr (``ixtool: warning: …``); shown under ``--quiet`` too."""
+    print(f"ixtool: warning: {message}", file=sys.stderr)
+
+
+# ``--repo`` is always OWNER/NAME; a directory is ``--root``.  Commands that once took
+# the checkout as ``--repo DIR`` keep accepting it (a hidden, deprecated spelling).
+DEPRECATED_REPO_DIR = typer.Option(
+    None, "--repo", hidden=True, help="Deprecated spelling of --root DIR.")
+
+
+def root_of(root: Path, repo_dir: str | None) -> Path:
+    """``--root``, or the directory given with the deprecated ``--repo DIR``."""
+    if repo_dir is None:
+        return root
+    warn(f"--repo {repo_dir}: give the directory with --root (--repo is OWNER/NAME)")
+    return Path(repo_dir)
+
+
+def repo_and_root(repo: str | None, root: Path) -> tuple[str | None, Path]:
+    """(OWNER/NAME, directory) where ``--repo`` may still carry a directory (deprecated):
+    an existing directory given as ``--repo`` is taken as ``--root``."""
+    if repo is not None and Path(repo).is_dir():
+        return None, root_of(root, repo)
+    return repo, root
+
+
 def info(message: str) -> None:
     """An informational line on stderr (never mixed into machine output); silent
     under ``--quiet``."""

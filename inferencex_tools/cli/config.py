@@ -49,6 +49,11 @@ def validate(
     multinode, KV offload, component scope, runner labels, benchmark scripts.
 
     Exit codes: 0 clean (warnings allowed), 1 findings, 2 usage or input error.
+
+    \b
+    Examples:
+      ixtool config validate
+      ixtool config validate --base origin/main --format github
     """
     from inferencex_tools.sweep.service import run_config_validate
 

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+from inferencex_tools.cli.common import (
+    DEPRECATED_REPO_DIR,
+    FORMAT_OPTION,
+    Format,
+    emit,
+    root_of,
+)
 from inferencex_tools.report.words import plural
 
 if TYPE_CHECKING:
@@ -35,7 +41,7 @@ EVAL_OPT = typer.Option(False, "--eval", help="Render/launch the rows as eval ru
 RUNNER_OPT = typer.Option(None, "--runner",
                           help="Concrete runner node (e.g. h200-dgxc-slurm_7); default: the "
                           "first node of the row's label in configs/runners.yaml.")
-REPO_OPT = typer.Option(Path("."), "--repo", help="Repository root (configs/, runners/, "
+ROOT_OPT = typer.Option(Path("."), "--root", help="Repository root (configs/, runners/, "
                         "benchmarks/).")
 
 
@@ -56,7 +62,8 @@ def render(
     conc: list[int] | None = CONC_OPT,
     eval_: bool = EVAL_OPT,
     runner: str | None = RUNNER_OPT,
-    repo: Path = REPO_OPT,
+    root: Path = ROOT_OPT,
+    repo_dir: str | None = DEPRECATED_REPO_DIR,
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
@@ -69,12 +76,16 @@ def render(
     renders each.  Pieces that cannot be resolved are findings (LA rules).
 
     Exit codes: 0 clean, 1 findings (errors), 2 usage or input error.
+
+    \b
+    Example:
+      ixtool launch render --config-key dsr1-fp8-h200-sglang --arm 1 --conc 64
     """
     from inferencex_tools.launch.render import format_job_text
     from inferencex_tools.launch.service import render as do_render
 
     src = _source(row, matrix, config_key, arm, conc, eval_)
-    result, jobs = do_render(repo, src, runner)
+    result, jobs = do_render(root_of(root, repo_dir), src, runner)
     if fmt is Format.text:
         for job in jobs:
             sys.stdout.write(format_job_text(job) + "\n")
@@ -131,7 +142,7 @@ def submit(
     out_dir: Path = typer.Option(Path("launch-jobs"), "--out-dir",
                                  help="Where sbatch scripts, job output and state.json go."),
     workspace: Path | None = typer.Option(None, "--workspace",
-                                          help="Checkout the jobs run in (default: --repo)."),
+                                          help="Checkout the jobs run in (default: --root)."),
     set_env: list[str] | None = typer.Option(None, "--set", metavar="KEY=VALUE",
                                              help="Extra variable exported into every job "
                                              "(repeatable)."),
@@ -143,7 +154,8 @@ def submit(
                                "(progress on stderr)."),
     interval: float = typer.Option(2.0, "--interval", min=0.1, help="Poll interval (s)."),
     timeout: float = typer.Option(3600.0, "--timeout", min=0, help="--wait limit (s)."),
-    repo: Path = REPO_OPT,
+    root: Path = ROOT_OPT,
+    repo_dir: str | None = DEPRECATED_REPO_DIR,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Turn rows into Slurm batch jobs: one sbatch per row.
@@ -157,6 +169,10 @@ def submit(
 
     Exit codes: 0 clean, 1 findings (rows skipped, sbatch refused, jobs failed),
     2 usage or input error.
+
+    \b
+    Example:
+      ixtool launch submit --config-key dsr1-fp8-h200-sglang --partition gpu --submit --wait
     """
     from inferencex_tools.errors import UsageError
     from inferencex_tools.launch.service import SubmitRequest, status_result
@@ -176,7 +192,7 @@ def submit(
     req = SubmitRequest(src=src, runner=runner, partition=partition, account=account,
                         time=time_limit, out_dir=out_dir, workspace=workspace,
                         extra_env=extra, submit=not dry_run, check=check)
-    result, jobs, state_path = do_submit(repo, req)
+    result, jobs, state_path = do_submit(root_of(root, repo_dir), req)
     if fmt is Format.text and dry_run:
         for j in jobs:
             sys.stdout.write(f"# ---- {j.script_name}\n{j.text}\n")
@@ -206,6 +222,10 @@ def status(
 
     Exit codes: 0 every job completed or still queued/running, 1 a job ended in
     another state (FAILED, CANCELLED, TIMEOUT …) or is unknown, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool launch status --wait
     """
     from inferencex_tools.launch.service import refresh, status_result
 

@@ -107,6 +107,8 @@ def run(argv: list[str] | None = None) -> NoReturn:
     SETTINGS.traceback = os.environ.get("IXTOOL_TRACEBACK") == "1"
     args = _take_global_flags(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
+    if _wants_help(args):
+        _normalize_metavars(command)
     try:
         code = command.main(args=args, prog_name="ixtool", standalone_mode=False)
     except IxtoolError as exc:
@@ -128,6 +130,21 @@ def run(argv: list[str] | None = None) -> NoReturn:
                   "this is a bug; re-run with --traceback and report it")
         _fail(*mapped)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _normalize_metavars(command: Any) -> None:
+    try:
+        from inferencex_tools.cli.metavars import normalize
+
+        normalize(command)
+    except Exception:  # cosmetic: never let the help text fail a command
+        if SETTINGS.traceback:
+            raise
+
+
+def _wants_help(args: list[str]) -> bool:
+    """Help is printed (metavars matter): -h/--help, or a group without a command."""
+    return not args or any(a in ("-h", "--help") for a in args) or len(args) <= 2
 
 
 def _usage_error(exc: Exception, command: Any, args: list[str]) -> tuple[str, str] | None:

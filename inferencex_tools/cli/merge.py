@@ -58,8 +58,9 @@ Environment: GITHUB_TOKEN or GH_TOKEN (never printed), GITHUB_API_URL
 (GitHub Enterprise: https://HOST/api/v3; plain http only to a loopback address).
 
 \b
-Example:
-  GH_TOKEN=$(gh auth token) ixtool merge-with-reuse 1234 --dry-run
+Examples:
+  ixtool merge-with-reuse 1234 --dry-run
+  GH_TOKEN=$(gh auth token) ixtool merge-with-reuse 1234 --yes
 
 \b
 Exit codes: 0 merged (or already merged, or --dry-run plan printed);

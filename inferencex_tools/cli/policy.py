@@ -52,7 +52,11 @@ def golden_cmd(
 ) -> None:
     """Print the golden AL for MODEL/draft/K/mode in each engine's unit.
 
-    Exit codes: 0 printed, 2 unknown or ambiguous model/draft, missing curve.
+    Exit codes: 0 printed, 2 usage or input error (unknown or ambiguous model/draft, missing curve).
+
+    \b
+    Example:
+      ixtool policy golden minimaxm3 --k 3 --thinking on
     """
     from inferencex_tools.policy.golden import golden
     from inferencex_tools.policy.store import open_store
@@ -107,6 +111,10 @@ def check_cmd(
     derived from the curve files (see `ixtool policy init`).
 
     Exit codes: 0 clean, 1 findings, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool policy check --config-keys 'minimaxm3-*' --rows
     """
     import os
 
@@ -138,8 +146,13 @@ def trace_cmd(
     """Trace one script in the sandbox and print what it launched (JSON).
 
     Every stubbed call is listed with its argv, the variables the script itself set, and
-    for server launches the parsed speculative config.  Exit 0 when the script exited 0,
-    1 when it failed or timed out, 2 for usage errors.
+    for server launches the parsed speculative config.
+
+    Exit codes: 0 the script exited 0, 1 it failed or timed out, 2 usage or input error.
+
+    \b
+    Example:
+      ixtool policy trace benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh --set CONC=64
     """
     from inferencex_tools.policy.service import trace_report
 
@@ -162,10 +175,20 @@ def init_cmd(
     The derivation reads the curve files (their top-level key and header), the curves'
     README and the draft ids the recipes launch.  What it cannot decide is reported
     (PO108) and left out.  Once committed, the registry wins over derivation.
-    Exit codes: 0 written, 1 written with ambiguities, 2 usage error (file exists).
+
+    Exit codes: 0 written, 1 written with ambiguities, 2 usage or input error (file exists).
+
+    \b
+    Example:
+      ixtool policy init --output /tmp/registry.yaml
     """
+    from inferencex_tools.errors import InputError
     from inferencex_tools.policy.service import run_init
 
+    if curves_dir is not None and not (root / curves_dir).is_dir():
+        raise InputError(f"{curves_dir}: no such directory",
+                         hint="--curves-dir is the directory of the curve files, "
+                         "relative to --root")
     res = run_init(root, curves_dir=curves_dir, output=output, force=force)
     typer.echo(f"wrote {res.path}")
     for f in res.findings:
@@ -186,8 +209,13 @@ def curves_cmd(
 
     Every *.yaml in the curves directory must pass schemas/golden-al.schema.json, carry
     its source run URL and be covered by a registry row; every registry row whose curve
-    file is present must name its model key.  Exit codes: 0 clean, 1 findings, 2 input
-    error (no or invalid registry).
+    file is present must name its model key.
+
+    Exit codes: 0 clean, 1 findings, 2 usage or input error (no or invalid registry).
+
+    \b
+    Example:
+      ixtool policy curves --strict
     """
     from inferencex_tools.policy.service import run_curves
 

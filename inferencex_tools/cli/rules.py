@@ -24,6 +24,13 @@ def rules(
     """List every rule: id, severity, what it checks and how to fix it.
 
     docs/rules.md is generated with: ixtool rules --format markdown > docs/rules.md
+
+    Exit codes: 0 listed, 2 usage error (unknown area).
+
+    \b
+    Examples:
+      ixtool rules --area changelog
+      ixtool rules --format markdown > docs/rules.md
     """
     from inferencex_tools.errors import UsageError
     from inferencex_tools.report import catalog

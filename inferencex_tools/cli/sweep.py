@@ -162,7 +162,13 @@ def full(
     """Full sweep over every config (alias: full-sweep).
 
     Prints the matrix as one line of JSON, identical to the reference generator.
-    Exit codes: 0 ok, 2 usage or input error.
+
+    Exit codes: 0 printed, 2 usage or input error.
+
+    \b
+    Examples:
+      ixtool sweep full --model-prefix dsr1 --seq-lens 1k1k --single-node
+      ixtool sweep full --configs configs/nvidia-master.yaml configs/amd-master.yaml
     """
     from inferencex_tools.sweep.generate import SCENARIOS, SweepRequest
     from inferencex_tools.sweep.service import run_sweep
@@ -202,7 +208,11 @@ def test_config(
 ) -> None:
     """Rows of selected config keys (ranges always expand with step 2).
 
-    Exit codes: 0 ok, 2 usage or input error (unknown key, glob matching nothing).
+    Exit codes: 0 printed, 2 usage or input error (unknown key, glob matching nothing).
+
+    \b
+    Example:
+      ixtool sweep test-config --config-keys 'dsr1-fp8-*' --conc 64
     """
     from inferencex_tools.sweep.generate import SCENARIOS, SweepRequest
     from inferencex_tools.sweep.service import run_sweep
@@ -251,7 +261,12 @@ def from_changelog(
 
     Prints one line of JSON: single_node / multi_node buckets (1k1k, 8k1k, agentic),
     evals, agentic_evals, multinode_evals, multinode_agentic_evals, changelog_metadata.
-    Exit codes: 0 ok, 2 usage, git or input error.
+
+    Exit codes: 0 printed, 2 usage or input error (git, changelog).
+
+    \b
+    Example:
+      ixtool sweep from-changelog --base origin/main --summary
     """
     import json
 
@@ -308,7 +323,14 @@ def explain_cmd(
     config_files: list[str] | None = CONFIG_FILES,
     runner_config: str | None = RUNNER_CONFIG,
 ) -> None:
-    """Show how one config key expands: arms × concurrencies × nodes, for reviewers."""
+    """Show how one config key expands: arms × concurrencies × nodes, for reviewers.
+
+    Exit codes: 0 explained, 2 usage or input error (unknown key).
+
+    \b
+    Example:
+      ixtool sweep explain dsr1-fp8-h200-sglang
+    """
     from inferencex_tools.sweep.explain import explain, render
     from inferencex_tools.sweep.service import load_inputs
 

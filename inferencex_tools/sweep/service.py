@@ -34,7 +34,8 @@ def default_master_files(cwd: Path | None = None) -> list[Path]:
     found = find_master_files(Path.cwd() if cwd is None else cwd)
     if not found:
         raise UsageError("no master configs found (configs/*-master.yaml)",
-                         hint="pass --config-files or run from the repository root")
+                         hint="run from the repository root, or name the master config "
+                         "files (see --help)")
     return found
 
 

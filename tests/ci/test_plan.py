@@ -166,7 +166,7 @@ def test_reuse_authorization_skips_pr_sweep(tmp_path: Path, shas: dict[str, str]
                          .replace("__HEAD_SHA__", shas["head"]), encoding="utf-8")
     p = subprocess.run(
         [sys.executable, "-m", "inferencex_tools", "ci", "plan", "--event", str(env_event),
-         "--event-name", "pull_request", "--repo", shas["repo"],
+         "--event-name", "pull_request", "--root", shas["repo"],
          "--comments", str(CASES / "comments.reuse.json"), "--format", "json"],
         env={k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
         capture_output=True, text=True, check=False, timeout=60)

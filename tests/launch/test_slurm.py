@@ -189,7 +189,7 @@ def test_status_command_reads_jobs_back(cluster: slurm_cluster.Cluster,
     env = dict(cluster.env)
     base = [PY, "-m", "inferencex_tools", "launch"]
     sub = subprocess.run(
-        [*base, "submit", "--repo", str(ws), "--config-key", SEED_KEY, "--arm", "3",
+        [*base, "submit", "--root", str(ws), "--config-key", SEED_KEY, "--arm", "3",
          "--conc", "4", "--conc", "16", "--partition", slurm_cluster.PARTITION,
          "--out-dir", str(out), "--submit", "--no-check",
          "--set", f"PATH={shims}:/usr/local/bin:/usr/bin:/bin",
@@ -218,7 +218,7 @@ def test_failed_and_unknown_jobs_are_findings(cluster: slurm_cluster.Cluster,
     records.mkdir()
     base = [PY, "-m", "inferencex_tools", "launch"]
     sub = subprocess.run(
-        [*base, "submit", "--repo", str(ws), "--config-key", SEED_KEY, "--arm", "1",
+        [*base, "submit", "--root", str(ws), "--config-key", SEED_KEY, "--arm", "1",
          "--conc", "1", "--partition", slurm_cluster.PARTITION, "--out-dir", str(out),
          "--submit", "--no-check", "--wait", "--interval", "0.5", "--timeout", "60",
          "--set", f"PATH={shims}:/usr/local/bin:/usr/bin:/bin",

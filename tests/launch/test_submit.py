@@ -52,7 +52,7 @@ def test_dry_run_scripts_for_the_seed_rows(repo_root: Path, tmp_path: Path) -> N
 def test_cli_dry_run_prints_scripts_and_submits_nothing(repo_root: Path,
                                                       tmp_path: Path) -> None:
     r = CliRunner().invoke(app, [
-        "launch", "submit", "--repo", str(repo_root), "--config-key", SEED_KEY, "--arm", "3",
+        "launch", "submit", "--root", str(repo_root), "--config-key", SEED_KEY, "--arm", "3",
         "--conc", "16", "--eval", "--no-check", "--out-dir", str(tmp_path / "jobs")])
     assert r.exit_code == 0, r.output
     assert r.output.count("#!/bin/bash") == 1
@@ -63,7 +63,7 @@ def test_cli_dry_run_prints_scripts_and_submits_nothing(repo_root: Path,
 
 def test_cli_render_json(repo_root: Path) -> None:
     r = CliRunner().invoke(app, [
-        "launch", "render", "--repo", str(repo_root), "--config-key", SEED_KEY, "--arm", "2",
+        "launch", "render", "--root", str(repo_root), "--config-key", SEED_KEY, "--arm", "2",
         "--conc", "12", "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
@@ -84,14 +84,14 @@ def test_cli_render_json(repo_root: Path) -> None:
     (["--arm", "1", "--row", "{}"], "--arm needs --config-key"),
 ])
 def test_render_usage_errors(repo_root: Path, args: list[str], message: str) -> None:
-    r = subprocess.run([*IX, "launch", "render", "--repo", str(repo_root), *args],
+    r = subprocess.run([*IX, "launch", "render", "--root", str(repo_root), *args],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 2, r.stdout + r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr
 
 
 def test_submit_rejects_other_schedulers(repo_root: Path) -> None:
-    r = subprocess.run([*IX, "launch", "submit", "--repo", str(repo_root), "--config-key",
+    r = subprocess.run([*IX, "launch", "submit", "--root", str(repo_root), "--config-key",
                         SEED_KEY, "--scheduler", "pbs"], capture_output=True, text=True,
                        check=False)
     assert r.returncode == 2 and "only slurm" in r.stderr
