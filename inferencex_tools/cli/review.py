@@ -29,8 +29,13 @@ posts nothing) and one sticky summary comment, edited in place on every new head
 Environment (--pr/--post): GITHUB_TOKEN or GH_TOKEN (never printed), GITHUB_API_URL
 (GitHub Enterprise: https://HOST/api/v3).
 
+Exit codes: 0 the gate passes, 1 it fails (errors found), 2 usage or input error (git,
+GitHub).
+
 \b
-Exit codes: 0 the gate passes; 1 it fails (errors found); 2 usage, git or GitHub error.
+Examples:
+  ixtool review --base origin/main
+  ixtool review --pr 1234 --post
 """
 
 
@@ -59,10 +64,13 @@ def review(
         "https://api.github.com)."),
     timeout: float = typer.Option(60.0, "--timeout", min=1, help="Seconds per traced launch."),
 ) -> None:
-    from inferencex_tools.errors import UsageError
+    from inferencex_tools.errors import InputError, UsageError
     from inferencex_tools.review import render
     from inferencex_tools.review.service import ReviewRequest, build_review
 
+    if not root.is_dir():
+        raise InputError(f"{root}: no such directory",
+                         hint="--root is the repository checkout (default: .)")
     env = actions_env()
     event = env.pull_request() or {}
     if pr is None and isinstance(event.get("number"), int):
