@@ -114,9 +114,32 @@ class SchemaIssue:
         if key is not None:
             return f"unknown key {key!r}"
         if self.keyword == "type":
-            return (f"must be {self.expected}, found {self.instance!r} "
+            return (f"must be {self.expected}, found {short_repr(self.instance)} "
                     f"({type(self.instance).__name__})")
         return self.detail
+
+
+_MAX_SHOWN = 200  # characters of a value shown in a message
+
+
+def short_repr(value: Any, limit: int = _MAX_SHOWN) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, safe for any value (a huge
+    integer has no decimal repr in Python; a huge string or list is not for a finding)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        return f"<integer of {value.bit_length():,} bits>"
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + f"… ({len(value):,} characters)"
+    if isinstance(value, list | dict | tuple) and len(value) > 20:
+        return f"<{type(value).__name__} of {len(value):,} items>"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _bounded(text: str, limit: int = 4 * _MAX_SHOWN) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
 def schema_issues(name: str, instance: Any, *, definition: str | None = None
@@ -125,12 +148,19 @@ def schema_issues(name: str, instance: Any, *, definition: str | None = None
     ``$defs``); the violations, ordered by path."""
     v = def_validator(name, definition) if definition else validator(name)
     issues = []
-    for er in v.iter_errors(instance):
-        props = er.schema.get("properties") if isinstance(er.schema, dict) else None
+    try:
+        for er in v.iter_errors(instance):
+            props = er.schema.get("properties") if isinstance(er.schema, dict) else None
+            issues.append(SchemaIssue(
+                path=tuple(er.absolute_path), keyword=str(er.validator),
+                detail=_bounded(er.message), instance=er.instance, expected=er.validator_value,
+                allowed=tuple(props) if isinstance(props, dict) else ()))
+    except (ValueError, RecursionError) as exc:
+        # jsonschema formats every offending value into its message; a value Python cannot
+        # format (an integer past 4,300 decimal digits) or nesting past the stack ends here
         issues.append(SchemaIssue(
-            path=tuple(er.absolute_path), keyword=str(er.validator), detail=er.message,
-            instance=er.instance, expected=er.validator_value,
-            allowed=tuple(props) if isinstance(props, dict) else ()))
+            path=(), keyword="limit", detail=f"a value cannot be checked: {_bounded(str(exc))}",
+            instance=None, expected=None))
     return sorted(issues, key=lambda i: [str(p) for p in i.path])
 
 

@@ -29,7 +29,12 @@ def pr_url(repo: str, number: int | str) -> str:
 
 
 def is_canonical(link: str, repo: str) -> bool:
-    return re.fullmatch(re.escape(f"https://github.com/{repo}/pull/") + r"[0-9]+", link) is not None
+    """``https://github.com/<repo>/pull/N`` with N a canonical PR number (no leading
+    zeros, positive, bounded: ``pull/0``, ``pull/007`` and 5,000-digit numbers are not)."""
+    from inferencex_tools.ci.ids import pr_number
+
+    prefix = f"https://github.com/{repo}/pull/"
+    return link.startswith(prefix) and pr_number(link[len(prefix):]) is not None
 
 
 def is_placeholder(link: str, repo: str) -> bool:

@@ -16,6 +16,7 @@ from inferencex_tools.changelog.service import (
     _open_git,
     _repo_slug,
 )
+from inferencex_tools.ci.ids import pr_number
 from inferencex_tools.errors import ConflictError, GitError, InputError, IxtoolError, UsageError
 from inferencex_tools.io.actions import PR_ENV, ActionsEnv
 from inferencex_tools.io.files import atomic_write, read_bytes
@@ -161,10 +162,13 @@ def driver_pr(explicit: int | None, actions: ActionsEnv) -> int:
         return explicit
     env = actions.pr
     if env:
-        if not env.isdigit() or int(env) < 1:
-            raise UsageError(f"${PR_ENV}={env!r} is not a PR number",
-                             hint=f"set ${PR_ENV} to the PR number (e.g. 1234) or pass --pr N")
-        return int(env)
+        number = pr_number(env)
+        if number is None:
+            shown = env if len(env) <= 40 else f"{env[:40]}… ({len(env):,} characters)"
+            raise UsageError(f"${PR_ENV}={shown!r} is not a PR number",
+                             hint=f"set ${PR_ENV} to the PR number (e.g. 1234, no leading "
+                             "zeros) or pass --pr N")
+        return number
     event = actions.pull_request()
     if event is not None and isinstance(event.get("number"), int):
         return int(event["number"])

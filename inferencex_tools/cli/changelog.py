@@ -14,6 +14,7 @@ from inferencex_tools.cli.common import (
     Format,
     actions_env,
     emit,
+    pr_number_arg,
 )
 from inferencex_tools.report.findings import Result
 
@@ -41,7 +42,7 @@ def validate(
         None, "--head", help="Diff mode: the head ref (default: the working tree)."
     ),
     pr: int | None = typer.Option(
-        None, "--pr", min=1,
+        None, "--pr", parser=pr_number_arg,
         help="PR mode: the pull-request number (default: from $GITHUB_EVENT_PATH of a "
         "pull_request event). New entries' pr-link must be XXX or this PR's URL.",
     ),
@@ -108,7 +109,8 @@ def validate(
 
 # ------------------------------------------------------------------ merge operations
 
-PR_REQUIRED = typer.Option(..., "--pr", min=1, help="The pull-request number.")
+PR_REQUIRED = typer.Option(..., "--pr", parser=pr_number_arg,
+                           help="The pull-request number.")
 REPO_OPTION = typer.Option(
     None, "--repo",
     help="Canonical OWNER/NAME for pr-links (default: the origin remote, else "
@@ -215,7 +217,8 @@ def merge_driver_cmd(
     other: Path = typer.Argument(..., help="%B: the other branch's version (temp file)."),
     pathname: str = typer.Argument("perf-changelog.yaml", help="%P: the path in the repo."),
     pr: int | None = typer.Option(
-        None, "--pr", min=1, help="The PR number (default: $IXTOOL_PR, else the "
+        None, "--pr", parser=pr_number_arg,
+        help="The PR number (default: $IXTOOL_PR, else the "
         "pull_request event of GitHub Actions).",
     ),
     pr_side: str = typer.Option(
@@ -266,7 +269,8 @@ def add_cmd(
         None, "--scenario-type", help="fixed-seq-len or agentic-coding (repeatable)."
     ),
     pr: int | None = typer.Option(
-        None, "--pr", min=1, help="The PR number; the link is its URL (default: XXX, "
+        None, "--pr", parser=pr_number_arg,
+        help="The PR number; the link is its URL (default: XXX, "
         "replaced at merge by canonicalize)."
     ),
     repo: str | None = REPO_OPTION,

@@ -14,6 +14,7 @@ from inferencex_tools.cli.common import (
     Format,
     actions_env,
     adopt,
+    pr_number_arg,
     repo_and_root,
     root_of,
     write_outputs,
@@ -195,7 +196,8 @@ def priority(
         "local", "--queue-namespace",
         help="Namespace of the queue tokens, e.g. <run_id>:<run_attempt>[:<family>]."),
     pr_number: int | None = typer.Option(
-        None, "--pr-number", help="PR number for skip-queue-pr (with the skip_queue label)."),
+        None, "--pr-number", parser=pr_number_arg,
+        help="PR number for skip-queue-pr (with the skip_queue label)."),
     criteria_json: str = typer.Option(
         "", "--criteria-json",
         help="Classifier criteria (JSON array): only the facts named count."),
@@ -239,7 +241,8 @@ def gate(
     base: str | None = typer.Option(
         None, "--base", help="Without an event: the base ref (a local PR-style gate)."),
     head: str | None = typer.Option(None, "--head", help="With --base: the head ref (HEAD)."),
-    pr: int | None = typer.Option(None, "--pr", min=1, help="With --base: the PR number."),
+    pr: int | None = typer.Option(None, "--pr", parser=pr_number_arg,
+                                  help="With --base: the PR number."),
     label: list[str] | None = typer.Option(
         None, "--label", help="With --base: a PR label (repeatable) for the plan."),
     root: Path = typer.Option(Path("."), "--root", help="The clone (full history)."),

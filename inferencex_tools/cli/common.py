@@ -132,6 +132,29 @@ def _baseline(result: Result, path: Path, opts: Adoption, rel: Callable[[str], s
     return f"{n} known in baseline {path}" if n else None
 
 
+class _PrNumber:
+    """Typer parser of a ``--pr``/``--pr-number`` value: canonical decimal only (no sign,
+    spaces, underscores or leading zeros), 1 … 2**31-1 (``inferencex_tools.ci.ids``)."""
+
+    usage_hint = "a whole number from 1 to 2147483647, without leading zeros"
+    __name__ = "pr_number"
+
+    def __call__(self, value: str | int) -> int:
+        from inferencex_tools.ci.ids import pr_number
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        number = pr_number(value) if isinstance(value, str) else None
+        if number is None:
+            text = str(value)
+            shown = text if len(text) <= 40 else f"{text[:40]}… ({len(text):,} characters)"
+            raise typer.BadParameter(f"{shown!r} is not a PR number")
+        return number
+
+
+pr_number_arg = _PrNumber()
+
+
 def emit(result: Result, fmt: Format, *, strict: bool = False,
          adoption: Adoption | None = None) -> int:
     """Apply the adoption controls, print ``result`` in ``fmt``; write the job summary

@@ -41,16 +41,21 @@ EVAL_OPT = typer.Option(False, "--eval", help="Render/launch the rows as eval ru
 RUNNER_OPT = typer.Option(None, "--runner",
                           help="Concrete runner node (e.g. h200-dgxc-slurm_7); default: the "
                           "first node of the row's label in configs/runners.yaml.")
+UNSANDBOXED_OPT = typer.Option(
+    False, "--allow-unsandboxed",
+    help="Trace launcher and script even when no sandbox (user namespaces, bubblewrap) is "
+    "available: they then run as this user, without isolation.  Without it that case is "
+    "an error (exit 2).")
 ROOT_OPT = typer.Option(Path("."), "--root", help="Repository root (configs/, runners/, "
                         "benchmarks/).")
 
 
 def _source(row: str | None, matrix: Path | None, key: str | None, arm: int | None,
-            conc: list[int] | None, eval_: bool) -> RowSource:
+            conc: list[int] | None, eval_: bool, allow_unsandboxed: bool) -> RowSource:
     from inferencex_tools.launch.service import RowSource
 
     return RowSource(row_json=row, matrix=matrix, config_key=key, arm=arm,
-                     conc=list(conc or []), eval=eval_)
+                     conc=list(conc or []), eval=eval_, allow_unsandboxed=allow_unsandboxed)
 
 
 @app.command("render")
@@ -62,6 +67,7 @@ def render(
     conc: list[int] | None = CONC_OPT,
     eval_: bool = EVAL_OPT,
     runner: str | None = RUNNER_OPT,
+    allow_unsandboxed: bool = UNSANDBOXED_OPT,
     root: Path = ROOT_OPT,
     repo_dir: str | None = DEPRECATED_REPO_DIR,
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
@@ -84,7 +90,7 @@ def render(
     from inferencex_tools.launch.render import format_job_text
     from inferencex_tools.launch.service import render as do_render
 
-    src = _source(row, matrix, config_key, arm, conc, eval_)
+    src = _source(row, matrix, config_key, arm, conc, eval_, allow_unsandboxed)
     result, jobs = do_render(root_of(root, repo_dir), src, runner)
     if fmt is Format.text:
         for job in jobs:
@@ -139,6 +145,7 @@ def submit(
     time_limit: str | None = typer.Option(None, "--time", help="Job time limit (Slurm "
                                           "syntax, e.g. 04:00:00)."),
     runner: str | None = RUNNER_OPT,
+    allow_unsandboxed: bool = UNSANDBOXED_OPT,
     out_dir: Path = typer.Option(Path("launch-jobs"), "--out-dir",
                                  help="Where sbatch scripts, job output and state.json go."),
     workspace: Path | None = typer.Option(None, "--workspace",
@@ -188,7 +195,7 @@ def submit(
                              hint="e.g. --set HF_TOKEN_FILE=/etc/hf-token")
         k, v = item.split("=", 1)
         extra[k] = v
-    src = _source(row, matrix, config_key, arm, conc, eval_)
+    src = _source(row, matrix, config_key, arm, conc, eval_, allow_unsandboxed)
     req = SubmitRequest(src=src, runner=runner, partition=partition, account=account,
                         time=time_limit, out_dir=out_dir, workspace=workspace,
                         extra_env=extra, submit=not dry_run, check=check)

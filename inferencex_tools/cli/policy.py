@@ -95,6 +95,11 @@ def check_cmd(
         False, "--rows", help="Text format: print the verdict table (one line per traced row) "
         "before the findings."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    allow_unsandboxed: bool = typer.Option(
+        False, "--allow-unsandboxed",
+        help="Trace the recipes even when no sandbox (user namespaces, bubblewrap) is "
+        "available: they then run as this user, without isolation (warning PO305). "
+        "Without it that case is an error (exit 2)."),
     base: str | None = typer.Option(
         None, "--base", help="PR mode: curves and registry from this ref's merge-base with "
         "HEAD; a curve change is an error (PO109); only rows whose config block, launcher, "
@@ -128,6 +133,7 @@ def check_cmd(
             curves_dir=curves_dir, timeout=timeout,
             jobs=jobs or 3 * (os.cpu_count() or 1), all_evals=all_evals, base=base,
             isolate=False if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1" else None,
+            allow_unsandboxed=allow_unsandboxed,
             progress=progress if progress.enabled else None,
         ))
     if rows and fmt is Format.text:

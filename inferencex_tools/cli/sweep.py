@@ -15,6 +15,8 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
+from inferencex_tools.cli.common import pr_number_arg
+
 app = typer.Typer(
     help="Generate the benchmark sweep matrix (GitHub Actions job rows).",
     no_args_is_help=True,
@@ -253,7 +255,8 @@ def from_changelog(
     queue_namespace: str = typer.Option(
         "local", "--queue-namespace", help="With --priority: the queue-token namespace."),
     pr_number: int | None = typer.Option(
-        None, "--pr-number", help="With --priority: the PR number (skip-queue-pr)."),
+        None, "--pr-number", parser=pr_number_arg,
+        help="With --priority: the PR number (skip-queue-pr)."),
     criteria_json: str = typer.Option(
         "", "--criteria-json", help="With --priority: classifier criteria (JSON array)."),
 ) -> None:

@@ -90,6 +90,9 @@ def _bad_parameter(exc: Any, ctx: Any) -> str:
         return f"{opt} takes one of: {', '.join(choices)}"
     if isinstance(ptype, click.types.IntRange | click.types.FloatRange):
         return f"{opt} takes {ptype._describe_range()}; {_help(ctx)}"
+    usage_hint = getattr(getattr(ptype, "func", None), "usage_hint", None)
+    if isinstance(usage_hint, str):  # a parser that says what it takes (cli.common)
+        return f"{opt} takes {usage_hint}; {_help(ctx)}"
     if ptype is click.types.INT:
         return f"{opt} takes a whole number; {_help(ctx)}"
     if ptype is click.types.FLOAT:

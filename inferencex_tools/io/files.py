@@ -55,6 +55,62 @@ def _check_symlinks(p: Path) -> Path:
     return real
 
 
+class PathRefused(InputError):
+    """A path taken from repository data leaves the repository or its folder, or goes
+    through a symbolic link where ixtool does not follow one."""
+
+
+def contained(root: str | os.PathLike[str], rel: str, folder: str = "", *,
+              leaf_link_ok: bool = False) -> Path:
+    """``root/rel`` when it stays inside ``root/folder``; :class:`PathRefused` otherwise.
+
+    ``rel`` comes from data (a config's model-prefix, a recipe name, a runner node): it
+    must be relative, without ``..`` components, backslashes or control characters, and
+    no directory on the way below ``root`` may be a symbolic link (a committed directory
+    link would carry the path anywhere).  The last component may be a link only with
+    ``leaf_link_ok`` and only to a file in the same folder (a launcher alias such as
+    ``launch_b200-dgxc-slurm.sh -> launch_b200-dgxc.sh``).  The path need not exist.
+    """
+    base = Path(root)
+    parts = _plain_parts(rel)
+    want = [p for p in folder.split("/") if p not in ("", ".")]
+    if parts[:len(want)] != want:
+        raise PathRefused(f"{rel[:200]}: outside {folder}/")
+    here = base
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            st = here.lstat()
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise PathRefused(f"{rel[:200]}: cannot check the path: {exc.strerror}") from None
+        if stat.S_ISLNK(st.st_mode):
+            _allowed_link(here, parts, i, leaf_link_ok)
+    return base.joinpath(*parts)
+
+
+def _plain_parts(rel: str) -> list[str]:
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    bad = any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f or c == "\\" for c in rel)
+    if rel.startswith("/") or ".." in parts or bad or not parts:
+        raise PathRefused(f"{rel[:200]!r}: not a plain path inside the repository",
+                          hint="paths built from configs and recipes must stay in their folder")
+    return parts
+
+
+def _allowed_link(here: Path, parts: list[str], i: int, leaf_link_ok: bool) -> None:
+    last = i == len(parts) - 1
+    rel = "/".join(parts)
+    if not (last and leaf_link_ok):
+        raise PathRefused(
+            f"{rel[:200]}: {'/'.join(parts[:i + 1])} is a symbolic link "
+            f"({'file' if last else 'directory'}); ixtool does not follow links in paths "
+            "taken from repository data", hint="commit the file itself instead of a link")
+    if here.resolve().parent != here.parent.resolve():
+        raise PathRefused(f"{rel[:200]}: is a symbolic link out of its folder")
+
+
 def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     p = Path(path)
     _check_symlinks(p)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inferencex_tools.errors import IxtoolError
+
 
 def succeeds(cmd: Sequence[str], *, env: Mapping[str, str], timeout: float) -> bool:
     """Does ``cmd`` run and exit 0 (output discarded)?"""
@@ -70,3 +72,79 @@ def spawn(cmd: Sequence[str], *, env: Mapping[str, str], cwd: Path | None = None
                             stdout=out, stderr=out, pass_fds=tuple(pass_fds),
                             start_new_session=True)
     return Child(proc)
+
+
+# ----------------------------------------------------------------- isolation: which, or none
+
+class SandboxUnavailable(IxtoolError):
+    """No isolation for tracing untrusted recipes here, and unsandboxed runs were not
+    allowed (exit 2: fail closed)."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How traces run: ``namespaces`` (ixtool's own user/mount/pid/net namespaces),
+    ``bwrap`` (bubblewrap, for hosts that block unprivileged user namespaces but have a
+    setuid or otherwise permitted bwrap), or ``basic`` (no isolation: only with
+    ``--allow-unsandboxed``)."""
+
+    mode: str
+    bwrap: str | None = None
+    why: str = ""
+
+
+def choose_isolation(requested: bool | None, *, namespaces: bool, bwrap: str | None,
+                     allow_unsandboxed: bool) -> Isolation:
+    """The strongest isolation available, or :class:`SandboxUnavailable`.
+
+    ``requested`` False (``IXTOOL_TRACE_NO_NAMESPACES=1``) skips the namespace mode;
+    bubblewrap is tried before giving up; running without isolation needs
+    ``allow_unsandboxed``."""
+    if requested is not False and namespaces:
+        return Isolation("namespaces")
+    if bwrap is not None and requested is not False:
+        return Isolation("bwrap", bwrap=bwrap)
+    why = ("namespaces were turned off (IXTOOL_TRACE_NO_NAMESPACES=1)" if requested is False
+           else "unprivileged user namespaces are not available and bubblewrap (bwrap) "
+           "is not installed or cannot run")
+    if allow_unsandboxed:
+        return Isolation("basic", why=why)
+    raise SandboxUnavailable(
+        f"no sandbox for tracing untrusted recipes: {why}",
+        hint="allow user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns=0 "
+        "on Ubuntu 24.04 runners) or install bubblewrap; --allow-unsandboxed runs the "
+        "recipes without isolation (only on a machine with nothing to protect)")
+
+
+def find_bwrap(path: str) -> str | None:
+    """A bubblewrap that can build a sandbox here (it runs ``true`` inside one)."""
+    import shutil
+
+    found = shutil.which("bwrap", path=path)
+    if found is None:
+        return None
+    probe = bwrap_argv(found, trace_dir="/tmp", readonly=("/",), uid=65534)
+    return found if succeeds([*probe, "true"], env={"PATH": path}, timeout=10) else None
+
+
+def bwrap_argv(bwrap: str, *, trace_dir: str, readonly: Sequence[str] = ("/",),
+               readonly_after: Sequence[str] = (), writable: Sequence[str] = (),
+               uid: int = 65534, tmp_size: int = 256 * 1024 * 1024) -> list[str]:
+    """The bubblewrap command line that runs a trace: new user (mapped to ``uid``, no
+    supplementary groups, no capabilities), pid, network (loopback only, down), ipc and
+    uts namespaces; the host read-only; a minimal ``/dev``; a fresh ``/proc``; private
+    tmpfs at ``/tmp`` and ``/run``; ``readonly_after`` (ixtool's session, which may live
+    below ``/tmp`` or ``/dev/shm``) read-only again on top; ``trace_dir`` (and
+    ``writable``) the only writable host paths; a new session; killed with ixtool."""
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+            "--uid", str(uid), "--gid", str(uid), "--cap-drop", "ALL"]
+    for p in readonly:
+        argv += ["--ro-bind", p, p]
+    argv += ["--dev", "/dev", "--proc", "/proc",
+             "--size", str(tmp_size), "--tmpfs", "/tmp",
+             "--size", str(16 * 1024 * 1024), "--tmpfs", "/run"]
+    for p in readonly_after:
+        argv += ["--ro-bind", p, p]
+    for p in (*writable, trace_dir):
+        argv += ["--bind", p, p]
+    return argv

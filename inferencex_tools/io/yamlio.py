@@ -152,9 +152,38 @@ def _scalar_timestamp(original: Any) -> Any:
     return construct
 
 
+# Integers longer than this (digits in any base, signs and ``_`` not counted) are refused
+# at load: nothing ixtool reads needs them, and Python refuses to format an integer of more
+# than 4,300 decimal digits (a 20,000-digit ``0x…`` would crash every error message that
+# shows the value).  2,000 hex digits stay below that in decimal.
+MAX_INT_DIGITS = 2000
+
+
+def _bounded_int(original: Any) -> Any:
+    def construct(self: Any, node: Any) -> Any:
+        text = node.value if isinstance(node, ScalarNode) else ""
+        if isinstance(text, str) and len(text) > MAX_INT_DIGITS:
+            digits = sum(ch.isalnum() for ch in text) - (2 if text.lstrip("+-")[:2].lower()
+                                                         in ("0x", "0o", "0b") else 0)
+            if digits > MAX_INT_DIGITS:
+                mark = getattr(node, "start_mark", None)
+                raise LimitExceeded(
+                    f"integer of {digits:,} digits (over the {MAX_INT_DIGITS:,}-digit limit)",
+                    line=mark.line + 1 if mark else None,
+                    column=mark.column + 1 if mark else None,
+                    hint="no value ixtool reads is that long; quote it if it is text",
+                    kind="limit",
+                )
+        return original(self, node)
+
+    return construct
+
+
 for _cls in (_LimitedSafeConstructor, _RoundTripConstructor):
     _cls.add_constructor("tag:yaml.org,2002:timestamp",
                          _scalar_timestamp(_cls.yaml_constructors["tag:yaml.org,2002:timestamp"]))
+    _cls.add_constructor("tag:yaml.org,2002:int",
+                         _bounded_int(_cls.yaml_constructors["tag:yaml.org,2002:int"]))
 
 
 class _FastResolver(VersionedResolver):

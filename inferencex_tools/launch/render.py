@@ -6,7 +6,6 @@ in, the allocation, job step, server launch and findings out.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from inferencex_tools.launch.rules import (
 from inferencex_tools.launch.slurmargs import gpus_requested, last_value, parse_slurm_args
 from inferencex_tools.launch.stages import LaunchTrace, args_of
 from inferencex_tools.report.findings import Finding
+from inferencex_tools.safetext import bounded_json
 
 ALLOC_TOOLS = ("salloc", "sbatch")
 SIDECAR_TOOLS = ("mooncake_master", "mooncake_client", "etcd", "nats-server", "vllm-router")
@@ -313,9 +313,9 @@ def json_flag(argv: list[str], *names: str) -> dict[str, Any] | None:
     vals = flag_values(argv, *names)
     if not vals:
         return None
-    try:
-        v = json.loads(vals[-1])
-    except json.JSONDecodeError:
+    try:  # a server argument is untrusted data: bounded size and depth
+        v = bounded_json(vals[-1])
+    except ValueError:
         return None
     return v if isinstance(v, dict) else None
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from inferencex_tools.errors import InputError, UsageError, key_hint
 from inferencex_tools.io.layout import RUNNERS, master_files
 from inferencex_tools.report.words import plural
+from inferencex_tools.safetext import control_chars
 
 if TYPE_CHECKING:
     from inferencex_tools.sweep.load import Configs, Runners
@@ -175,6 +176,20 @@ def rows_from_matrix(path: Path) -> list[SelectedRow]:
         raise InputError(f"{path}: not UTF-8 text",
                          hint="pass the JSON that ixtool sweep printed (--matrix FILE)") from None
     return rows_from_json(text, str(path))
+
+
+def reject_control_chars(rows: Iterable[SelectedRow]) -> None:
+    """InputError when a row (or its config key) holds a control character: rows are
+    checked before anything is rendered from them."""
+    for i, sel in enumerate(rows, 1):
+        hit = control_chars(sel.config_key or "", "config key") or control_chars(sel.row)
+        if hit is not None:
+            at, ch = hit
+            name = str(sel.row.get("exp-name", ""))[:80] if isinstance(sel.row, dict) else ""
+            raise InputError(
+                f"row {i}{f' ({name!r})' if name else ''}: {at} contains the control "
+                f"character {ch!r}",
+                hint="rows, config keys and their values must be single-line printable text")
 
 
 def filter_conc(rows: Iterable[SelectedRow], conc: list[int] | None) -> list[SelectedRow]:

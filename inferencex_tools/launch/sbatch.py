@@ -14,8 +14,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from inferencex_tools.errors import InputError
 from inferencex_tools.launch.env import gpu_count, row_env
 from inferencex_tools.launch.rows import SelectedRow
+from inferencex_tools.safetext import CONTROL
 
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
@@ -50,7 +52,22 @@ class BatchJob:
 
 
 def safe_name(s: str) -> str:
-    return _SAFE.sub("_", s).strip("_") or "job"
+    """The one way a row's text becomes a job or file name: letters, digits and
+    ``._+-`` only (every other run of characters, control characters and separators
+    included, is one ``_``), at most 200 characters, never empty or dot-only."""
+    out = _SAFE.sub("_", s).strip("_")[:200].strip("_")
+    return out if out.strip(".") else "job"
+
+
+def _single_line(texts: list[str]) -> None:
+    """Every text rendered into the script stays on its line (rows are checked before
+    rendering, ``launch.rows.reject_control_chars``; this holds for options and extra
+    environment too)."""
+    for t in texts:
+        m = CONTROL.search(t)
+        if m:
+            raise InputError(f"{t[:80]!r} contains the control character {m.group()!r}",
+                             hint="batch-script values must be single-line printable text")
 
 
 def nodes_of(row: dict[str, Any]) -> int:
@@ -71,7 +88,7 @@ def build(index: int, total: int, sel: SelectedRow, *, node: str, launcher: str,
         sel.config_key, f"arm {sel.arm}" if sel.arm else None, f"conc {row.get('conc')}",
         "eval" if sel.eval_only else "throughput") if x)
     directives = [
-        f"--job-name={name}",
+        f"--job-name={safe_name(name)}",
         f"--nodes={nodes}",
         "--ntasks=1",
         f"--gres=gpu:{max(1, gpus // nodes)}",
@@ -92,6 +109,7 @@ def build(index: int, total: int, sel: SelectedRow, *, node: str, launcher: str,
     if opts.account:
         env["SLURM_ACCOUNT"] = opts.account
     env.update(opts.extra_env)
+    _single_line([*directives, origin, node, launcher, opts.workspace, *env, *env.values()])
     lines = [
         "#!/bin/bash",
         f"# ixtool launch submit: row {index} of {total} ({origin}) on {node}",

@@ -17,6 +17,7 @@ from inferencex_tools.launch.rows import (
     Selection,
     eval_marked,
     filter_conc,
+    reject_control_chars,
     rows_for,
     rows_from_json,
     rows_from_matrix,
@@ -53,6 +54,7 @@ class RowSource:
     arm: int | None = None
     conc: list[int] = field(default_factory=list)
     eval: bool = False
+    allow_unsandboxed: bool = False  # trace the launcher without isolation if none exists
 
     def check(self) -> None:
         given = [x for x in (self.row_json, self.matrix, self.config_key) if x is not None]
@@ -74,6 +76,7 @@ def select_rows(root: Path, src: RowSource) -> list[SelectedRow]:
     else:
         assert src.config_key is not None
         rows = rows_for(root, Selection(src.config_key, src.arm, src.conc or None, src.eval))
+    reject_control_chars(rows)
     if src.eval:
         for r in rows:
             r.eval = True
@@ -92,7 +95,7 @@ def _labels(root: Path) -> dict[str, list[str]]:
 
 def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
                runner: str | None, *, timeout: float = 60.0,
-               workflows: Any = None) -> RenderedJob:
+               workflows: Any = None, allow_unsandboxed: bool = False) -> RenderedJob:
     row = sel.row
     missing = [k for k in ("exp-name", "model", "image", "precision", "framework", "runner")
                if k not in row]
@@ -118,7 +121,7 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
         row, node=res.node, workspace="$GITHUB_WORKSPACE", eval_only=sel.eval_only,
         workflows=workflows)
     lt = trace_launch(root, res.launcher, dict(job.workflow_env), script=res.script,
-                      timeout=timeout)
+                      timeout=timeout, allow_unsandboxed=allow_unsandboxed)
     an = inspect_launch(lt, row=row, script=res.script, launcher=res.launcher,
                  workflow_env={k: v for k, v in job.workflow_env.items()
                                if k != "GITHUB_WORKSPACE"})
@@ -129,17 +132,21 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
 
 
 def _render_all(root: Path, rows: list[SelectedRow], labels: dict[str, list[str]],
-                runner: str | None) -> list[RenderedJob]:
+                runner: str | None, allow_unsandboxed: bool = False) -> list[RenderedJob]:
     """Render rows, a few at a time (each trace is a pair of sandboxed subprocesses)."""
     from concurrent.futures import ThreadPoolExecutor
 
     wf = workflows_of(root)
+
+    def one(sel: SelectedRow) -> RenderedJob:
+        return render_row(root, sel, labels, runner, workflows=wf,
+                          allow_unsandboxed=allow_unsandboxed)
+
     workers = max(1, min(4, os.cpu_count() or 1, len(rows)))
     if workers == 1:
-        return [render_row(root, sel, labels, runner, workflows=wf) for sel in rows]
+        return [one(sel) for sel in rows]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda sel: render_row(root, sel, labels, runner, workflows=wf),
-                             rows))
+        return list(pool.map(one, rows))
 
 
 def workflows_of(root: Path) -> Any:
@@ -170,7 +177,8 @@ def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list
     if src.eval and src.config_key:
         marked = eval_marked(root, src.config_key)
     jobs: list[RenderedJob] = []
-    for sel, job in zip(rows, _render_all(root, rows, labels, runner), strict=True):
+    for sel, job in zip(rows, _render_all(root, rows, labels, runner,
+                                          src.allow_unsandboxed), strict=True):
         if src.eval and src.config_key and not any(
                 _same_arm(m, sel.row) for m in marked):
             job.findings.append(EVAL_UNMARKED.at(
@@ -219,7 +227,8 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
                         partition=req.partition, time=req.time, account=req.account,
                         extra_env=dict(req.extra_env))
     jobs: list[BatchJob] = []
-    rendered = _render_all(root, rows, labels, req.runner) if req.check else []
+    rendered = _render_all(root, rows, labels, req.runner,
+                           req.src.allow_unsandboxed) if req.check else []
     for i, sel in enumerate(rows, 1):
         job = _plan_row(root, i, rows, sel, labels, req.runner, opts,
                         rendered[i - 1] if rendered else None, result)

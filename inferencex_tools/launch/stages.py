@@ -83,10 +83,11 @@ def _step_env(rec: Record, root: str) -> dict[str, str]:
 
 
 def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str | None,
-                 timeout: float = 60.0) -> LaunchTrace:
+                 timeout: float = 60.0, allow_unsandboxed: bool = False) -> LaunchTrace:
     """Trace ``launcher`` with ``env``; then the job step that runs ``script``."""
     lenv = {k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"}
-    lt = LaunchTrace(trace_script(root, launcher, lenv, timeout=timeout))
+    lt = LaunchTrace(trace_script(root, launcher, lenv, timeout=timeout,
+                                  allow_unsandboxed=allow_unsandboxed))
     rec = _job_step(lt.launcher.records, script)
     if rec is None:
         return lt
@@ -103,7 +104,7 @@ def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str 
     if lt.step_script is None or lt.step_script.startswith("/"):
         return lt
     lt.script = trace_script(root, lt.step_script, _script_env(lt, container),
-                             timeout=timeout)
+                             timeout=timeout, allow_unsandboxed=allow_unsandboxed)
     return lt
 
 

@@ -74,9 +74,15 @@ def resolve(row: dict[str, Any], labels: dict[str, list[str]], runner: str | Non
     if node is None:
         return Resolution(None, None, None, None, problems=[(
             "LA103", f"runner label {label!r} has no nodes in configs/runners.yaml")])
+    from inferencex_tools.io.files import PathRefused, contained
+
     family = family_of(node)
     launcher = f"runners/launch_{family}.sh"
-    res = Resolution(node, family, launcher if (root / launcher).is_file() else None, None)
+    try:  # node names are data (runners.yaml, --runner): the launcher stays in runners/
+        there = contained(root, launcher, "runners", leaf_link_ok=True).is_file()
+    except PathRefused as exc:
+        return Resolution(node, family, None, None, problems=[("LA104", exc.message)])
+    res = Resolution(node, family, launcher if there else None, None)
     if res.launcher is None:
         res.problems.append(("LA104", f"node {node!r} → launcher {launcher} does not exist"))
         return res

@@ -1,6 +1,7 @@
 """The trace server: one per worker, inside its own user, mount and network namespaces.
 
-ixtool starts it once per worker thread (``unshare -rmn --kill-child python -I -S``) and
+ixtool starts it once per worker thread (``python -I -S``; the server enters its
+namespaces itself, :func:`enter_namespaces`) and
 sends it one request per trace over a Unix socket, with the write ends of the trace's
 stdout, stderr and xtrace pipes attached (SCM_RIGHTS: ixtool keeps the read ends).  For
 each trace the server forks a child into a new mount and pid namespace that builds the
@@ -35,9 +36,29 @@ MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 1024, 2048, 1 << 21, 1 
 FLAG_OF = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
            "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
            "strictatime": MS_STRICTATIME}
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 FSIZE = 64 * 1024 * 1024
 PR_SET_PDEATHSIG = 1
 XFD = 3
+# the unprivileged host uid/gid the sandbox's root is mapped to when ixtool runs as root
+# (as any other user: that user, which is unprivileged already)
+SANDBOX_ID = 65534
+# limits of one trace (all its processes: the pid namespace ends with its first process)
+LIMITS = {
+    "RLIMIT_NPROC": 512,  # per host uid: every trace of the session together
+    "RLIMIT_AS": 2 << 30,  # per process
+    "RLIMIT_NOFILE": 1024,
+    "RLIMIT_FSIZE": FSIZE,
+    "RLIMIT_CORE": 0,
+    "RLIMIT_MEMLOCK": 1 << 20,
+}
+MAX_TRACE_BYTES = 256 * 1024 * 1024  # written into the trace directory, all files
+MAX_TRACE_FILES = 20_000
+TMPFS_SIZE = "size=256m"
+# host devices a trace gets in its own /dev (nothing else of the host's /dev)
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+# host directories not shown at all (a trace gets its own): bound read-only are the others
+OWN_DIRS = ("proc", "dev", "run", "tmp", "sys")
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
@@ -84,6 +105,59 @@ def bind_ro(src: str, dst: str) -> None:
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
 
 
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def enter_namespaces() -> None:
+    """New user, mount and network namespaces for this server.
+
+    As root: the supplementary groups are dropped first, and the namespace's root is
+    mapped to the unprivileged :data:`SANDBOX_ID` by a helper that stays outside (only a
+    process in the parent namespace may map to another uid), so a trace cannot read what
+    only root may (``/etc/shadow``) nor use root's groups.  As any other user: its own uid
+    and gid, setgroups denied."""
+    uid, gid = os.geteuid(), os.getegid()
+    if uid != 0:
+        unshare(CLONE_NEWUSER)
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+    else:
+        os.setgroups([])
+        go_r, go_w = os.pipe()
+        done_r, done_w = os.pipe()
+        helper = os.fork()
+        if helper == 0:  # stays in the parent namespace: writes the maps, then exits
+            try:
+                os.close(go_w)
+                os.read(go_r, 1)
+                me = os.getppid()
+                _write(f"/proc/{me}/setgroups", "deny")
+                _write(f"/proc/{me}/uid_map", f"0 {SANDBOX_ID} 1")
+                _write(f"/proc/{me}/gid_map", f"0 {SANDBOX_ID} 1")
+                os.write(done_w, b"1")
+            finally:
+                os._exit(0)
+        os.close(go_r)
+        os.close(done_w)
+        unshare(CLONE_NEWUSER)
+        os.write(go_w, b"1")
+        ok = os.read(done_r, 1)
+        os.waitpid(helper, 0)
+        if ok != b"1":
+            raise OSError("the uid map of the sandbox could not be written")
+        # become the namespace's root, i.e. the unprivileged host uid (the credentials
+        # are still host root, which has no mapping in the new namespace)
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+    unshare(CLONE_NEWNS | CLONE_NEWNET)
+
+
 def prepare(stage: str) -> str:
     """Once per server: a read-only view of the host at ``stage/host``."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -103,40 +177,86 @@ def prepare(stage: str) -> str:
 
 
 def build_root(req: dict[str, Any], host: str) -> None:
-    """In the trace's own mount namespace: its root at req["rootdir"], then chroot."""
+    """In the trace's own mount namespace: its root at req["rootdir"], then chroot.
+
+    The root is a size-limited tmpfs.  Host system directories are bound read-only
+    (no view of the whole host: nothing of the host's /proc, /dev, /run or /tmp); the
+    trace gets a fresh /proc of its pid namespace, a minimal /dev (null, zero, full,
+    random, urandom, tty, a private shm), private tmpfs at /run and /tmp, and a /sys
+    whose class/ holds two ACTIVE InfiniBand ports."""
     r, trace = req["rootdir"], req["trace"]
-    mount("tmpfs", r, "tmpfs", 0, "size=1g,mode=755")
-    os.mkdir(f"{r}/.host")
-    mount(host, f"{r}/.host", None, MS_BIND | MS_REC)
-    mount("proc", f"{r}/.host/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    for path, opts in ((f"{r}/.host/dev/shm", "size=4t,mode=1777"),):
-        with contextlib.suppress(OSError):
-            mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts)
-    try:
-        mount("tmpfs", f"{r}/.host/sys/class", "tmpfs", 0, "size=1m,mode=755")
-        for d in ("mlx5_0", "mlx5_1"):
-            os.makedirs(f"{r}/.host/sys/class/infiniband/{d}/ports/1")
-            with open(f"{r}/.host/sys/class/infiniband/{d}/ports/1/state", "w") as fh:
-                fh.write("4: ACTIVE\n")
-    except OSError:
-        pass
+    mount("tmpfs", r, "tmpfs", MS_NOSUID, f"{TMPFS_SIZE},mode=755")
+    for d in req["system"]:
+        if d in OWN_DIRS:
+            continue
+        src = f"{host}/{d}"
+        if os.path.islink(src):  # merged /usr: bin -> usr/bin
+            os.symlink(os.readlink(src), f"{r}/{d}")
+        elif os.path.isdir(src):
+            os.mkdir(f"{r}/{d}")
+            mount(src, f"{r}/{d}", None, MS_BIND | MS_REC)
+            with contextlib.suppress(OSError):  # read-only already (inherited from the view)
+                mount(None, f"{r}/{d}", None, MS_REMOUNT | MS_BIND | MS_RDONLY | _flags(src))
+    _own_dirs(r, host)
     shared = req.get("shared")
     if shared:  # ixtool's stubs, read-only
         os.mkdir(f"{r}{req['shared_at']}")
         bind_ro(shared.replace("@HOST@", host), f"{r}{req['shared_at']}")
-    for d in req["system"]:
-        if os.path.lexists(f"/{d}"):
-            os.symlink(f".host/{d}", f"{r}/{d}")
-    os.mkdir(f"{r}/tmp")
-    mount("tmpfs", f"{r}/tmp", "tmpfs", 0, "size=1g,mode=1777")
-    os.mkdir(f"{r}/tmp/ixtrace")
-    mount(trace, f"{r}/tmp/ixtrace", None, MS_BIND | MS_REC)
-    bind_ro(req["repo_view"].replace("@HOST@", host), f"{r}/tmp/ixtrace/repo")
+    inner = f"{r}{req['inner_root']}"
+    os.makedirs(inner)
+    mount(trace, inner, None, MS_BIND | MS_REC)
+    bind_ro(req["repo_view"].replace("@HOST@", host), f"{inner}/repo")
     for path, sub in req["binds"]:
         os.makedirs(f"{r}{path}", exist_ok=True)
         src = f"{trace}/ws" + (f"/{sub}" if sub else "")
         mount(src, f"{r}{path}", None, MS_BIND)
+    mount(None, r, None, MS_REMOUNT | MS_NOSUID | MS_RDONLY)  # the root itself: read-only
     os.chroot(r)
+
+
+def _own_dirs(r: str, host: str) -> None:
+    """/proc, /dev, /run, /tmp and /sys of one trace."""
+    for d in OWN_DIRS:
+        os.mkdir(f"{r}/{d}")
+    mount("proc", f"{r}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    mount("tmpfs", f"{r}/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=1m,mode=755")
+    for dev in DEVICES:
+        if os.path.exists(f"{host}/dev/{dev}"):
+            with open(f"{r}/dev/{dev}", "w"):
+                pass
+            mount(f"{host}/dev/{dev}", f"{r}/dev/{dev}", None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{r}/dev/{name}")
+    os.mkdir(f"{r}/dev/shm")
+    mount("tmpfs", f"{r}/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},mode=1777")
+    mount(None, f"{r}/dev", None, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY)
+    mount("tmpfs", f"{r}/run", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    mount("tmpfs", f"{r}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},mode=1777")
+    mount("tmpfs", f"{r}/sys", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=755")
+    for d in ("mlx5_0", "mlx5_1"):
+        os.makedirs(f"{r}/sys/class/infiniband/{d}/ports/1")
+        with open(f"{r}/sys/class/infiniband/{d}/ports/1/state", "w") as fh:
+            fh.write("4: ACTIVE\n")
+    mount(None, f"{r}/sys", None, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+
+
+_FLAGS: dict[str, int] = {}
+
+
+def _flags(path: str) -> int:
+    """The per-mount flags of the mount holding ``path`` (a remount must repeat them)."""
+    if not _FLAGS:
+        _FLAGS.update(mountinfo())
+    best = max((mp for mp in _FLAGS if path == mp or path.startswith(mp.rstrip("/") + "/")),
+               key=len, default="/")
+    return _FLAGS.get(best, 0)
+
+
+def _limit() -> None:
+    for name, value in LIMITS.items():
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(getattr(resource, name), (value, value))
 
 
 def run_trace(req: dict[str, Any], fds: list[int], host: str) -> None:
@@ -155,8 +275,9 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str) -> None:
             for fd, to in ((null, 0), (out, 1), (err, 2), (xtrace, XFD)):
                 if fd != to:
                     os.dup2(fd, to)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            _limit()
+            cpu = int(float(req["timeout"])) + 5
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             os.closerange(XFD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
             os.execve(req["bash"], [req["bash"], "--noprofile", "--norc", req["inner"],
                                     req["script"], req["cwd"], str(XFD)], req["env"])
@@ -207,7 +328,9 @@ def send(sock: socket.socket, obj: dict[str, Any]) -> None:
 def main() -> int:
     sock = socket.socket(fileno=int(sys.argv[1]))
     stage = sys.argv[2]
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with ixtool
     try:
+        enter_namespaces()
         host = prepare(stage)
     except OSError as exc:
         send(sock, {"ready": False, "error": str(exc)})
@@ -226,17 +349,57 @@ def main() -> int:
             os._exit(99)
         for fd in fds:
             os.close(fd)
-        pidfd = os.pidfd_open(pid)
-        left = start + float(req["timeout"]) - time.monotonic()
-        ready, _, _ = select.select([pidfd], [], [], max(0.0, left))
-        timed_out = not ready
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
+        timed_out, over = watch(pid, start + float(req["timeout"]), req["trace"])
         _, status, usage = os.wait4(pid, 0)
-        os.close(pidfd)
         rc = os.waitstatus_to_exitcode(status)
-        send(sock, {"rc": rc, "timed_out": timed_out,
+        send(sock, {"rc": rc, "timed_out": timed_out, "limit": over,
                     "cpu": usage.ru_utime + usage.ru_stime})
+
+
+def watch(pid: int, deadline: float, trace: str) -> tuple[bool, str | None]:
+    """Wait for the trace's waiter; kill it (and with it the trace's pid namespace) at
+    the deadline or when the trace directory grows past its limits.  (timed out, the
+    limit that stopped it)."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([pidfd], [], [], max(0.0, min(left, 0.25)))
+            if ready:
+                return False, None
+            over = usage_over(trace)
+            if left <= 0 or over:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                return left <= 0 and not over, over
+    finally:
+        os.close(pidfd)
+
+
+def usage_over(path: str) -> str | None:
+    """Which limit the files below ``path`` exceed (bytes, count), or None."""
+    total = files = 0
+    stack = [path]
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                files += 1
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    elif e.is_file(follow_symlinks=False):
+                        total += e.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    continue
+                if files > MAX_TRACE_FILES:
+                    return f"more than {MAX_TRACE_FILES:,} files written"
+                if total > MAX_TRACE_BYTES:
+                    return f"more than {MAX_TRACE_BYTES >> 20} MiB written"
+    return None
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ Pure: :class:`~inferencex_tools.policy.trace.Record` in, :class:`SpecFacts` out.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,6 +13,8 @@ from typing import Any
 from inferencex_tools.errors import YamlError
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.policy.trace import Record
+from inferencex_tools.safetext import bounded_json
+from inferencex_tools.schemas import short_repr
 
 ENGINES = ("vllm", "sglang", "trt", "atom")
 FRAMEWORK_ENGINE = {
@@ -88,21 +89,43 @@ def _opt(argv: Sequence[str], *names: str) -> str | None:
 
 
 def _float(s: Any) -> float | None:
+    if isinstance(s, bool) or not isinstance(s, int | float | str) or len(str(s)) > 100:
+        return None
     try:
         return float(s)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
 def _int(s: Any) -> int | None:
+    if isinstance(s, bool) or not isinstance(s, int | str):
+        return None
+    if isinstance(s, int):
+        return s if abs(s) < 1 << 63 else None
+    if len(s) > 30:
+        return None
     try:
-        return int(str(s))
-    except (TypeError, ValueError):
+        return int(s)
+    except ValueError:
         return None
 
 
-def canonical_method(engine: str, raw: str | None, draft: str | None) -> str | None:
-    if raw is None:
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _server_json(raw: str, flag: str, f: SpecFacts) -> Any:
+    """A JSON server argument, parsed bounded (size, depth): None and an issue when it
+    is not JSON or too large/deep."""
+    try:
+        return bounded_json(raw)
+    except ValueError as exc:
+        f.issues.append(f"{flag} is not usable JSON ({exc}): {short_repr(raw, 80)}")
+        return None
+
+
+def canonical_method(engine: str, raw: Any, draft: str | None) -> str | None:
+    if not isinstance(raw, str):  # server arguments are untrusted data: typed, not trusted
         return None
     m = raw.strip().lower()
     if m in ("eagle3",):
@@ -150,15 +173,14 @@ def facts_of(rec: Record, engine: str) -> SpecFacts:
 def _vllm(rec: Record, f: SpecFacts) -> None:
     raw = _opt(rec.argv, "--speculative-config")
     if raw is not None:
-        try:
-            spec = json.loads(raw)
-        except ValueError:
-            f.has_spec = True
-            f.issues.append(f"--speculative-config is not valid JSON: {raw[:80]}")
-            spec = None
+        f.has_spec = True
+        spec = _server_json(raw, "--speculative-config", f)
+        if spec is not None and not isinstance(spec, dict):
+            f.issues.append(f"--speculative-config is a JSON {type(spec).__name__}, "
+                            "not an object")
         if isinstance(spec, dict):
-            f.has_spec = True
-            f.draft = spec.get("model") if isinstance(spec.get("model"), str) else None
+            _typed_fields(spec, f)
+            f.draft = _str(spec.get("model"))
             f.method = canonical_method("vllm", spec.get("method"), f.draft)
             f.k = _int(spec.get("num_speculative_tokens"))
             sm = spec.get("draft_sample_method")
@@ -166,6 +188,8 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
             rej = spec.get("rejection_sample_method")
             length = spec.get("synthetic_acceptance_length")
             rates = spec.get("synthetic_acceptance_rates")
+            length = length if isinstance(length, int | float | str) else None
+            rates = short_repr(rates, 120) if rates is not None else None
             if rej == "synthetic":
                 f.synthetic = True
                 if length is not None:
@@ -188,18 +212,36 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
                                 f"synthetic (got {rej!r}): vLLM refuses it; not a pinned AL")
     kw = _opt(rec.argv, "--default-chat-template-kwargs")
     if kw is not None:
-        try:
-            kwargs = json.loads(kw)
-        except ValueError:
-            kwargs = None
+        kwargs = _server_json(kw, "--default-chat-template-kwargs", f)
         if isinstance(kwargs, dict):
             for key in ("thinking_mode", "enable_thinking", "thinking"):
-                if key in kwargs:
-                    mode = _mode(kwargs[key])
+                value = kwargs.get(key)
+                if isinstance(value, str | bool | int | float):
+                    mode = _mode(value)
                     if mode:
                         f.thinking_evidence.append(
-                            (2, mode, f"--default-chat-template-kwargs {key}={kwargs[key]}"))
+                            (2, mode, f"--default-chat-template-kwargs {key}="
+                                      f"{short_repr(value, 40)}"))
     _chat_template(rec.argv, f)
+
+
+# what vLLM's --speculative-config fields are (a value of another type is reported, and
+# not used)
+_SPEC_TYPES: dict[str, tuple[type, ...]] = {
+    "model": (str,), "method": (str,), "num_speculative_tokens": (int, str),
+    "draft_sample_method": (str,), "rejection_sample_method": (str,),
+    "synthetic_acceptance_length": (int, float, str),
+    "synthetic_acceptance_rates": (list, str),
+}
+
+
+def _typed_fields(spec: dict[str, Any], f: SpecFacts) -> None:
+    for key, types in _SPEC_TYPES.items():
+        value = spec.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            f.issues.append(f"--speculative-config {key} is a {type(value).__name__} "
+                            f"({short_repr(value, 60)}), expected "
+                            + " or ".join(t.__name__ for t in types))
 
 
 def _chat_template(argv: Sequence[str], f: SpecFacts) -> None:

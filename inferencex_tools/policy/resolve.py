@@ -220,10 +220,15 @@ def launcher_families(root: Path, runner: str, labels: dict[str, Any] | None) ->
 
 def resolve_script(root: Path, row: Row, family: str) -> Resolution:
     """SWEEP.md §7 for one runner family."""
+    from inferencex_tools.io.files import PathRefused, contained
+
     c = row.config
     launcher = f"runners/launch_{family}.sh"
-    if not (root / launcher).is_file():
-        return Resolution(None, None, (), f"{launcher} does not exist")
+    try:
+        if not contained(root, launcher, "runners", leaf_link_ok=True).is_file():
+            return Resolution(None, None, (), f"{launcher} does not exist")
+    except PathRefused as exc:
+        return Resolution(None, None, (), exc.message)
     sub = "agentic/" if row.agentic else "fixed_seq_len/"
     prefix, prec, fw = c["model-prefix"], c["precision"], c["framework"]
     s = "_mtp" if row.spec == "mtp" else ""
@@ -240,7 +245,11 @@ def resolve_script(root: Path, row: Row, family: str) -> Resolution:
         cands = [f"{base}_{fw}{s}.sh", f"{base}{t}{s}.sh"]
     cands = list(dict.fromkeys(cands))
     for cand in cands:
-        if (root / cand).is_file():
+        try:  # model-prefix/precision/framework are PR data: the script stays in its folder
+            found = contained(root, cand, "benchmarks/single_node").is_file()
+        except PathRefused as exc:
+            return Resolution(launcher, None, tuple(cands), exc.message)
+        if found:
             return Resolution(launcher, cand, tuple(cands))
     return Resolution(launcher, None, tuple(cands), "none of " + ", ".join(cands) + " exists")
 

@@ -64,6 +64,7 @@ class CheckRequest:
     jobs: int = 2
     all_evals: bool = False
     isolate: bool | None = None
+    allow_unsandboxed: bool = False  # trace without isolation when none is available
     base: str | None = None
     head: str | None = None  # with base: compare this commit, not the working tree
     progress: ProgressFn | None = None  # (done, total, what) as traces finish
@@ -375,7 +376,8 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
     if not jobs:
         result.info["isolation"] = "namespaces" if namespaces_available() else "basic"
         return outcomes
-    with Session(req.root, isolate=req.isolate) as session:
+    with Session(req.root, isolate=req.isolate,
+                 allow_unsandboxed=req.allow_unsandboxed) as session:
         runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
                         progress=req.progress)
         traced = _fallbacks(runner.run(jobs), runner, req)
@@ -389,7 +391,7 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
         result.info["unique-traces"] = runner.unique
         result.info["stages"] = runner.stages
         result.info["isolation"] = session.isolation
-        if not session.isolate:
+        if session.isolation == "basic":
             result.add(SANDBOX_WEAK.at(jobs[0].launcher or "?", None, None,
                                        f"{runner.traces} trace(s) ran without network/"
                                        "filesystem isolation (user namespaces unavailable)"))

@@ -48,13 +48,22 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.io.sandbox import Child, spawn, succeeds
+from inferencex_tools.io.sandbox import (
+    Child,
+    bwrap_argv,
+    choose_isolation,
+    find_bwrap,
+    spawn,
+    succeeds,
+)
 from inferencex_tools.policy import _stubs
 
-INNER_ROOT = "/tmp/ixtrace"
+# where a trace sees its directory and the shared stubs (with namespaces): ordinary
+# job-like paths, nothing that names ixtool (a recipe must not tell a trace from a job)
+INNER_ROOT = "/home/runner"
 MIN_SESSION_SPACE = 512 * 1024 * 1024
 # with namespaces the session's shared stubs (its ``.ix``) are bound read-only here
-SHARED_ROOT = "/.ixtool"
+SHARED_ROOT = "/venv"
 NOBODY = 65534
 MAX_COPY_FILE = 2 * 1024 * 1024
 MAX_COPY_TOTAL = 256 * 1024 * 1024
@@ -321,33 +330,73 @@ def _nul_list(data: bytes | None) -> list[str]:
 _IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD", "IXTRACE_PYFAKE"})
 
 
+# Records are data the traced script could have written itself: they are read with
+# no-follow opens, only under the stubs' own names, within count and size caps, and only
+# in the shape the stubs write (a known tool or recorded function, NUL-separated text).
+RECORD_NAME = re.compile(r"[0-9]{1,20}(?:-[0-9]{1,20}){1,2}\.rec")
+MAX_RECORDS = 4000  # per trace
+MAX_RECORDS_BYTES = 64 * 1024 * 1024  # everything read from one trace's records
+MAX_RECORD_FILES = 64  # config files captured per record
+MAX_RECORD_ITEMS = 20_000  # argv words or environment entries per record
+_PY_MODULE = re.compile(r"python -m [A-Za-z_][A-Za-z0-9_.]{0,200}")  # a stubbed module run
+
+
+@cache
+def _record_tools() -> frozenset[str]:
+    return frozenset((*_stubs.ALL_TOOLS,
+                      *(f"fn:{f}" for f in (*_stubs.WAIT_FUNCTIONS,
+                                            *_stubs.RECORD_FUNCTIONS))))
+
+
+class _Budget:
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def read(self, path: Path) -> bytes | None:
+        if self.left <= 0:
+            return None
+        data = _read_nofollow(path, min(MAX_RECORD_BYTES, self.left))
+        if data is not None:
+            self.left -= len(data)
+        return data
+
+
 def load_records(records_dir: Path) -> list[Record]:
-    """The complete records of one trace, in call order (files opened without following
-    symlinks)."""
+    """The complete records of one trace, in call order (see :data:`RECORD_NAME`: names,
+    caps and shape are checked; anything else is ignored, never an error)."""
     try:
-        names = os.listdir(records_dir)
+        with os.scandir(records_dir) as it:
+            names = [e.name for _, e in zip(range(8 * MAX_RECORDS), it, strict=False)]
     except OSError:
         return []
-    ids = sorted((n[:-4] for n in names if n.endswith(".rec")),
-                 key=lambda i: tuple(int(x) if x.isdigit() else 0 for x in i.split("-")))
+    ids = sorted((n[:-4] for n in names if RECORD_NAME.fullmatch(n)),
+                 key=lambda i: tuple(int(x) for x in i.split("-")))[:MAX_RECORDS]
+    budget = _Budget(MAX_RECORDS_BYTES)
     out: list[Record] = []
-    for seq, rid in enumerate(ids):
-        head = _nul_list(_read_nofollow(records_dir / f"{rid}.rec"))
-        if len(head) < 2:
-            continue
-        env: dict[str, str] = {}
-        for item in _nul_list(_read_nofollow(records_dir / f"{rid}.env")):
-            k, eq, v = item.partition("=")
-            if eq and k not in _IGNORED_ENV:
-                env[k] = v
-        files: dict[str, str] = {}
-        for n, path in enumerate(_nul_list(_read_nofollow(records_dir / f"{rid}.fidx"))):
-            body = _read_nofollow(records_dir / f"{rid}.f{n}")
-            if body is not None:
-                files[path] = body.decode("utf-8", errors="replace")
-        argv = tuple(_nul_list(_read_nofollow(records_dir / f"{rid}.argv")))
-        out.append(Record(tool=head[0], argv=argv, env=env, cwd=head[1], files=files, seq=seq))
+    for rid in ids:
+        rec = _load_record(records_dir, rid, budget, len(out))
+        if rec is not None:
+            out.append(rec)
     return out
+
+
+def _load_record(records_dir: Path, rid: str, budget: _Budget, seq: int) -> Record | None:
+    head = _nul_list(budget.read(records_dir / f"{rid}.rec"))
+    if len(head) != 2 or not (head[0] in _record_tools() or _PY_MODULE.fullmatch(head[0])):
+        return None  # not what a stub writes
+    env: dict[str, str] = {}
+    for item in _nul_list(budget.read(records_dir / f"{rid}.env"))[:MAX_RECORD_ITEMS]:
+        k, eq, v = item.partition("=")
+        if eq and k not in _IGNORED_ENV:
+            env[k] = v
+    files: dict[str, str] = {}
+    index = _nul_list(budget.read(records_dir / f"{rid}.fidx"))[:MAX_RECORD_FILES]
+    for n, path in enumerate(index):
+        body = budget.read(records_dir / f"{rid}.f{n}")
+        if body is not None:
+            files[path] = body.decode("utf-8", errors="replace")
+    argv = tuple(_nul_list(budget.read(records_dir / f"{rid}.argv"))[:MAX_RECORD_ITEMS])
+    return Record(tool=head[0], argv=argv, env=env, cwd=head[1], files=files, seq=seq)
 
 
 class _Tail:
@@ -478,8 +527,9 @@ class _Server:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = parent
         stage = Path(tempfile.mkdtemp(prefix="stage-", dir=session.dir))
-        cmd = [_tool("unshare"), "--user", "--map-root-user", "--mount", "--net", "--fork",
-               "--kill-child", sys.executable, "-I", "-S", str(session.dir / "sandboxd.py"),
+        # the server enters its user (unprivileged uid), mount and network namespaces
+        # itself (_sandboxd.enter_namespaces)
+        cmd = [sys.executable, "-I", "-S", str(session.dir / "sandboxd.py"),
                str(child.fileno()), str(stage)]
         self.proc = spawn(cmd, env={"PATH": BASE_PATH}, pass_fds=(child.fileno(),),
                           capture=False)
@@ -498,15 +548,23 @@ class _Server:
 class Session:
     """One run's sandbox: the repository materialised once, traces in parallel."""
 
-    def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False) -> None:
-        self.isolate = namespaces_available() if isolate is None else isolate
+    def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False,
+                 allow_unsandboxed: bool = False) -> None:
+        # fail closed: no isolation is an error unless unsandboxed runs are allowed
+        namespaces = isolate is not False and namespaces_available()
+        iso = choose_isolation(
+            isolate, namespaces=namespaces,
+            bwrap=None if namespaces or isolate is False else find_bwrap(BASE_PATH),
+            allow_unsandboxed=allow_unsandboxed)
+        self.isolate = iso.mode == "namespaces"
+        self.bwrap = iso.bwrap
         self.keep = keep
         self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-", dir=_session_base())).resolve()
         self.repo = self.dir / "repo"
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
         self._shim()
         self._protect(self.repo)
-        self.drop = (not self.isolate and os.geteuid() == 0
+        self.drop = (not self.isolate and not self.bwrap and os.geteuid() == 0
                      and shutil.which("setpriv") is not None
                      and _world_usable(_system_python()) and _world_usable(_tool("bash")))
         (self.dir / "t").mkdir()
@@ -514,6 +572,7 @@ class Session:
         self.dir.chmod(0o755)
         (self.dir / "enter.sh").write_text(
             _stubs.ENTER.replace("@SYSTEM@", " ".join(_stubs.SYSTEM_DIRS))
+            .replace("/tmp/ixtrace", INNER_ROOT)
             .replace("@BASH@", _tool("bash")))
         self._n = itertools.count()
         self._lock = threading.Lock()
@@ -598,7 +657,7 @@ class Session:
 
     @property
     def isolation(self) -> str:
-        return "namespaces" if self.isolate else "basic"
+        return "namespaces" if self.isolate else "bwrap" if self.bwrap else "basic"
 
     def inner_root(self, host: Path) -> str:
         return INNER_ROOT if self.isolate else str(host)
@@ -730,12 +789,12 @@ class Session:
                str(xw), self.inner_script(inner), str(self.dir / ".ix"), SHARED_ROOT, *binds]
         if self.isolate:
             cmd = [_tool("unshare"), *UNSHARE[1:], *cmd]
+        elif self.drop or (self.bwrap and os.geteuid() == 0):
+            _give_to(host, NOBODY)
+        if self.bwrap:
+            cmd = [*bwrap_argv(self.bwrap, trace_dir=str(host), uid=NOBODY,
+                               readonly_after=(str(self.dir),)), *cmd]
         elif self.drop:
-            for dirpath, dirnames, filenames in os.walk(host):
-                for n in (*dirnames, *filenames):
-                    with contextlib.suppress(OSError):
-                        os.lchown(os.path.join(dirpath, n), NOBODY, NOBODY)
-            os.chown(host, NOBODY, NOBODY)
             cmd = [_tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}",
                    "--clear-groups", "--", *cmd]
         if shutil.which("prlimit", path=BASE_PATH):
@@ -768,9 +827,12 @@ class Session:
                "shared": f"@HOST@{self.dir}/.ix", "shared_at": SHARED_ROOT,
                "script": script, "cwd": workdir, "env": full, "timeout": timeout,
                "binds": list(pairs.items()), "system": list(_stubs.SYSTEM_DIRS),
-               "bash": _tool("bash"), "inner": self.inner_script(inner)}
+               "bash": _tool("bash"), "inner": self.inner_script(inner),
+               "inner_root": INNER_ROOT}
         # the repository as the server sees the host: below its read-only host view
         req["repo_view"] = "@HOST@" + str(self.repo)
+        if os.geteuid() == 0:  # the sandbox's root is an unprivileged uid (_sandboxd)
+            _give_to(host, NOBODY)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         xr, xw = os.pipe()
@@ -791,6 +853,8 @@ class Session:
             self._local.server = None
             reply = {"rc": 97, "timed_out": False}
         timed_out = bool(reply.get("timed_out"))
+        if reply.get("limit"):
+            timed_out = True  # stopped by the sandbox: no verdict from a partial trace
         stopped = (host / ".ix" / "done").exists()
         res = TraceResult(
             script=script, env=dict(env), root=workdir, isolation=self.isolation,
@@ -799,6 +863,8 @@ class Session:
             stopped=stopped and not timed_out, sandbox=inner,
             cpu_seconds=reply.get("cpu"),
         )
+        if reply.get("limit"):
+            res.events.append(f"stopped by the sandbox: {str(reply['limit'])[:200]}")
         try:
             return self._finish(res, host, tails, xr, timeout)
         finally:
@@ -833,6 +899,15 @@ class Session:
         return res
 
 
+def _give_to(host: Path, uid: int) -> None:
+    """The trace directory owned by the sandbox's unprivileged ``uid`` (links not followed)."""
+    for dirpath, dirnames, filenames in os.walk(host):
+        for n in (*dirnames, *filenames):
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(dirpath, n), uid, uid)
+    os.chown(host, uid, uid)
+
+
 def _rmtree(p: Path) -> None:
     """Remove a trace directory, whatever permissions the script left on it."""
     shutil.rmtree(p, ignore_errors=True)
@@ -850,8 +925,8 @@ def _rmtree(p: Path) -> None:
 
 def trace_script(
     repo: Path, script_rel: str, env: dict[str, str], *, timeout: float = 60.0,
-    isolate: bool | None = None, keep: bool = False,
+    isolate: bool | None = None, keep: bool = False, allow_unsandboxed: bool = False,
 ) -> TraceResult:
     """Run ``repo/script_rel`` in a fresh one-trace session with exactly ``env``."""
-    with Session(repo, isolate=isolate, keep=keep) as s:
+    with Session(repo, isolate=isolate, keep=keep, allow_unsandboxed=allow_unsandboxed) as s:
         return s.trace(script_rel, env, timeout=timeout)

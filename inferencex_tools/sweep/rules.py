@@ -19,6 +19,10 @@ DUP_ACROSS = rule("SW104", E, "config key defined in more than one master file",
                   "define each config key in exactly one master file", area=A)
 GLOB_CHAR_KEY = rule("SW105", W, "config key contains '?' or '['",
                      "test-config treats '?' as a glob character; avoid it in keys", area=A)
+UNSAFE_NAME = rule("SW106", E, "config key, model-prefix, precision or framework is not a "
+                   "path-safe name ('/', '\\', control character, '.' or '..')",
+                   "these become parts of file, script and job names; use letters, digits and "
+                   "'.-+' only", area=A)
 
 # --- structure (schemas/master-config.schema.json) ------------------------------------------
 SCHEMA = rule("SW201", E, "config entry fails the master-config schema",

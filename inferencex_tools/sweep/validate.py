@@ -19,6 +19,7 @@ from typing import Any
 from inferencex_tools.errors import LimitExceeded, YamlError
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.report.findings import Finding, Result, Rule, Severity
+from inferencex_tools.safetext import CONTROL
 from inferencex_tools.schemas import SchemaIssue
 from inferencex_tools.sweep.checks import Issue, check_configs, where
 from inferencex_tools.sweep.recipes import RecipeSources, applicable, learn, lookup
@@ -43,6 +44,7 @@ from inferencex_tools.sweep.rules import (
     SCRIPT,
     TYPE,
     UNKNOWN_KEY,
+    UNSAFE_NAME,
     WILDCARD_KEY,
     YAML,
 )
@@ -170,7 +172,32 @@ def _schema_rule(issue: SchemaIssue, generic: Rule) -> tuple[Rule, tuple[Any, ..
     if issue.keyword == "propertyNames":
         at = (issue.instance,) if isinstance(issue.instance, str) else issue.path
         return rule, at, f"config key {issue.instance!r} contains '*'"
+    if issue.keyword == "not" and isinstance(issue.expected, dict) and "pattern" in issue.expected:
+        return _unsafe_name(issue)
     return rule, issue.at, issue.message
+
+
+def _unsafe_name(issue: SchemaIssue) -> tuple[Rule, tuple[Any, ...], str]:
+    """A name-shaped value (config key, model-prefix, precision, framework) holding what
+    the schema excludes: '*' in a key (SW103), '_' in a model-prefix, else a path
+    separator, a control character or a dot-only name (SW106)."""
+    from inferencex_tools.schemas import short_repr
+
+    value = issue.instance if isinstance(issue.instance, str) else ""
+    if not issue.path:  # propertyNames: a config key
+        at: tuple[Any, ...] = (value,)
+        what = f"config key {short_repr(value)}"
+        if "*" in value:
+            return WILDCARD_KEY, at, f"{what} contains '*'"
+    else:
+        at, what = issue.path, short_repr(value)
+        if issue.path[-1] == "model-prefix" and "_" in value:
+            return SCHEMA, at, f"{what} contains '_' (the model code ends at the first '_')"
+    bad = next((c for c in value if c in "/\\" or CONTROL.match(c)), None)
+    why = (f"contains {bad!r}" if bad is not None else "is a dot-only name")
+    return UNSAFE_NAME, at, (f"{what} {why}: it becomes part of file, script and job names "
+                             "(a path separator or control character could leave its folder "
+                             "or break a script line)")
 
 
 def _label_sets(runners: Any) -> tuple[set[str] | None, dict[str, Any]]:

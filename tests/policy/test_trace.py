@@ -183,7 +183,7 @@ def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore, temp_rep
     row = row_for("minimaxm3", "vllm", 4, False, "MiniMaxAI/MiniMax-M3")
     try:
         tr = trace_script(repo, f"{SUB}/hostile.sh", row.env("x_0"), timeout=4,
-                          isolate=isolate)
+                          isolate=isolate, allow_unsandboxed=not isolate)
     finally:
         escaped = Path(tempfile.gettempdir()) / "ixtool-escaped"
         escaped_exists = escaped.exists()

@@ -1,0 +1,276 @@
+"""Security issue #18, items 2-5: the trace sandbox.
+
+Fail-closed and bubblewrap selection are tested everywhere; the namespace-mode attacks
+need unprivileged user namespaces (skipped with the reason otherwise); the bubblewrap
+live test needs ``bwrap`` (not installed here: skipped with the reason).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.policy.trace import Session, TraceResult, load_records, namespaces_available
+from tests.reliability.helpers import ixtool
+
+ROOT = Path(__file__).resolve().parents[2]
+NS = pytest.mark.skipif(not namespaces_available(),
+                        reason="user namespaces unavailable here: namespace-mode attacks "
+                        "not run (fail-closed tests still run)")
+SECRET = "ixtool-test-secret-4f1d"
+
+
+def _repo(tmp: Path, body: str) -> Path:
+    repo = tmp / "repo"
+    (repo / "benchmarks").mkdir(parents=True)
+    (repo / "benchmarks" / "t.sh").write_text("#!/bin/bash\n" + body)
+    return repo
+
+
+def _trace(tmp: Path, body: str, timeout: float = 20) -> TraceResult:
+    with Session(_repo(tmp, body)) as s:
+        assert s.isolation == "namespaces"
+        return s.trace("benchmarks/t.sh", {}, timeout=timeout)
+
+
+# ------------------------------------------------------------------ item 3: fail closed
+
+def test_no_isolation_is_an_error_unless_allowed(tmp_path: Path) -> None:
+    from inferencex_tools.io.sandbox import SandboxUnavailable
+
+    repo = _repo(tmp_path, "echo hi\n")
+    with pytest.raises(SandboxUnavailable) as exc:
+        Session(repo, isolate=False)
+    assert exc.value.exit_code == 2 and "--allow-unsandboxed" in (exc.value.hint or "")
+    with Session(repo, isolate=False, allow_unsandboxed=True) as s:
+        assert s.isolation == "basic"
+
+
+def test_isolation_choice() -> None:
+    from inferencex_tools.io.sandbox import SandboxUnavailable, choose_isolation
+
+    assert choose_isolation(None, namespaces=True, bwrap="/usr/bin/bwrap",
+                            allow_unsandboxed=False).mode == "namespaces"
+    got = choose_isolation(None, namespaces=False, bwrap="/usr/bin/bwrap",
+                           allow_unsandboxed=False)
+    assert (got.mode, got.bwrap) == ("bwrap", "/usr/bin/bwrap")
+    for requested, bwrap in ((None, None), (False, "/usr/bin/bwrap"), (False, None)):
+        with pytest.raises(SandboxUnavailable):
+            choose_isolation(requested, namespaces=False, bwrap=bwrap, allow_unsandboxed=False)
+        assert choose_isolation(requested, namespaces=False, bwrap=bwrap,
+                                allow_unsandboxed=True).mode == "basic"
+
+
+def test_policy_check_fails_closed_from_the_cli(tmp_path: Path) -> None:
+    """No namespaces (forced) and no bubblewrap: exit 2 with the reason; PO305 with
+    --allow-unsandboxed."""
+    args = ("policy", "check", "--root", str(ROOT), "--config-keys",
+            "minimaxm3-fp8-h200-vllm-agentic-mtp", "--format", "json")
+    env = {"IXTOOL_TRACE_NO_NAMESPACES": "1"}
+    r = ixtool(*args, cwd=tmp_path, env=env, timeout=300)
+    r.assert_clean_exit()
+    assert r.code == 2 and "no sandbox" in r.err, (r.code, r.err[-600:])
+    r = ixtool(*args, "--allow-unsandboxed", cwd=tmp_path, env=env, timeout=300)
+    r.assert_clean_exit()
+    assert "PO305" in r.rules, (r.code, r.out[-600:], r.err[-600:])
+
+
+def test_bwrap_command_line() -> None:
+    from inferencex_tools.io.sandbox import bwrap_argv
+
+    argv = bwrap_argv("/usr/bin/bwrap", trace_dir="/s/t/1", readonly_after=("/s",))
+    text = " ".join(argv)
+    for part in ("--unshare-all", "--die-with-parent", "--new-session", "--uid 65534",
+                 "--gid 65534", "--cap-drop ALL", "--ro-bind / /", "--dev /dev",
+                 "--proc /proc", "--tmpfs /tmp", "--tmpfs /run"):
+        assert part in text, part
+    assert "--share-net" not in argv
+    # order: host read-only, then the own /dev /proc /tmp /run, then the session read-only
+    # again, the trace directory writable last
+    assert argv.index("/dev") < argv.index("/s") < argv.index("/s/t/1")
+    assert argv[-3:] == ["--bind", "/s/t/1", "/s/t/1"]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None,
+                    reason="bubblewrap (bwrap) is not installed here: live bwrap run skipped "
+                    "(its command line and selection are tested above)")
+def test_bwrap_live(tmp_path: Path) -> None:
+    from inferencex_tools.io.sandbox import bwrap_argv
+
+    bw = shutil.which("bwrap")
+    assert bw is not None
+    trace = tmp_path / "t"
+    trace.mkdir(mode=0o777)
+    argv = bwrap_argv(bw, trace_dir=str(trace))
+    p = subprocess.run([*argv, "sh", "-c", f"id -u; touch {trace}/ok; touch /etc/x || echo RO;"
+                        " (exec 3<>/dev/tcp/127.0.0.1/1) 2>/dev/null || echo NONET"],
+                       capture_output=True, text=True, timeout=30, check=False)
+    if p.returncode != 0 and "Operation not permitted" in p.stderr:
+        pytest.skip(f"bwrap cannot create namespaces here: {p.stderr.strip()}")
+    assert "65534" in p.stdout and "RO" in p.stdout and (trace / "ok").exists()
+
+
+# ------------------------------------------------------------------ item 4: namespace mode
+
+@NS
+def test_root_is_mapped_to_an_unprivileged_uid(tmp_path: Path) -> None:
+    tr = _trace(tmp_path, "cat /proc/self/uid_map; grep ^Groups: /proc/self/status\n"
+                "cat /etc/shadow > /dev/null 2>&1 && echo SHADOW-READ || echo SHADOW-DENIED\n")
+    out = tr.stdout_tail
+    if os.geteuid() == 0:
+        assert out.split()[:3] == ["0", "65534", "1"], out
+        assert "SHADOW-DENIED" in out, out
+    assert out.split("Groups:")[1].split("\n")[0].strip() in ("", "0"), out
+
+
+@NS
+def test_minimal_dev_private_run_tmp_and_read_only_rest(tmp_path: Path) -> None:
+    marker = Path("/tmp") / f"ixtool-host-marker-{os.getpid()}"
+    marker.write_text("host")
+    try:
+        tr = _trace(tmp_path, f"ls /dev | tr '\\n' ' '; echo\n"
+                    f"ls -A /run | wc -l\ntest -e {marker} && echo HOST-TMP-SEEN\n"
+                    "for p in /dev/x /usr/x /etc/x /x /opt/x; do "
+                    "touch $p 2>/dev/null && echo WROTE $p; done\n"
+                    "echo ok > $HOME/own && echo HOME-WRITABLE\n")
+    finally:
+        marker.unlink()
+    lines = tr.stdout_tail.splitlines()
+    assert set(lines[0].split()) <= {"null", "zero", "full", "random", "urandom", "tty",
+                                     "fd", "stdin", "stdout", "stderr", "shm"}, lines[0]
+    assert lines[1] == "0", lines
+    assert "HOST-TMP-SEEN" not in tr.stdout_tail and "WROTE" not in tr.stdout_tail
+    assert "HOME-WRITABLE" in tr.stdout_tail
+
+
+@NS
+def test_unmounting_proc_shows_no_host_process(tmp_path: Path) -> None:
+    tr = _trace(tmp_path, "umount /proc 2>/dev/null; umount -l /proc 2>/dev/null\n"
+                f"test -e /proc/{os.getpid()} && echo HOST-PID-SEEN\n"
+                "ls /proc | grep -c '^[0-9]'\n")
+    assert "HOST-PID-SEEN" not in tr.stdout_tail
+    assert int(tr.stdout_tail.split()[-1]) < 20, tr.stdout_tail
+
+
+FORK_BOMB = """
+import os, time
+n = 0
+try:
+    while n < 5000:
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+except OSError:
+    pass
+print("FORKED", n)
+try:
+    b = bytearray(3 << 30)
+    print("ALLOCATED")
+except MemoryError:
+    print("NOMEM")
+"""
+
+
+@NS
+def test_process_and_memory_limits(tmp_path: Path) -> None:
+    """PoC: 1,738 processes in 10 s; 3 GiB allocated."""
+    py = shutil.which("python3", path="/usr/bin:/bin")
+    if py is None:
+        pytest.skip("no system python3 to run the fork/allocation probe")
+    tr = _trace(tmp_path, f"{py} - <<'EOF'\n{FORK_BOMB}EOF\n", timeout=30)
+    out = tr.stdout_tail
+    assert "NOMEM" in out and "ALLOCATED" not in out, out
+    forked = int(out.split("FORKED")[1].split()[0])
+    assert forked < 600, out
+
+
+@NS
+def test_disk_written_by_a_trace_is_capped(tmp_path: Path) -> None:
+    tr = _trace(tmp_path, "for i in $(seq 1 40); do head -c 10000000 /dev/zero > $HOME/f$i "
+                "|| break; done; sleep 5\n", timeout=30)
+    assert any("MiB written" in e for e in tr.events), tr.events
+    assert tr.timed_out and tr.seconds < 15
+
+
+@NS
+def test_every_process_ends_with_the_trace(tmp_path: Path) -> None:
+    tag = f"ixtool-orphan-{os.getpid()}"
+    _trace(tmp_path, f"setsid bash -c 'exec -a {tag} sleep 300' & disown\n"
+           f"(setsid nohup bash -c 'exec -a {tag} sleep 300' &)\nexit 0\n")
+    left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", left.stdout
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    try:
+        yield int(srv.getsockname()[1])
+    finally:
+        srv.close()
+
+
+@NS
+def test_no_network_not_even_loopback(tmp_path: Path, listener: int) -> None:
+    tr = _trace(tmp_path, f"(exec 3<>/dev/tcp/127.0.0.1/{listener}) 2>/dev/null "
+                "&& echo CONNECTED || echo BLOCKED\n")
+    assert "BLOCKED" in tr.stdout_tail, tr.stdout_tail
+
+
+# ------------------------------------------------------------------ items 2, 5: outputs, tells
+
+@NS
+def test_host_secrets_are_not_printed_through_replaced_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PoC: the recipe replaced the trace's capture/bookkeeping files by links to
+    ixtool's /proc/<pid>/environ; ixtool reopened them by name and printed them."""
+    monkeypatch.setenv("IXTOOL_SECRET_TEST", SECRET)
+    tr = _trace(tmp_path, "cd $HOME/..\nfor f in $(find . -maxdepth 3 -not -path './repo*' "
+                "-type f 2>/dev/null); do ln -sf /proc/1/environ $f; done\n"
+                f"ln -sf /proc/{os.getpid()}/environ .ix/events 2>/dev/null\n"
+                "mkdir -p .ix/records; ln -sf /proc/self/environ .ix/records/1-2-3.rec\n"
+                "echo to-stderr >&2\n")
+    blob = tr.stdout_tail + tr.stderr_tail + repr(tr.records) + repr(tr.events) + \
+        repr(tr.notes)
+    assert SECRET not in blob
+    assert "to-stderr" in tr.stderr_tail
+
+
+@NS
+def test_no_ixtool_specific_path_is_visible(tmp_path: Path) -> None:
+    tr = _trace(tmp_path, "echo $HOME $PWD $PATH $TMPDIR; ls -a / $HOME $HOME/.. | tr '\\n' ' '\n"
+                "test -e $HOME/.ixtrace && echo TELL\n")
+    text = tr.stdout_tail.lower()
+    assert "ixtrace" not in text and "ixtool" not in text and "TELL" not in tr.stdout_tail, text
+
+
+def test_records_are_read_by_name_cap_and_shape(tmp_path: Path) -> None:
+    """PoC: a record file named evil.json, list-shaped, a link to a host file, oversized,
+    or thousands of them: ignored or capped, never an error."""
+    d = tmp_path / "records"
+    d.mkdir()
+    (d / "evil.json").write_text("[1, 2, 3]")
+    (d / "1-2-3.rec").write_text("[]")
+    (d / "2-2-2.rec").write_bytes(b"vllm\0/w\0")
+    (d / "2-2-2.argv").write_bytes(b"serve\0m\0")
+    os.symlink("/etc/hostname", d / "3-3-3.rec")
+    (d / "4-4-4.rec").write_bytes(b"not-a-stub\0/w\0")
+    (d / "5-5-5.rec").write_bytes(b"vllm\0/w\0")
+    (d / "5-5-5.argv").write_bytes(b"x\0" * 3_000_000)
+    (d / "../x.rec").write_text("")
+    recs = load_records(d)
+    assert [r.tool for r in recs] == ["vllm", "vllm"]
+    assert recs[0].argv == ("serve", "m")
+    assert len(recs[1].argv) <= 20_000
+    for i in range(5000):
+        (d / f"9-{i}-1.rec").write_bytes(b"srun\0/w\0")
+    assert len(load_records(d)) <= 4000
