@@ -179,7 +179,9 @@ def prepare(stage: str) -> str:
 def build_root(req: dict[str, Any], host: str) -> None:
     """In the trace's own mount namespace: its root at req["rootdir"], then chroot.
 
-    The root is a size-limited tmpfs.  Host system directories are bound read-only
+    The root is a size-limited tmpfs of the trace's own (like a container's filesystem:
+    a recipe may create ``/mnt/...``; nothing of it reaches the host).  Host system
+    directories are bound read-only
     (no view of the whole host: nothing of the host's /proc, /dev, /run or /tmp); the
     trace gets a fresh /proc of its pid namespace, a minimal /dev (null, zero, full,
     random, urandom, tty, a private shm), private tmpfs at /run and /tmp, and a /sys
@@ -210,7 +212,6 @@ def build_root(req: dict[str, Any], host: str) -> None:
         os.makedirs(f"{r}{path}", exist_ok=True)
         src = f"{trace}/ws" + (f"/{sub}" if sub else "")
         mount(src, f"{r}{path}", None, MS_BIND)
-    mount(None, r, None, MS_REMOUNT | MS_NOSUID | MS_RDONLY)  # the root itself: read-only
     os.chroot(r)
 
 
@@ -229,7 +230,9 @@ def _own_dirs(r: str, host: str) -> None:
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{r}/dev/{name}")
     os.mkdir(f"{r}/dev/shm")
-    mount("tmpfs", f"{r}/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},mode=1777")
+    # a large /dev/shm, as on the GPU nodes (recipes size caches by its free space); what
+    # is written into it counts against MAX_TRACE_BYTES (_wait_watching)
+    mount("tmpfs", f"{r}/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=4t,mode=1777")
     mount(None, f"{r}/dev", None, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY)
     mount("tmpfs", f"{r}/run", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
     mount("tmpfs", f"{r}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"{TMPFS_SIZE},mode=1777")
@@ -259,8 +262,12 @@ def _limit() -> None:
             resource.setrlimit(getattr(resource, name), (value, value))
 
 
-def run_trace(req: dict[str, Any], fds: list[int], host: str) -> None:
-    """The forked child: new mount + pid namespaces, the traced shell as pid 1's child."""
+def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> None:
+    """The forked child: new mount + pid namespaces, the traced shell as pid 1's child.
+
+    It waits for the trace and watches what the trace writes into its own file systems
+    (root, /tmp, /run, /dev/shm: seen here, in the trace's mount namespace, before the
+    chroot); past :data:`MAX_TRACE_BYTES` it kills the trace and says why on ``report``."""
     unshare(CLONE_NEWNS | CLONE_NEWPID)
     pid = os.fork()
     if pid == 0:
@@ -287,17 +294,32 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str) -> None:
             finally:
                 os._exit(97)
     # pid 1 of the trace's namespace must stay the reaper: wait for it
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except ChildProcessError:
-            status = 0
-            break
-        except InterruptedError:
-            continue
+    status = _wait_watching(pid, req["rootdir"], report)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status)
              else 128 + os.WTERMSIG(status))
+
+
+def _wait_watching(pid: int, r: str, report: int) -> int:
+    mounts = (r, f"{r}/tmp", f"{r}/run", f"{r}/dev/shm")
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if done:
+            return status
+        used = 0
+        for m in mounts:
+            with contextlib.suppress(OSError):
+                st = os.statvfs(m)
+                used += (st.f_blocks - st.f_bfree) * st.f_frsize
+        if used > MAX_TRACE_BYTES:
+            with contextlib.suppress(OSError):
+                os.write(report, f"more than {MAX_TRACE_BYTES >> 20} MiB written".encode())
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
 
 
 def recv(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
@@ -342,15 +364,22 @@ def main() -> int:
         if req is None:
             return 0
         start = time.monotonic()
+        report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             sock.close()
-            run_trace(req, fds, host)
+            os.close(report_r)
+            run_trace(req, fds, host, report_w)
             os._exit(99)
+        os.close(report_w)
         for fd in fds:
             os.close(fd)
         timed_out, over = watch(pid, start + float(req["timeout"]), req["trace"])
         _, status, usage = os.wait4(pid, 0)
+        os.set_blocking(report_r, False)
+        with contextlib.suppress(OSError):
+            over = over or os.read(report_r, 200).decode(errors="replace") or None
+        os.close(report_r)
         rc = os.waitstatus_to_exitcode(status)
         send(sock, {"rc": rc, "timed_out": timed_out, "limit": over,
                     "cpu": usage.ru_utime + usage.ru_stime})
