@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +191,8 @@ def test_newline_in_a_config_key_cannot_break_out_of_the_script(tmp_path: Path) 
     master = repo / "configs" / "nvidia-master.yaml"
     text = master.read_text()
     evil = f"{SEED_KEY}\ntouch {tmp_path}/PWNED #"
-    master.write_text(text.replace(f"{SEED_KEY}:", json.dumps(evil) + ":", 1))
+    master.write_text(re.sub(rf"(?m)^{re.escape(SEED_KEY)}:", lambda _: json.dumps(evil) + ":",
+                             text, count=1))
     r = ixtool("launch", "submit", "--repo", str(repo), "--no-check", "--dry-run",
                "--config-key", evil, "--arm", "1", "--out-dir", str(tmp_path / "jobs"),
                cwd=tmp_path)
