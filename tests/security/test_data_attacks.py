@@ -156,12 +156,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _submit(*args: str, cwd: Path) -> Any:
-    return ixtool("launch", "submit", "--repo", str(ROOT), "--no-check", "--dry-run",
+    return ixtool("launch", "submit", "--root", str(ROOT), "--no-check", "--dry-run",
                   "--out-dir", str(cwd / "jobs"), *args, cwd=cwd)
 
 
 def _seed_row(tmp_path: Path) -> dict[str, Any]:
-    r = ixtool("launch", "render", "--repo", str(ROOT), "--config-key", SEED_KEY, "--arm", "1",
+    r = ixtool("launch", "render", "--root", str(ROOT), "--config-key", SEED_KEY, "--arm", "1",
                "--format", "json", cwd=tmp_path)
     rows = [j["row"] for j in r.json()["info"]["jobs"]] if r.code in (0, 1) else []
     if not rows:
@@ -193,7 +193,7 @@ def test_newline_in_a_config_key_cannot_break_out_of_the_script(tmp_path: Path) 
     evil = f"{SEED_KEY}\ntouch {tmp_path}/PWNED #"
     master.write_text(re.sub(rf"(?m)^{re.escape(SEED_KEY)}:", lambda _: json.dumps(evil) + ":",
                              text, count=1))
-    r = ixtool("launch", "submit", "--repo", str(repo), "--no-check", "--dry-run",
+    r = ixtool("launch", "submit", "--root", str(repo), "--no-check", "--dry-run",
                "--config-key", evil, "--arm", "1", "--out-dir", str(tmp_path / "jobs"),
                cwd=tmp_path)
     r.assert_clean_exit()
