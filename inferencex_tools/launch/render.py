@@ -202,9 +202,13 @@ def squashfs_of(image: str, container: str) -> bool:
 def mapped_to_storage(value: str, got: str) -> bool:
     """A launcher convention: a model id the workflow exports (``org/Name``) that the
     launcher points at its copy on shared storage (``/lustre/…/Name``, ``/data/models/…``):
-    an absolute path ending in the id's name (or its ``org--name`` / ``org_name`` forms)."""
-    if not got.startswith("/") or "/" not in value or value.startswith("/"):
+    an absolute path ending in the id's name (or its ``org--name`` / ``org_name`` forms);
+    or a storage directory the workflow names (``HF_HUB_CACHE=/mnt/hf_hub_cache/``) that the
+    launcher moves to another absolute path of the node."""
+    if not got.startswith("/") or "/" not in value:
         return False
+    if value.startswith("/"):  # a storage location (cache, models dir) moved to the node's
+        return True
     org, _, name = value.rstrip("/").rpartition("/")
     forms = {_flat(name), _flat(f"{org}--{name}"), _flat(f"{org}_{name}"),
              _flat(f"models--{org}--{name}")}

@@ -21,6 +21,7 @@ from inferencex_tools.launch.slurmargs import parse_slurm_args, step_runs
 from inferencex_tools.policy.trace import Record, TraceResult, trace_script
 
 WS_TOKEN = "_ixtool_workspace_"
+RUNNER_WORKSPACE = "/github/workspace"  # $GITHUB_WORKSPACE as the launcher stage sees it
 HOST_WORKSPACE = "$GITHUB_WORKSPACE"
 # variables of the sandbox itself, not of the launch
 SANDBOX_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "TMPDIR", "LANG", "SHLVL", "_"})
@@ -85,9 +86,15 @@ def _step_env(rec: Record, root: str) -> dict[str, str]:
 def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str | None,
                  timeout: float = 60.0, allow_unsandboxed: bool = False) -> LaunchTrace:
     """Trace ``launcher`` with ``env``; then the job step that runs ``script``."""
-    lenv = {k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"}
-    lt = LaunchTrace(trace_script(root, launcher, lenv, timeout=timeout,
-                                  allow_unsandboxed=allow_unsandboxed))
+    from inferencex_tools.policy.trace import Session
+
+    # the checkout at the path a runner has it, so launchers that read $GITHUB_WORKSPACE
+    # (``set -u``, container mounts of it) see a real directory
+    lenv = {**{k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"},
+            "GITHUB_WORKSPACE": RUNNER_WORKSPACE}
+    with Session(root, allow_unsandboxed=allow_unsandboxed) as session:
+        lt = LaunchTrace(session.trace(launcher, lenv, timeout=timeout,
+                                       workspace_at=(RUNNER_WORKSPACE,), cwd=RUNNER_WORKSPACE))
     rec = _job_step(lt.launcher.records, script)
     if rec is None:
         return lt
@@ -102,6 +109,14 @@ def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str 
         lt.workdir = (opts.get("--container-workdir") or [""])[-1] or ws_mount or "/"
     lt.step_env = {k: lt.show(v) for k, v in _step_env(rec, root_s).items()}
     if lt.step_script is None or lt.step_script.startswith("/"):
+        return lt
+    ws_at = tuple(c for h, c in lt.mounts if h == root_s)
+    if container and ws_at:
+        # the container's view: the checkout at its mount point(s), paths as the job has them
+        senv = {k: v.replace(HOST_WORKSPACE, RUNNER_WORKSPACE) for k, v in lt.step_env.items()}
+        with Session(root, allow_unsandboxed=allow_unsandboxed) as session:
+            lt.script = session.trace(lt.step_script, senv, timeout=timeout,
+                                      workspace_at=(*ws_at, RUNNER_WORKSPACE), cwd=lt.workdir)
         return lt
     lt.script = trace_script(root, lt.step_script, _script_env(lt, container),
                              timeout=timeout, allow_unsandboxed=allow_unsandboxed)

@@ -34,6 +34,8 @@ def test_squashfs_built_from_the_row_image(image: str, container: str, want: boo
     ("org/Model", "/lustre/fsw/models/OtherModel", False),
     ("org/Model", "org/OtherModel", False),
     ("8", "/x/8", False),
+    ("/mnt/hf_hub_cache/", "/home/runner/.cache/huggingface", True),
+    ("/mnt/hf_hub_cache/", "relative/cache", False),
 ])
 def test_model_mapped_to_shared_storage(value: str, got: str, want: bool) -> None:
     assert mapped_to_storage(value, got) is want
