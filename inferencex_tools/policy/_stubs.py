@@ -63,6 +63,12 @@ STUB = r'''#!/bin/bash
 trap '' TERM INT HUP
 IX_TOOL=${0##*/}
 if [[ $IX_TOOL == sleep ]]; then exec @SLEEP@ 0.05; fi
+if [[ $IX_TOOL == sed ]]; then  # only an in-place edit needs the stub (tolerated failure)
+    for a in "$@"; do
+        case $a in -i|-i*|--in-place*) break ;; esac
+    done
+    case ${a-} in -i|-i*|--in-place*) ;; *) exec @SED@ "$@" ;; esac
+fi
 IX_ROOT=@ROOT@
 IX_REC=$IX_ROOT/.ix/records
 IX_BIN=@BIN@
@@ -251,7 +257,7 @@ exit 0
 # stub itself stays short, it runs for every stubbed call).
 STUB_LIB = r'''ix_job() {  # allocate a simulated Slurm job; echo its id
     local name=$1 id
-    "$IX_MKDIR" -p "$IX_JOBS" 2>/dev/null
+    [[ -d $IX_JOBS ]] || "$IX_MKDIR" -p "$IX_JOBS" 2>/dev/null
     id=$((4200 + RANDOM % 1000))
     printf '%s\n' "$name" > "$IX_JOBS/$id"
     printf '%s' "$id"
@@ -326,8 +332,9 @@ ix_hf() {
         "$IX_MKDIR" -p "$base/refs" "$base/snapshots/$rev" || return 1
         printf '%s' "$rev" > "$base/refs/main"
         dir=$base/snapshots/$rev
+    else
+        "$IX_MKDIR" -p "$dir" || return 1
     fi
-    "$IX_MKDIR" -p "$dir" || return 1
     [[ -e $dir/config.json ]] || printf '{}' > "$dir/config.json"
     [[ -e $dir/tokenizer_config.json ]] || printf '{}' > "$dir/tokenizer_config.json"
     [[ -e $dir/tokenizer.json ]] || printf '{}' > "$dir/tokenizer.json"

@@ -296,6 +296,27 @@ def test_pip_installs_become_importable_with_their_version(tmp_path: Path) -> No
     assert "V 1.2.3 0.0.0 4.5" in tr.stdout_tail and "done" in tr.stdout_tail
 
 
+def test_sed_and_hf_stubs(tmp_path: Path) -> None:
+    """sed runs for real (its output and exit status); only a failed in-place edit is
+    tolerated.  hf download leaves a snapshot in the hub cache or in --local-dir."""
+    text = ("#!/bin/bash\n"
+            "echo a-b | sed 's/-/+/'\n"
+            "sed 's/x/y/' /nonexistent/file; echo \"rc=$?\"\n"
+            "sed -i 's/x/y/' /nonexistent/file; echo \"rc_i=$?\"\n"
+            "printf 'old\\n' > f.txt; sed -i 's/old/new/' f.txt; cat f.txt\n"
+            "snap=$(hf download org/model)\n"
+            "ls \"$snap\" | tr '\\n' ' '; echo\n"
+            "hf download org/model --local-dir \"$PWD/m\" > /dev/null; ls m | wc -l\n"
+            "echo done\n")
+    repo = mini_repo(tmp_path, "sedhf.sh", text)
+    tr = trace_script(repo, f"{SUB}/sedhf.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert tr.returncode == 0, tr.stderr_tail
+    out = tr.stdout_tail
+    assert "a+b" in out and "rc=2" in out and "rc_i=0" in out and "\nnew\n" in out
+    assert "config.json" in out and "model.safetensors.index.json" in out
+    assert "\n6\ndone" in out, out
+
+
 @pytest.mark.parametrize(("body", "missing"), [
     ("set -u\necho \"model $MODEL at $RESULT_DIR\"\n", "RESULT_DIR"),
     # the real benchmark_lib.sh's check: one "  - NAME" line per missing variable
