@@ -127,8 +127,10 @@ SEED_KEY = "minimaxm3-fp8-h200-vllm-agentic-mtp"
 def _seed_entry(key: str, link: str) -> str:
     """The seed recipe's entry of this repository's changelog, with ``key`` and ``link``."""
     text = (ROOT / "perf-changelog.yaml").read_text(encoding="utf-8")
-    block = text[text.rindex("- config-keys:"):]
-    assert SEED_KEY in block
+    at = text.index(f"    - {SEED_KEY}\n")
+    start = text.rindex("- config-keys:", 0, at)
+    end = text.find("\n- ", at)
+    block = text[start:end if end >= 0 else len(text)]
     lines = [ln for ln in block.rstrip("\n").split("\n") if not ln.startswith("  pr-link:")]
     return "\n" + "\n".join(lines).replace(SEED_KEY, key) + f"\n  pr-link: {link}\n"
 
