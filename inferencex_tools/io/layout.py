@@ -54,3 +54,15 @@ def relative_to(path: Path, here: Path) -> Path:
         return path.relative_to(here)
     except ValueError:
         return Path(os.path.relpath(path, here)) if path.is_absolute() else path
+
+
+def workflow_files(root: Path) -> dict[str, bytes]:
+    """The repository's workflow files (``.github/workflows/*.yml|yaml``, regular files,
+    no symlinks) by their repository path, in name order; empty without the folder."""
+    from inferencex_tools.io.files import read_bytes
+
+    d = root / ".github" / "workflows"
+    if not d.is_dir():
+        return {}
+    return {f".github/workflows/{p.name}": read_bytes(p) for p in sorted(d.iterdir())
+            if p.suffix in (".yml", ".yaml") and p.is_file() and not p.is_symlink()}

@@ -152,15 +152,10 @@ def _render_all(root: Path, rows: list[SelectedRow], labels: dict[str, list[str]
 def workflows_of(root: Path) -> Any:
     """The benchmark workflows of the repository at ``root`` (None without any that
     dispatches rows): the same derivation the policy check uses."""
-    from inferencex_tools.io.files import read_bytes
+    from inferencex_tools.io.layout import workflow_files
     from inferencex_tools.workflow import load_workflows
 
-    d = root / ".github" / "workflows"
-    if not d.is_dir():
-        return None
-    files = {f".github/workflows/{p.name}": read_bytes(p) for p in sorted(d.iterdir())
-             if p.suffix in (".yml", ".yaml") and p.is_file() and not p.is_symlink()}
-    wf = load_workflows(files)
+    wf = load_workflows(workflow_files(root))
     return wf if wf.dispatches else None
 
 

@@ -109,14 +109,10 @@ def _runners(root: Path) -> Any:
 
 
 def _workflows(root: Path) -> Any:
+    from inferencex_tools.io.layout import workflow_files
     from inferencex_tools.workflow import load_workflows
 
-    d = root / ".github" / "workflows"
-    if not d.is_dir():
-        return None
-    files = {f".github/workflows/{p.name}": read_bytes(p) for p in sorted(d.iterdir())
-             if p.suffix in (".yml", ".yaml") and p.is_file() and not p.is_symlink()}
-    wf = load_workflows(files)
+    wf = load_workflows(workflow_files(root))
     return wf if wf.dispatches else None
 
 
@@ -137,18 +133,8 @@ def _base_store(req: CheckRequest, base: str, result: Result) -> CurveStore:
     if reg is not None:
         return registry_store(reg, f"{DEFAULT_REGISTRY.as_posix()}@{base[:12]}",
                               curves_dir=root / cdir, display_dir=cdir, blobs=curves)
-    from inferencex_tools.io.yamlio import load_safe
-
-    prefixes: set[str] = set()
-    for path, data in base_files(root, base, "configs/").items():
-        if re.fullmatch(MASTER_RX, path):
-            try:
-                doc = load_safe(data, source=path)
-            except InputError:
-                continue
-            if isinstance(doc, dict):
-                prefixes.update(str(v.get("model-prefix")) for v in doc.values()
-                                if isinstance(v, dict) and v.get("model-prefix"))
+    prefixes = {str(v.get("model-prefix")) for v in _base_configs(root, base).values()
+                if isinstance(v, dict) and v.get("model-prefix")}
     texts = [b.decode("utf-8", errors="replace")
              for p, b in base_files(root, base, "benchmarks/").items()
              if p.endswith((".sh", ".yaml", ".yml", ".py")) and len(b) <= 512 * 1024]
