@@ -441,21 +441,25 @@ def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
             if exited_at is not None and now - exited_at > 2.0:
                 break
             for key, _ in sel.select(timeout=0.05):
-                fd = int(key.fd)
-                try:
-                    b = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    b = b""
-                if b:
-                    pipes[fd].add(b)
-                else:
-                    sel.unregister(fd)
+                _read_pipe(int(key.fd), pipes, sel)
     finally:
         sel.close()
     proc.wait()
     return timed_out
+
+
+def _read_pipe(fd: int, pipes: dict[int, _Tail], sel: selectors.BaseSelector) -> None:
+    """One read from a trace's output pipe: kept in its tail, or unregistered at EOF."""
+    try:
+        b = os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return
+    except OSError:
+        b = b""
+    if b:
+        pipes[fd].add(b)
+    else:
+        sel.unregister(fd)
 
 
 def _collect(pipes: dict[int, _Tail], sock: socket.socket,
@@ -479,16 +483,7 @@ def _collect(pipes: dict[int, _Tail], sock: socket.socket,
                     answered = time.monotonic()
                     sel.unregister(fd)
                     continue
-                try:
-                    b = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    b = b""
-                if b:
-                    pipes[fd].add(b)
-                else:
-                    sel.unregister(fd)
+                _read_pipe(fd, pipes, sel)
     finally:
         sel.close()
     return reply
