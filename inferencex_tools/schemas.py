@@ -18,6 +18,7 @@ from typing import Any
 
 from inferencex_tools.errors import InputError
 from inferencex_tools.report.findings import Finding, Rule, Severity
+from inferencex_tools.report.words import plural
 
 _HERE = Path(__file__).resolve().parent
 _CANDIDATES = (_HERE / "schemas", _HERE.parent / "schemas")
@@ -109,14 +110,90 @@ class SchemaIssue:
 
     @property
     def message(self) -> str:
-        """A readable message for the common keywords, jsonschema's otherwise."""
+        """A readable message in YAML's vocabulary (``null``, ``true``, "a list") for the
+        keywords the schemas use; jsonschema's own text only for the rare others."""
         key = self.unknown_key
         if key is not None:
             return f"unknown key {key!r}"
-        if self.keyword == "type":
-            return (f"must be {self.expected}, found {short_repr(self.instance)} "
-                    f"({type(self.instance).__name__})")
-        return self.detail
+        words = _KEYWORD_MESSAGES.get(self.keyword)
+        return words(self) if words else self.detail
+
+
+_TYPE_WORDS = {"string": "a string", "array": "a list", "object": "a mapping",
+               "integer": "an integer", "number": "a number", "boolean": "true or false",
+               "null": "null"}
+
+
+def _type_words(expected: Any) -> str:
+    names = expected if isinstance(expected, list) else [expected]
+    return " or ".join(_TYPE_WORDS.get(str(n), str(n)) for n in names)
+
+
+def kind_of(value: Any) -> str:
+    """What a loaded YAML value is, in YAML's words: ``null``, ``a boolean``, ``a list``…"""
+    if value is None:
+        return "null"
+    for t, words in ((bool, "a boolean"), (int, "an integer"), (float, "a number"),
+                     (str, "a string"), (list, "a list"), (dict, "a mapping")):
+        if isinstance(value, t):
+            return words
+    return type(value).__name__
+
+
+def yaml_value(value: Any, limit: int = 200) -> str:
+    """A value as YAML would show it (``null``, ``true``, ``"text"``, ``[a, b]``), cut to
+    about ``limit`` characters; never Python's spelling (``None``, ``True``, ``'x'``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return short_repr(value, limit)
+    if isinstance(value, str):
+        shown = json.dumps(value[:limit], ensure_ascii=False)
+        return shown if len(value) <= limit else shown + f"… ({len(value):,} characters)"
+    if isinstance(value, list | tuple):
+        if len(value) > 20:
+            return f"a list of {len(value):,} items"
+        text = "[" + ", ".join(yaml_value(v, limit) for v in value) + "]"
+    elif isinstance(value, dict):
+        if len(value) > 20:
+            return f"a mapping of {len(value):,} keys"
+        text = "{" + ", ".join(f"{k}: {yaml_value(v, limit)}" for k, v in value.items()) + "}"
+    else:
+        return short_repr(value, limit)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def found(value: Any) -> str:
+    """A found value and its kind for a message: ``5 (an integer)``, ``null``."""
+    shown = yaml_value(value, 80)
+    kind = kind_of(value)
+    return shown if kind == "null" or shown.startswith(("a list of", "a mapping of")) \
+        else f"{shown} ({kind})"
+
+
+_KEYWORD_MESSAGES: dict[str, Callable[[SchemaIssue], str]] = {
+    "type": lambda i: f"must be {_type_words(i.expected)}, found {found(i.instance)}",
+    "required": lambda i: "missing required key " + ", ".join(
+        repr(k) for k in (i.expected or []) if not (isinstance(i.instance, dict)
+                                                    and k in i.instance)),
+    "enum": lambda i: (f"{yaml_value(i.instance, 80)} is not allowed; use one of "
+                       + ", ".join(yaml_value(v, 40) for v in (i.expected or []))),
+    "const": lambda i: f"must be {yaml_value(i.expected, 80)}, found {yaml_value(i.instance, 80)}",
+    "pattern": lambda i: (f"{yaml_value(i.instance, 80)} does not have the expected form "
+                          f"(pattern {i.expected})"),
+    "minItems": lambda i: (f"must have at least {plural(i.expected, 'item')}, "
+                           f"found {len(i.instance) if isinstance(i.instance, list) else 0}"),
+    "uniqueItems": lambda i: f"has repeated items: {yaml_value(i.instance, 120)}",
+    "minLength": lambda i: (f"must have at least {plural(i.expected, 'character')}, found "
+                            f"{yaml_value(i.instance, 80)}"),
+    "minimum": lambda i: f"must be at least {i.expected}, found {yaml_value(i.instance, 40)}",
+    "maximum": lambda i: f"must be at most {i.expected}, found {yaml_value(i.instance, 40)}",
+    "exclusiveMinimum": lambda i: (f"must be more than {i.expected}, found "
+                                   f"{yaml_value(i.instance, 40)}"),
+    "minProperties": lambda i: f"must have at least {plural(i.expected, 'key')}",
+}
 
 
 _MAX_SHOWN = 200  # characters of a value shown in a message
@@ -161,7 +238,21 @@ def schema_issues(name: str, instance: Any, *, definition: str | None = None
         issues.append(SchemaIssue(
             path=(), keyword="limit", detail=f"a value cannot be checked: {_bounded(str(exc))}",
             instance=None, expected=None))
-    return sorted(issues, key=lambda i: [str(p) for p in i.path])
+    return sorted(_one_required_per_object(issues), key=lambda i: [str(p) for p in i.path])
+
+
+def _one_required_per_object(issues: list[SchemaIssue]) -> list[SchemaIssue]:
+    """jsonschema reports each missing required key apart; the message of a ``required``
+    issue names all of them, so one issue per object is enough."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for i in issues:
+        if i.keyword == "required":
+            if i.path in seen:
+                continue
+            seen.add(i.path)
+        out.append(i)
+    return out
 
 
 Describe = Callable[[SchemaIssue], "tuple[Rule, str, str | None] | None"]

@@ -85,12 +85,12 @@ class Entry:
     @property
     def link(self) -> str:
         v = self.mapping.get("pr-link")
-        return "" if v is None else str(v)
+        return "" if v is None else _text(v)
 
     @property
     def keys(self) -> list[str]:
         v = self.mapping.get("config-keys")
-        return [str(k) for k in v] if isinstance(v, list) else []
+        return [_text(k) for k in v] if isinstance(v, list) else []
 
     def describe(self) -> str:
         keys = ", ".join(self.keys) or "?"
@@ -321,7 +321,9 @@ def _build(cl: Changelog, data: Any, starts: list[int]) -> None:
     label, raw, out = cl.label, cl.raw, cl.findings
     cl.data = data
     if not isinstance(data, list):
-        what = "empty" if data is None else type(data).__name__
+        from inferencex_tools.schemas import kind_of
+
+        what = "empty" if data is None else kind_of(data)
         out.append(ROOT.at(label, 1, 1, f"root must be a YAML list of entries, found {what}"))
         return
     cl.parsed = True
@@ -339,7 +341,7 @@ def _build(cl: Changelog, data: Any, starts: list[int]) -> None:
     for e in cl.entries:
         if not isinstance(e.data, dict):
             out.append(NOT_MAPPING.at(label, e.line, 1 if e.line else None,
-                                        f"entry {e.number} is a {type(e.data).__name__}, "
+                                        f"entry {e.number} is {_kind(e.data)}, "
                                         "not a mapping"))
 
 
@@ -374,3 +376,18 @@ def _report_headers(cl: Changelog, n_headers: int) -> None:
             f"{n_headers} lines start with '- config-keys:' but the file has "
             f"{len(cl.entries)} entries",
         ))
+
+
+def _text(value: Any) -> str:
+    """A scalar as the YAML author wrote it (``true``, ``null``), not Python's ``True``."""
+    if isinstance(value, str):
+        return value
+    from inferencex_tools.schemas import yaml_value
+
+    return yaml_value(value, 120)
+
+
+def _kind(value: Any) -> str:
+    from inferencex_tools.schemas import kind_of
+
+    return kind_of(value)

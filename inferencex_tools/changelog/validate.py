@@ -148,20 +148,17 @@ def _describe(e: Entry, issue: SchemaIssue) -> tuple[Rule, str, str | None]:
                     "YAML key", f"write '{spelled}:' (with a hyphen)")
         return UNKNOWN_KEY, f"{head}: unknown key {key!r}", None
     if issue.keyword == "required":
-        return SCHEMA, f"{head}: {issue.detail}", None
+        return SCHEMA, f"{head}: {issue.message}", None
     if issue.keyword == "const" and first in ("evals-only", "all-evals"):
         return (APPEND_ONLY_MIX, f"{head}: append-only cannot be combined with {first}: "
                 "true", None)
     rule = SCHEMA
     where = issue.where or "entry"
-    msg = f"{head}: {where}: {issue.detail}"
+    msg = f"{head}: {where}: {issue.message}"
     if issue.keyword == "type" and first == "eval-min-prefill-ep":
         rule = APPEND_ONLY_MIX if e.data.get("append-only") is True else SCHEMA
     elif issue.keyword == "type" and issue.instance is None:
         msg = f"{head}: {where} has no value"
-    elif issue.keyword == "type" and issue.expected == "boolean":
-        msg = (f"{head}: {where} must be true or false, found "
-               f"{issue.instance!r} ({type(issue.instance).__name__})")
     return rule, msg, None
 
 

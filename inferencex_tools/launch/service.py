@@ -85,7 +85,7 @@ def select_rows(root: Path, src: RowSource) -> list[SelectedRow]:
     return rows
 
 
-def _labels(root: Path) -> dict[str, list[str]]:
+def runner_labels(root: Path) -> dict[str, list[str]]:
     """Runner label → node names from ``configs/runners.yaml`` (empty when absent)."""
     from inferencex_tools.sweep.load import load_runners
 
@@ -167,7 +167,7 @@ def render(root: Path, src: RowSource, runner: str | None) -> tuple[Result, list
         result.add(NO_ROWS.at(what, None, None,
                                 f"no row of {what} matches arm={src.arm} conc={src.conc}"))
         return result, []
-    labels = _labels(root)
+    labels = runner_labels(root)
     marked: list[dict[str, object]] = []
     if src.eval and src.config_key:
         marked = eval_marked(root, src.config_key)
@@ -216,7 +216,7 @@ def plan_jobs(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob]]:
         result.add(NO_ROWS.at(req.src.config_key or "<rows>", None, None,
                                 "the selection matches no row"))
         return result, []
-    labels = _labels(root)
+    labels = runner_labels(root)
     workspace = str((req.workspace or root).resolve())
     opts = BatchOptions(workspace=workspace, out_dir=str(req.out_dir.resolve()),
                         partition=req.partition, time=req.time, account=req.account,

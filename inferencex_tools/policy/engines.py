@@ -176,8 +176,8 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
         f.has_spec = True
         spec = _server_json(raw, "--speculative-config", f)
         if spec is not None and not isinstance(spec, dict):
-            f.issues.append(f"--speculative-config is a JSON {type(spec).__name__}, "
-                            "not an object")
+            kind = _JSON_KIND.get(type(spec), "of another type")
+            f.issues.append(f"--speculative-config is {kind}, not an object")
         if isinstance(spec, dict):
             _typed_fields(spec, f)
             f.draft = _str(spec.get("model"))
@@ -227,6 +227,10 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
 
 # what vLLM's --speculative-config fields are (a value of another type is reported, and
 # not used)
+_JSON_KIND: dict[type, str] = {
+    dict: "a JSON object", list: "a JSON array", str: "a JSON string", int: "a JSON integer",
+    float: "a JSON number", bool: "a JSON boolean", type(None): "JSON null"}
+
 _SPEC_TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "method": (str,), "num_speculative_tokens": (int, str),
     "draft_sample_method": (str,), "rejection_sample_method": (str,),
@@ -239,9 +243,11 @@ def _typed_fields(spec: dict[str, Any], f: SpecFacts) -> None:
     for key, types in _SPEC_TYPES.items():
         value = spec.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            f.issues.append(f"--speculative-config {key} is a {type(value).__name__} "
+            f.issues.append(f"--speculative-config {key} is "
+                            f"{_JSON_KIND.get(type(value), 'of another type')} "
                             f"({short_repr(value, 60)}), expected "
-                            + " or ".join(t.__name__ for t in types))
+                            + " or ".join(_JSON_KIND.get(t, t.__name__).split(" ", 1)[1]
+                                          for t in types))
 
 
 def _chat_template(argv: Sequence[str], f: SpecFacts) -> None:

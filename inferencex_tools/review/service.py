@@ -340,9 +340,9 @@ def _render(ctx: _Ctx, wanted: list[Wanted]) -> dict[str, list[RenderedJob]]:
     sandboxed processes that mostly wait)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from inferencex_tools.launch.service import _labels, render_row
+    from inferencex_tools.launch.service import render_row, runner_labels
 
-    labels = _labels(ctx.req.root)
+    labels = runner_labels(ctx.req.root)
     seen: set[str] = set()
     todo = []
     for key, only in wanted:

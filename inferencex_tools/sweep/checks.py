@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferencex_tools.report.findings import Rule, Severity
+from inferencex_tools.schemas import found, kind_of, yaml_value
 from inferencex_tools.sweep.rules import (
     AGENTIC_RUNNER,
     CONC_FORM,
@@ -100,13 +101,12 @@ class Checker:
             ok = int(v)
         if ok is None:
             if self.structural or not isinstance(v, int | float | str | bool):
-                self.add(TYPE, path, f"must be an integer, found {v!r} "
-                         f"({type(v).__name__})")
+                self.add(TYPE, path, f"must be an integer, found {found(v)}")
             return None
         if positive and (self.strict or strict) and ok <= 0:
-            self.add(RANGE, path, f"must be > 0, found {v!r}")
+            self.add(RANGE, path, f"must be > 0, found {yaml_value(v)}")
         elif nonneg and self.strict and ok < 0:
-            self.add(RANGE, path, f"must be ≥ 0, found {v!r}")
+            self.add(RANGE, path, f"must be ≥ 0, found {yaml_value(v)}")
         return ok
 
     def as_bool(self, v: Any, path: Path) -> bool | None:
@@ -118,13 +118,13 @@ class Checker:
             if isinstance(v, str) and v.lower() in _BOOL_STR:
                 return v.lower() in ("true", "yes", "on", "1", "t", "y")
         if self.structural:
-            self.add(TYPE, path, f"must be true or false, found {v!r} ({type(v).__name__})")
+            self.add(TYPE, path, f"must be true or false, found {found(v)}")
         return None
 
     def as_str(self, v: Any, path: Path, *, nonempty: bool = False) -> str | None:
         if not isinstance(v, str):
             if self.structural:
-                self.add(TYPE, path, f"must be a string, found {v!r} ({type(v).__name__})")
+                self.add(TYPE, path, f"must be a string, found {found(v)}")
             return None
         if nonempty and not v:
             self.add(RANGE, path, "must be a non-empty string")
@@ -134,7 +134,7 @@ class Checker:
                 required: tuple[str, ...] = ()) -> dict[str, Any] | None:
         if not isinstance(v, dict):
             if self.structural:
-                self.add(TYPE, path, f"must be a mapping, found {type(v).__name__}")
+                self.add(TYPE, path, f"must be a mapping, found {kind_of(v)}")
             return None
         if self.structural:
             for k in v:
@@ -148,7 +148,7 @@ class Checker:
 
     def enum(self, v: Any, path: Path, allowed: tuple[str, ...]) -> None:
         if v not in allowed and self.structural:
-            self.add(ENUM, path, f"must be one of {', '.join(allowed)}, found {v!r}")
+            self.add(ENUM, path, f"must be one of {', '.join(allowed)}, found {yaml_value(v)}")
 
     # ----------------------------------------------------------------- components
     def component(self, v: Any, path: Path, *, version_required: bool) -> None:
@@ -210,7 +210,7 @@ class Checker:
     def _crashy(self, v: Any, path: Path) -> bool:
         """A string concurrency: lax validation passes it, generation cannot use it."""
         if isinstance(v, str):
-            self.add(TYPE, path, f"must be an integer, found {v!r} (str); the reference "
+            self.add(TYPE, path, f"must be an integer, found {found(v)}; the reference "
                      "generator crashes on string concurrencies")
             return True
         return False
@@ -334,7 +334,7 @@ class Checker:
         for k in ("isl", "osl"):
             if k in it:
                 if isinstance(it[k], str):
-                    self.add(TYPE, (*ip, k), f"must be an integer, found {it[k]!r} "
+                    self.add(TYPE, (*ip, k), f"must be an integer, found {found(it[k])} "
                              "(the reference generator crashes on it)")
                 else:
                     self.as_int(it[k], (*ip, k), positive=True)
@@ -382,9 +382,9 @@ class Checker:
             except ValueError:
                 ok = False
         if not ok:
-            self.add(TYPE, path, f"must be a number, found {util!r}")
+            self.add(TYPE, path, f"must be a number, found {found(util)}")
         elif not 0 < util <= 1:
-            self.add(RANGE, path, f"must be in (0, 1], found {util!r}")
+            self.add(RANGE, path, f"must be in (0, 1], found {yaml_value(util)}")
 
     def _ss(self, item: dict[str, Any], path: Path) -> list[Any]:
         ss = item.get("search-space")

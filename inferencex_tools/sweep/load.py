@@ -67,7 +67,9 @@ def parse_master(raw: bytes, label: str) -> dict[str, Any]:
     """One master file → its mapping (E2/E3 checks)."""
     data = _load_cached(raw, label)
     if not isinstance(data, dict):
-        what = "empty" if data is None else f"a {type(data).__name__}"
+        from inferencex_tools.schemas import kind_of
+
+        what = "empty" if data is None else kind_of(data)
         raise InputError(f"{label}: a master config must be a mapping of config keys, "
                          f"found {what}",
                          hint=_VALIDATE_HINT)

@@ -458,7 +458,9 @@ def validate(inp: ValidateInput) -> Result:
 def _is_mapping(f: _File) -> bool:
     if isinstance(f.data, dict):
         return True
-    what = "empty" if f.data is None else f"a {type(f.data).__name__}"
+    from inferencex_tools.schemas import kind_of
+
+    what = "empty" if f.data is None else kind_of(f.data)
     f.findings.append(NOT_MAPPING.at(f.label, 1, 1, f"root must be a mapping of config keys, "
                                      f"found {what}"))
     return False
@@ -474,9 +476,11 @@ def _master(f: _File, merged: dict[str, tuple[_File, Any]], refs: _Refs) -> None
                   f"{merged[k][0].label}")
         else:
             merged[k] = (f, f.data[k])
-    _schema(f, "master-config", SCHEMA)
+    reported = _schema(f, "master-config", SCHEMA)
     issues: list[Issue] = check_configs(f.data, strict=True, structural=False)
     for iss in issues:
+        if (iss.rule.id, tuple(iss.path)) in reported:
+            continue  # the schema said it already (e.g. a minimum and "must be > 0")
         f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
     _references(f, f.data, refs)
 
