@@ -173,28 +173,25 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
           result: Result) -> list[Job]:
     jobs: list[Job] = []
     reported: set[tuple[str, str]] = set()
+
+    def no_launcher(row: Row, tag: str, why: str) -> None:
+        """One PO201 per (key, runner label or family)."""
+        if (row.key, tag) not in reported:
+            reported.add((row.key, tag))
+            result.add(NO_LAUNCHER.at(row.config_file, row.key_line, 1, f"{row.key}: {why}",
+                                      data={"config_keys": [row.key], "rows": [row.ref()]}))
+
     for row in rows:
         label = str(row.config.get("runner"))
         families = launcher_families(req.root, label, runners.labels or None)
         if not families:
-            if (row.key, label) not in reported:
-                reported.add((row.key, label))
-                result.add(NO_LAUNCHER.at(
-                    row.config_file, row.key_line, 1,
-                    f"{row.key}: no runners/launch_<family>.sh for runner '{label}'",
-                    data={"config_keys": [row.key], "rows": [row.ref()]}))
-            continue
+            no_launcher(row, label, f"no runners/launch_<family>.sh for runner '{label}'")
         for fam in families:
             job = make_job(wf, row, fam, node_for(fam, label, runners.labels))
             if job.launcher is None or not (req.root / job.launcher).is_file():
-                if (row.key, fam) not in reported:
-                    reported.add((row.key, fam))
-                    result.add(NO_LAUNCHER.at(
-                        row.config_file, row.key_line, 1,
-                        f"{row.key}: runner '{label}' → {fam}: {job.launcher} does not exist",
-                        data={"config_keys": [row.key], "rows": [row.ref()]}))
-                continue
-            jobs.append(job)
+                no_launcher(row, fam, f"runner '{label}' → {fam}: {job.launcher} does not exist")
+            else:
+                jobs.append(job)
     return jobs
 
 
