@@ -188,13 +188,8 @@ def init_cmd(
     Example:
       ixtool policy init --output /tmp/registry.yaml
     """
-    from inferencex_tools.errors import InputError
     from inferencex_tools.policy.service import run_init
 
-    if curves_dir is not None and not (root / curves_dir).is_dir():
-        raise InputError(f"{curves_dir}: no such directory",
-                         hint="--curves-dir is the directory of the curve files, "
-                         "relative to --root")
     res = run_init(root, curves_dir=curves_dir, output=output, force=force)
     typer.echo(f"wrote {res.path}")
     for f in res.findings:

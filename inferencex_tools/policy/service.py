@@ -633,6 +633,10 @@ def run_init(root: Path, *, curves_dir: Path | None, output: Path | None,
     """``ixtool policy init``: write the registry derived from the repository, for review."""
     from inferencex_tools.policy.store import derive_from_tree
 
+    if curves_dir is not None and not (root / curves_dir).is_dir():
+        raise InputError(f"{curves_dir}: no such directory",
+                         hint="--curves-dir is the directory of the curve files, "
+                         "relative to --root")
     target = output if output is not None else root / DEFAULT_REGISTRY
     if target.exists() and not force:
         raise UsageError(f"{target} exists (an explicit registry wins over derivation)",
