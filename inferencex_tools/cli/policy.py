@@ -8,7 +8,14 @@ from pathlib import Path
 
 import typer
 
-from inferencex_tools.cli.common import FORMAT_OPTION, Format, emit
+from inferencex_tools.cli.common import (
+    BASELINE_OPTION,
+    FORMAT_OPTION,
+    WRITE_BASELINE_OPTION,
+    Adoption,
+    Format,
+    emit,
+)
 
 app = typer.Typer(
     help="Check speculative-decoding recipes against the golden acceptance-length policy.",
@@ -104,6 +111,8 @@ def check_cmd(
         None, "--base", help="PR mode: curves and registry from this ref's merge-base with "
         "HEAD; a curve change is an error (PO109); only rows whose config block, launcher, "
         "script (with what it sources), recipe or curve changed are traced."),
+    baseline: Path | None = BASELINE_OPTION,
+    write_baseline: bool = WRITE_BASELINE_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Trace every spec-decoding recipe of the master configs and apply the policy.
@@ -138,7 +147,8 @@ def check_cmd(
         ))
     if rows and fmt is Format.text:
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
-    raise typer.Exit(emit(result, fmt, strict=strict))
+    raise typer.Exit(emit(result, fmt, strict=strict,
+                          adoption=Adoption(baseline, write_baseline)))
 
 
 @app.command("trace")

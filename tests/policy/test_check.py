@@ -347,3 +347,35 @@ def test_trace_command_prints_the_launch() -> None:
                         "--set", "bad"], cwd=ROOT, capture_output=True, text=True,
                        check=False)
     assert r.returncode == 2 and "VAR=VALUE" in r.stderr
+
+
+def test_baseline_round_trip(tmp_path: Path, corpus: Path) -> None:
+    """``policy check --write-baseline`` records the findings, a plain run with the
+    baseline reports none, a new problem is the only finding."""
+    cfg = CONFIG.replace("precision: fp8", "precision: fp4") + CONFIG.replace(
+        KEY, "other-key").replace("cluster:h200-dgxc", "cluster:b300-nv")
+    repo = seed_repo(tmp_path, config=cfg)
+    known = tmp_path / "known.json"
+
+    def run(*args: str) -> tuple[int, list[tuple[str, str]]]:
+        r = subprocess.run(
+            [sys.executable, "-m", "inferencex_tools", "policy", "check", "--root", str(repo),
+             "--curves-dir", str(corpus / "golden_al_distribution"), "--registry",
+             str(ROOT / "golden_al_distribution/registry.yaml"), "--format", "json", *args],
+            cwd=repo, capture_output=True, text=True, check=False)
+        doc = json.loads(r.stdout)
+        return r.returncode, sorted((f["rule"], f["message"].split(":")[0])
+                                    for f in doc["findings"] if f["rule"] != "PO305")
+
+    rc, found = run()
+    assert rc == 1 and [r for r, _ in found] == ["PO201", "PO202"]
+    assert run("--write-baseline", "--baseline", str(known)) == (0, [])
+    doc = json.loads(known.read_text())
+    assert {e["command"] for e in doc["findings"]} == {"policy check"}
+    assert run("--baseline", str(known)) == (0, [])
+    # a new key without a benchmark script: the only finding
+    (repo / "configs/nvidia-master.yaml").write_text(
+        cfg + CONFIG.replace(KEY, "third-key").replace("minimaxm3", "nosuchmodel"))
+    rc, found = run("--baseline", str(known))
+    assert rc == 1 and [r for r, _ in found] == ["PO202"], found
+    assert "third-key" in json.dumps(found) or "nosuchmodel" in json.dumps(found)
