@@ -32,7 +32,7 @@ from inferencex_tools.ci import rules as R
 from inferencex_tools.ci.labels import LABELS_FILE, ZERO_SHA, Decision, Facts, decide
 from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
-from inferencex_tools.report.findings import Finding, Result, Severity
+from inferencex_tools.report.findings import Finding, Result
 from inferencex_tools.report.words import plural
 
 MASTER_RX = r"configs/[^/]*-master\.yaml"
@@ -59,6 +59,9 @@ class GateRequest:
     matrix_out: Path | None = None
     max_shards: int = 4
     runner_allow: tuple[str, ...] = ()
+    # the findings as the repository adopts them (settings, baseline): a copy, nothing
+    # written; the gate's decisions and outputs count these (None: as found)
+    adopted: Callable[[Result], Result] | None = None
 
 
 @dataclass
@@ -474,13 +477,27 @@ def _check_runners(matrix: dict[str, Any], allowed: set[str], result: Result) ->
 
 # --------------------------------------------------------------------------- outputs
 
+def _errors(req: GateRequest, result: Result) -> int:
+    """Error findings after the repository's adoption settings (a disabled rule, a
+    finding known in the baseline, do not fail the gate)."""
+    return len((req.adopted(result) if req.adopted else result).errors)
+
+
+def _adopted_decision(req: GateRequest, d: Decision) -> Decision:
+    """The plan's decision with its findings as the repository adopts them."""
+    if req.adopted is None or not d.findings:
+        return d
+    view = req.adopted(Result(command="ci gate", findings=list(d.findings)))
+    return replace(d, findings=tuple(view.findings))
+
+
 def _shard_outputs(matrix: dict[str, Any] | None, d: Decision, max_shards: int,
-                   result: Result) -> list[tuple[str, str]]:
+                   result: Result, errors: int) -> list[tuple[str, str]]:
     from inferencex_tools.ci.shards import make_shards
 
     empty = [("jobs", "0"), ("shard-count", "0"), ("canary-row", "[]")] + [
         (f"shard-{i}", "[]") for i in range(1, max_shards + 1)]
-    if matrix is None or result.errors:
+    if matrix is None or errors:
         return empty
     sh = make_shards(matrix, max_shards=max_shards, canary=d.sweep.canary)
     result.extend(sh.findings)
@@ -540,7 +557,7 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
             _stage(result, stages, "policy", lambda: result.extend(policy_stage(ctx)))
         else:
             stages["policy"] = "skipped"
-        sweep_ok = decision.sweep.run and not result.errors
+        sweep_ok = decision.sweep.run and not _errors(req, result)
         if sweep_ok:
             matrix = _stage(result, stages, "matrix", lambda: _matrix(
                 req, ctx, blobs, masters, analysis, result))
@@ -559,15 +576,17 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
 
 def _outputs(req: GateRequest, decision: Decision, result: Result, stages: dict[str, str],
              matrix: dict[str, Any] | None) -> list[tuple[str, str]]:
-    errors = sum(1 for f in result.findings if f.severity is Severity.ERROR)
-    pairs = [(k, v) for k, v in output_pairs(decision) if k not in ("errors", "sweep")]
+    errors = _errors(req, result)
+    pairs = [(k, v) for k, v in output_pairs(_adopted_decision(req, decision))
+             if k not in ("errors", "sweep")]
     sweep = decision.sweep.run and errors == 0 and matrix is not None
     pairs += [("sweep", "true" if sweep else "false"), ("errors", str(errors)),
               ("gate", "fail" if errors else "pass"),
               ("stages", json.dumps(stages, separators=(",", ":"))),
               ("matrix-file", str(req.matrix_out) if matrix is not None and req.matrix_out
                else "")]
-    pairs += _shard_outputs(matrix if sweep else None, decision, req.max_shards, result)
+    pairs += _shard_outputs(matrix if sweep else None, decision, req.max_shards, result,
+                            errors)
     size = output_size(pairs)
     if size > JOB_OUTPUT_LIMIT:
         result.add(R.OUTPUT_LIMIT.at(LABELS_FILE, None, None,

@@ -14,6 +14,7 @@ from inferencex_tools.cli.common import (
     Format,
     actions_env,
     adopt,
+    adopted_copy,
     pr_number_arg,
     repo_and_root,
     root_of,
@@ -307,7 +308,8 @@ def gate(
         head=head, pr=pr, labels=tuple(label or ()), repo=root, changelog=changelog,
         comments=comments, repo_slug=slug or repo_slug or env.repository,
         priority=priority, namespace=namespace, criteria_json=criteria_json,
-        matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ())),
+        matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ()),
+        adopted=adopted_copy),
         policy_stage=None if no_policy else default_policy_stage)
     write_outputs(outcome.outputs, env=env)
     write_summary(summary_markdown(outcome.decision), env=env)

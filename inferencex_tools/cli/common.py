@@ -113,6 +113,16 @@ def adopt(result: Result, opts: Adoption | None = None, cwd: Path | None = None)
         result.info["adoption"] = "; ".join(notes)
 
 
+def adopted_copy(result: Result, cwd: Path | None = None) -> Result:
+    """``result`` as :func:`adopt` would leave it, as a copy (the result itself is left
+    as it is and no baseline is written): for decisions taken before the report."""
+    from dataclasses import replace
+
+    view = replace(result, findings=list(result.findings), info=dict(result.info))
+    adopt(view, Adoption(), cwd)
+    return view
+
+
 def _baseline(result: Result, path: Path, opts: Adoption, rel: Callable[[str], str]
               ) -> str | None:
     """Write (``--write-baseline``) and/or apply the baseline at ``path``."""
