@@ -16,6 +16,7 @@ from inferencex_tools.cli.common import (
     Format,
     emit,
 )
+from inferencex_tools.cli.nargs import NargsCommand
 
 app = typer.Typer(
     help="Check speculative-decoding recipes against the golden acceptance-length policy.",
@@ -82,12 +83,14 @@ def golden_cmd(
         typer.echo(f"  {v.engine:<7} {v.setting:<70} {v.value:g}")
 
 
-@app.command("check")
+@app.command("check", cls=NargsCommand)
 def check_cmd(
     config_keys: list[str] | None = typer.Option(
-        None, "--config-keys", help="Only these config keys (globs, '*' any run); repeatable."),
+        None, "--config-keys", metavar="KEY...",
+        help="Only these config keys (globs, '*' any run)."),
     configs: list[Path] | None = typer.Option(
-        None, "--configs", help="Master config files (default: configs/*-master.yaml)."),
+        None, "--configs", metavar="FILE...",
+        help="Master config files (default: configs/*-master.yaml)."),
     registry: Path | None = REGISTRY_OPTION,
     curves_dir: Path | None = CURVES_OPTION,
     root: Path = ROOT_OPTION,

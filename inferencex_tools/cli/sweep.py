@@ -7,54 +7,20 @@ after one flag (``--config-files a.yaml b.yaml``), as with argparse.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperCommand
 
 from inferencex_tools.cli.common import pr_number_arg
+from inferencex_tools.cli.nargs import NargsCommand
 
 app = typer.Typer(
     help="Generate the benchmark sweep matrix (GitHub Actions job rows).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-
-# options that take one or more values after a single flag (argparse nargs='+')
-MULTI = ("--config-files", "--configs", "--config-keys", "--model-prefix", "--precision",
-         "--framework", "--runner-type", "--seq-lens", "--scenario-type", "--conc")
-_NEG_NUM = re.compile(r"-\d+")
-
-
-def expand_nargs(args: list[str], multi: tuple[str, ...] = MULTI) -> list[str]:
-    """``--opt a b c`` → ``--opt a --opt b --opt c`` for the list options."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        tok = args[i]
-        if tok == "--":
-            out.extend(args[i:])
-            break
-        out.append(tok)
-        i += 1
-        if tok in multi:
-            first = True
-            while i < len(args) and (not args[i].startswith("-") or _NEG_NUM.fullmatch(args[i])):
-                if not first:
-                    out.append(tok)
-                out.append(args[i])
-                first = False
-                i += 1
-    return out
-
-
-class NargsCommand(TyperCommand):
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, expand_nargs(list(args)))
-
 
 # ----------------------------------------------------------------------- shared options
 

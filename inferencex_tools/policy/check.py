@@ -29,6 +29,7 @@ from inferencex_tools.policy.rules import (
     NO_DRAFT,
     NO_SERVER,
     NOT_FORCED,
+    SAMPLING_UNOBSERVABLE,
     SANDBOX_EVENT,
     TRACE_FAILED,
     UNLABELLED_DRAFT,
@@ -350,6 +351,13 @@ class _Diagnosis:
                     return True
         return False
 
+    def sampling_only(self, sib: RegistryEntry) -> bool:
+        """``sib`` differs from the matched curve only in draft sampling, and the launch
+        does not say which sampling it uses (engines without a sampling knob)."""
+        return (not self.f.sample_known and sib.method == self.entry.method
+                and sib.draft_sample_method != self.entry.draft_sample_method
+                and sib.matches_draft(self.f.draft) and self.entry.matches_draft(self.f.draft))
+
     def sibling_curve(self, store: CurveStore) -> bool:
         """A sibling curve: another draft head (or sampling method) of the same model."""
         for sib in store.registry.for_prefix(self.entry.model_prefix):
@@ -357,6 +365,16 @@ class _Diagnosis:
             if sc is None or not any(_close(self.f.al, sc.value(m, self.k))
                                      for m in self.modes):
                 continue
+            if self.sampling_only(sib):
+                self.e(SAMPLING_UNOBSERVABLE,
+                       f"AL {self.f.al:g} is {sib.label()} K={self.k} "
+                       f"({_head(sib.draft, sib.draft_sample_method)}); the {self.f.engine} "
+                       f"launch names no draft sampling method, so ixtool cannot tell it "
+                       f"from golden {self.where}", self.needle,
+                       hint=f"if {self.f.engine} drafts with "
+                       f"{sib.draft_sample_method or 'default'} sampling this is right; "
+                       f"otherwise {self.fix}")
+                return True
             self.e(CURVE_MIXING, f"AL {self.f.al:g} comes from {sib.label()} "
                    f"({_head(sib.draft, sib.draft_sample_method)}), but the launch drafts "
                    f"with {_head(self.f.draft, self.f.sample)}: golden {self.where}",

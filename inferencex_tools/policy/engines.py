@@ -56,6 +56,7 @@ class SpecFacts:
     draft: str | None = None
     k: int | None = None
     sample: str | None = None
+    sample_known: bool = False  # the launch states its draft sampling (vLLM's JSON does)
     synthetic: bool = False
     al: float | None = None  # canonical AL (bonus token included)
     raw: str | None = None  # the knob as written
@@ -184,6 +185,7 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
             f.method = canonical_method("vllm", spec.get("method"), f.draft)
             f.k = _int(spec.get("num_speculative_tokens"))
             sm = spec.get("draft_sample_method")
+            f.sample_known = True
             f.sample = sm if isinstance(sm, str) and sm != "greedy" else None
             rej = spec.get("rejection_sample_method")
             length = spec.get("synthetic_acceptance_length")

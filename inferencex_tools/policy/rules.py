@@ -129,6 +129,11 @@ BAD_K = rule("PO414", E, "draft length K missing or outside 1..8 (G-08)",
              "set num_speculative_tokens (or the engine's spelling) to 1..8", area=A)
 UNLABELLED_DRAFT = rule("PO415", W, "the launch drafts but the config says spec-decoding none "
                         "(G-01)", "label the points spec-decoding: mtp", area=A)
+SAMPLING_UNOBSERVABLE = rule(
+    "PO416", W, "pinned AL matches a curve that differs from the matched one only in draft "
+    "sampling, and the launch does not show its sampling mode (G-04, G-05)",
+    "confirm the engine drafts with that curve's sampling mode (e.g. a comment citing the "
+    "engine's default), or pin the value of the curve it really uses", area=A)
 
 # --- serve shape vs siblings (ixtool review; logic in review/shape.py) -----------------
 SHAPE_MEMORY = rule("PO501", W, "spec-decoding recipe runs a memory fraction above every "
