@@ -340,9 +340,10 @@ def _render(ctx: _Ctx, wanted: list[Wanted]) -> dict[str, list[RenderedJob]]:
     sandboxed processes that mostly wait)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from inferencex_tools.launch.service import render_row, runner_labels
+    from inferencex_tools.launch.service import render_row, runner_labels, workflows_of
 
     labels = runner_labels(ctx.req.root)
+    workflows = workflows_of(ctx.req.root)  # the job environment, as `launch render` has it
     seen: set[str] = set()
     todo = []
     for key, only in wanted:
@@ -352,7 +353,8 @@ def _render(ctx: _Ctx, wanted: list[Wanted]) -> dict[str, list[RenderedJob]]:
 
     def one(item: tuple[str, Any]) -> RenderedJob | None:
         try:
-            return render_row(ctx.req.root, item[1], labels, None, timeout=ctx.req.timeout)
+            return render_row(ctx.req.root, item[1], labels, None, timeout=ctx.req.timeout,
+                              workflows=workflows)
         except IxtoolError:
             return None
 

@@ -100,16 +100,30 @@ def same_sku_spec(key: str, configs: Mapping[str, Mapping[str, Any]]) -> list[st
 
 # ----------------------------------------------------------------------------- argv
 
+# the engines' spellings of one option → its long name (SGLang's --tp/--tp-size, vLLM's -tp)
+ALIASES = {
+    **{a: "--tensor-parallel-size" for a in ("--tp", "--tp-size", "-tp")},
+    **{a: "--data-parallel-size" for a in ("--dp", "--dp-size", "-dp")},
+    **{a: "--expert-parallel-size" for a in ("--ep", "--ep-size", "-ep")},
+    **{a: "--pipeline-parallel-size" for a in ("--pp", "--pp-size", "-pp")},
+}
+# what an absent option means (both engines): one-way parallelism
+DEFAULTS = {n: "1" for n in ("--tensor-parallel-size", "--data-parallel-size",
+                              "--expert-parallel-size", "--pipeline-parallel-size")}
+
+
 def flags(argv: Sequence[str]) -> dict[str, str]:
     """``--name value`` / ``--name=value`` / bare ``--switch`` → {name: value}; names
-    normalised (``_`` → ``-``); the last occurrence wins; positionals are dropped."""
+    normalised (``_`` → ``-``, aliases to the long name); the last occurrence wins;
+    positionals are dropped."""
     out: dict[str, str] = {}
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a.startswith("--") and len(a) > 2:
+        if (a.startswith("--") and len(a) > 2) or a.partition("=")[0] in ALIASES:
             name, eq, val = a.partition("=")
             name = name.replace("_", "-")
+            name = ALIASES.get(name, name)
             if eq:
                 out[name] = val
             elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
@@ -138,6 +152,16 @@ def _num(s: str | None) -> float | None:
         return float(s) if s is not None else None
     except ValueError:
         return None
+
+
+def _same(va: str | None, vb: str | None, default: str | None) -> bool:
+    """Equal values: the same text, the same number (``0.80`` and ``0.8``), or one side
+    absent and the other the option's default."""
+    va, vb = (default if va is None else va), (default if vb is None else vb)
+    if va == vb:
+        return True
+    na, nb = _num(va), _num(vb)
+    return na is not None and na == nb
 
 
 def capture_expr(capture: str | None, seqs: str | None, k: int | None) -> str | None:
@@ -171,7 +195,7 @@ def diff(ours: Launch, theirs: Launch) -> ShapeDelta:
     seqs_b = next((b[n] for n in SEQS_FLAGS if n in b), None)
     for name in sorted(set(a) | set(b)):
         va, vb = a.get(name), b.get(name)
-        if va == vb:
+        if _same(va, vb, DEFAULTS.get(name)):
             continue
         cat = category("arg", name)
         if cat == "capture":

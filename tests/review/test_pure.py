@@ -20,6 +20,11 @@ from inferencex_tools.review.model import CHECKLIST_PHRASE, ArmLine
      {"--gpu-memory-utilization": "0.9", "--a": "true", "--b": "1"}),
     (["--x", "1", "--x", "2"], {"--x": "2"}),
     ([], {}),
+    # the engines' aliases are one option: SGLang --tp/--dp/--ep-size, vLLM -tp
+    (["--tp", "4", "--dp=1", "--ep-size", "2", "-pp", "1"],
+     {"--tensor-parallel-size": "4", "--data-parallel-size": "1",
+      "--expert-parallel-size": "2", "--pipeline-parallel-size": "1"}),
+    (["-x", "1"], {}),  # other single-dash options stay unparsed
 ])
 def test_flags(argv: list[str], want: dict[str, str]) -> None:
     assert S.flags(argv) == want
@@ -228,3 +233,21 @@ def test_opcodes_equal_difflib(a: str, b: str) -> None:
             pos = i2
         return "".join(out) + a[pos:]
     assert apply(got) == apply(want) == b
+
+
+@pytest.mark.parametrize(("ours", "theirs", "names"), [
+    # aliases, numerically equal values and default parallelism are no delta
+    (["--tp", "4", "--dp", "1", "--mem-fraction-static", "0.80"],
+     ["--tensor-parallel-size", "4", "--mem-fraction-static", "0.8"], []),
+    (["--ep-size", "1"], [], []),
+    # a real difference stays one
+    (["--tp", "4"], ["--tensor-parallel-size", "8"], ["--tensor-parallel-size"]),
+    (["--ep-size", "8"], [], ["--expert-parallel-size"]),
+    (["--mem-fraction-static", "0.80"], ["--mem-fraction-static", "0.85"],
+     ["--mem-fraction-static"]),
+    (["--block-size", "64"], [], ["--block-size"]),
+])
+def test_diff_ignores_spelling(ours: list[str], theirs: list[str], names: list[str]) -> None:
+    a = S.Launch("a", "tp4", None, tuple(ours), {}, True)
+    b = S.Launch("b", "tp4", None, tuple(theirs), {}, False)
+    assert [i.name for i in S.diff(a, b).items] == names

@@ -49,6 +49,8 @@ def test_real_tree_review_snapshot(tmp_path: Path) -> None:
     assert "`SGLANG_SIMULATE_ACC_LEN=3.45`" in out and "qwen3.5_mtp.yaml" in out
     assert "PO403" in out and "```suggestion\n  pr-link: XXX\n```" in out
     assert "throughput jobs in 3 arms" in out and "```mermaid" in out
+    # the launches render with the job environment of the repository's workflows
+    assert "launch not rendered" not in out
     if os.environ.get("IXTOOL_UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(out)
     assert out == SNAPSHOT.read_text(), "snapshot differs (IXTOOL_UPDATE_SNAPSHOTS=1 updates)"
