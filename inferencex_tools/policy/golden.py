@@ -72,6 +72,16 @@ def find_entries(
     return rows
 
 
+def _selector(e: RegistryEntry, rows: list[RegistryEntry]) -> str:
+    """The options that pick ``e`` out of ``rows`` (``--sample default`` where a sibling
+    differs only in sampling)."""
+    out = ([f"--draft {e.draft}"] if e.draft else []) + [f"--method {e.method}"]
+    if e.draft_sample_method or any(o is not e and o.method == e.method and o.draft == e.draft
+                                    for o in rows):
+        out.append(f"--sample {e.draft_sample_method or 'default'}")
+    return " ".join(out)
+
+
 def golden(
     store: CurveStore, model: str, *, k: int, thinking: str, draft: str | None = None,
     method: str | None = None, sample: str | None = None,
@@ -84,11 +94,9 @@ def golden(
                          + (f" with draft '{draft}'" if draft else ""),
                          hint="registered: " + ", ".join(known))
     if len(rows) > 1:
-        choices = "; ".join(f"{e.id}: --draft {e.draft} --method {e.method}"
-                            + (f" --sample {e.draft_sample_method}"
-                               if e.draft_sample_method else "") for e in rows)
         raise UsageError(f"'{model}' has {len(rows)} curves; curves of different draft heads "
-                         "are never mixed, so say which one", hint=choices)
+                         "or sampling modes are never mixed, so say which one",
+                         hint="; ".join(f"{e.id}: {_selector(e, rows)}" for e in rows))
     entry = rows[0]
     curve, why = store.curve_for(entry)
     if curve is None:

@@ -126,3 +126,24 @@ def test_curves_command(tmp_path: Path, corpus: Path) -> None:
     assert sorted(f["rule"] for f in findings) == ["PO104", "PO104", "PO105"]
     (po105,) = [f for f in findings if f["rule"] == "PO105"]
     assert "does not cover" in po105["message"] and "new_mtp.yaml" in po105["message"]
+
+
+@pytest.mark.parametrize("model", ["minimaxm3", "kimik3"])
+def test_every_ambiguity_hint_selects_its_curve(corpus: Path, model: str) -> None:
+    """The hint of an ambiguous lookup names, per curve, options that select exactly that
+    curve (Kimi-K3's two curves share draft and method: only --sample tells them apart)."""
+    import shlex
+
+    from inferencex_tools.errors import UsageError
+
+    store = open_store(None, _curves(corpus), root=ROOT)
+    with pytest.raises(UsageError) as exc:
+        golden(store, model, k=3, thinking="on")
+    choices = dict(part.split(": ", 1) for part in (exc.value.hint or "").split("; "))
+    assert len(choices) >= 2
+    for entry_id, options in choices.items():
+        words = shlex.split(options)
+        opts = dict(zip(words[::2], words[1::2], strict=True))
+        ans = golden(store, model, k=3, thinking="on", draft=opts.get("--draft"),
+                     method=opts.get("--method"), sample=opts.get("--sample"))
+        assert ans.entry.id == entry_id
