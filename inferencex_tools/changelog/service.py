@@ -214,8 +214,9 @@ def _fix(req: ValidateRequest, a: ChangeAnalysis, opts: Options, base_raw: bytes
     return a
 
 
-# where a local branch's work starts: its upstream, else the remote's default branch
-_UPSTREAMS = ("@{upstream}", "origin/HEAD", "origin/main", "origin/master")
+# where a local branch's work starts: its upstream, else the remote's default branch, else
+# the local default branch (a branch made from the local main, no remote)
+_UPSTREAMS = ("@{upstream}", "origin/HEAD", "origin/main", "origin/master", "main", "master")
 
 
 def _local_base(git_repo: GitRepo, path: Path) -> str | None:

@@ -89,6 +89,18 @@ def test_committed_but_unpushed_entries_are_new(repo: TempRepo, tmp_path: Path) 
     assert _found(_run(repo.path)[1]) == []
 
 
+def test_local_feature_branch_without_remote(repo: TempRepo) -> None:
+    """A branch made from the local main (no remote, no upstream): its committed entries
+    are new relative to main, not history."""
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("perf-changelog.yaml", HISTORY + entry(link="TBD"))
+    repo.commit("entry on a local branch")
+    assert _found(_run(repo.path)[1]) == [("CL502", 11)]
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "feature")   # merged into main: now history
+    assert _found(_run(repo.path)[1]) == []
+
+
 def test_mid_file_insertion_and_changed_history_line(repo: TempRepo) -> None:
     repo.write("perf-changelog.yaml", entry().lstrip("\n") + "\n" + HISTORY)
     _, out, _ = _run(repo.path)
