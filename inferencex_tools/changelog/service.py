@@ -248,13 +248,13 @@ def _default_base(git_repo: GitRepo | None) -> str:
     if git_repo is None:
         raise UsageError("--pr needs --base outside a pull_request event",
                          hint="e.g. --base origin/main")
-    for cand in ("origin/main", "origin/HEAD", "main"):
+    for cand in ("origin/main", "origin/HEAD", "origin/master", "main", "master"):
         try:
             git_repo.resolve(cand)
             return cand
         except Exception:
             continue
-    raise UsageError("--pr needs --base (no origin/main or main here)",
+    raise UsageError("--pr needs --base (no origin/main, origin/master, main or master here)",
                      hint="e.g. --base origin/main")
 
 

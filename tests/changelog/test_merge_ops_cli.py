@@ -94,6 +94,25 @@ def test_canonicalize_refusal_leaves_file_alone(forked: TempRepo) -> None:
     assert (forked.path / F).read_text() == bad
 
 
+def test_canonicalize_finds_a_master_default_branch(tmp_path: Path) -> None:
+    """Without --base the base is the default branch, whether it is called main or
+    master (the real InferenceX tree extracted and committed lands on master)."""
+    from tests.conftest import git
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "master")
+    (repo / F).write_text(BASE)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / F).write_text(BASE + "\n" + PR_ENTRY)
+    git(repo, "commit", "-qam", "pr")
+    r = ixtool(repo, "changelog", "canonicalize", "--pr", "7")
+    assert r.returncode == 0, r.stderr
+    assert (repo / F).read_text().endswith(f"pr-link: {U}7\n")
+
+
 def test_canonicalize_outside_git_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / F).write_text(BASE)
     r = ixtool(tmp_path, "changelog", "canonicalize", "--pr", "3")
