@@ -18,6 +18,7 @@ from inferencex_tools.changelog.validate import (
 from inferencex_tools.errors import InputError, UsageError
 from inferencex_tools.io.actions import ActionsEnv
 from inferencex_tools.io.files import atomic_write, read_bytes
+from inferencex_tools.io.git import DEFAULT_BRANCHES
 from inferencex_tools.io.layout import master_files, master_paths_at
 from inferencex_tools.report.findings import Result
 
@@ -216,7 +217,7 @@ def _fix(req: ValidateRequest, a: ChangeAnalysis, opts: Options, base_raw: bytes
 
 # where a local branch's work starts: its upstream, else the remote's default branch, else
 # the local default branch (a branch made from the local main, no remote)
-_UPSTREAMS = ("@{upstream}", "origin/HEAD", "origin/main", "origin/master", "main", "master")
+_UPSTREAMS = ("@{upstream}", *DEFAULT_BRANCHES)
 
 
 def _local_base(git_repo: GitRepo, path: Path) -> str | None:
@@ -245,17 +246,16 @@ def _local_base(git_repo: GitRepo, path: Path) -> str | None:
 
 
 def _default_base(git_repo: GitRepo | None) -> str:
+    from inferencex_tools.io.git import default_branch
+
     if git_repo is None:
         raise UsageError("--pr needs --base outside a pull_request event",
                          hint="e.g. --base origin/main")
-    for cand in ("origin/main", "origin/HEAD", "origin/master", "main", "master"):
-        try:
-            git_repo.resolve(cand)
-            return cand
-        except Exception:
-            continue
-    raise UsageError("--pr needs --base (no origin/main, origin/master, main or master here)",
-                     hint="e.g. --base origin/main")
+    base = default_branch(git_repo.resolve)
+    if base is None:
+        raise UsageError("--pr needs --base (no origin/main, origin/master, main or master "
+                         "here)", hint="e.g. --base origin/main")
+    return base
 
 
 def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> Result:

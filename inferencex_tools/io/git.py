@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,21 @@ _GIT_ENV = {
     "LC_ALL": "C",
 }
 
+
+# the repository's default branch, as a base when none is given: the remote's, else local
+DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+
+
+def default_branch(resolve: Callable[[str], object]) -> str | None:
+    """The first of :data:`DEFAULT_BRANCHES` that ``resolve`` (a reader's ``resolve``)
+    accepts; None when there is none."""
+    for cand in DEFAULT_BRANCHES:
+        try:
+            resolve(cand)
+        except GitError:
+            continue
+        return cand
+    return None
 
 @dataclass
 class GitRepo:

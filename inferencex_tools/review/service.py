@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
+from inferencex_tools.errors import InputError, IxtoolError, UsageError
 from inferencex_tools.report.findings import Finding, Severity
 from inferencex_tools.review import comments as C
 from inferencex_tools.review import shape as S
@@ -94,14 +94,13 @@ class _Ctx:
 # ----------------------------------------------------------------------------- inputs
 
 def _default_base(git: GitReader) -> str:
-    for cand in ("origin/main", "main"):
-        try:
-            git.resolve(cand)
-            return cand
-        except GitError:
-            continue
-    raise UsageError("no --base given and neither origin/main nor main exists",
-                     hint="pass --base REF")
+    from inferencex_tools.io.git import default_branch
+
+    base = default_branch(git.resolve)
+    if base is None:
+        raise UsageError("no --base given and no default branch (origin/main, "
+                         "origin/master, main or master) exists", hint="pass --base REF")
+    return base
 
 
 def _slug(req: ReviewRequest, git: GitReader) -> str:
