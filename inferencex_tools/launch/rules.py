@@ -20,7 +20,7 @@ NO_LAUNCHER = rule("LA104", E, "no launcher script for the runner family",
 NO_SCRIPT = rule("LA105", E, "the benchmark script the row resolves to does not exist",
                  "add the recipe under benchmarks/single_node/ or fix the config's "
                  "model-prefix/precision/framework", area=A)
-MULTINODE = rule("LA106", W, "multi-node rows are not rendered (srt-slurm recipes)",
+MULTINODE = rule("LA106", N, "multi-node rows are not rendered (srt-slurm recipes)",
                  "render single-node rows; multi-node launches go through srtctl", area=A)
 NAME_CLASH = rule("LA108", W, "several rows share one exp-name (job names and result names "
                   "collide)", "tell the jobs apart by job id; the sweep's exp-name omits ep, "
