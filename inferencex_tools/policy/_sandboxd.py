@@ -5,9 +5,11 @@ namespaces itself, :func:`enter_namespaces`) and
 sends it one request per trace over a Unix socket, with the write ends of the trace's
 stdout, stderr and xtrace pipes attached (SCM_RIGHTS: ixtool keeps the read ends).  For
 each trace the server forks a child into a new mount and pid namespace that builds the
-trace's root with mount(2) calls (no helper processes), chroots and runs the traced
-shell; it answers with the exit status.  Setting up a namespace this way costs a few
-system calls instead of some twenty short-lived processes per trace.
+trace's root with mount(2) calls (no helper processes), pivots into it (the old root
+detached: nothing of the host's mount table stays reachable), drops every capability
+and runs the traced shell; it answers with the exit status.  Setting up a namespace
+this way costs a few system calls instead of some twenty short-lived processes per
+trace.
 
 Standalone (stdlib only): the file is copied into the session and run by path, never
 imported by ixtool.  Linux only.
@@ -39,6 +41,11 @@ FLAG_OF = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 FSIZE = 64 * 1024 * 1024
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+MNT_DETACH = 2
+# pivot_root(2) has no libc wrapper: its number per architecture
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217,
+                  "i686": 217, "armv7l": 218}
 XFD = 3
 # the unprivileged host uid/gid the sandbox's root is mapped to when ixtool runs as root
 # (as any other user: that user, which is unprivileged already)
@@ -177,7 +184,8 @@ def prepare(stage: str) -> str:
 
 
 def build_root(req: dict[str, Any], host: str) -> None:
-    """In the trace's own mount namespace: its root at req["rootdir"], then chroot.
+    """In the trace's own mount namespace: its root at req["rootdir"] (entered by
+    :func:`enter_root`).
 
     The root is a size-limited tmpfs of the trace's own (like a container's filesystem:
     a recipe may create ``/mnt/...``; nothing of it reaches the host).  Host system
@@ -212,7 +220,39 @@ def build_root(req: dict[str, Any], host: str) -> None:
         os.makedirs(f"{r}{path}", exist_ok=True)
         src = f"{trace}/ws" + (f"/{sub}" if sub else "")
         mount(src, f"{r}{path}", None, MS_BIND)
-    os.chroot(r)
+
+
+def enter_root(r: str) -> None:
+    """Make ``r`` this process's root for good: a mount namespace of its own (the waiter
+    keeps watching the trace's file systems in the one they were built in), pivot_root
+    and the old root detached.  A chroot would leave the host's mount table one
+    ``chroot`` escape away for a process with CAP_SYS_CHROOT in a user namespace."""
+    unshare(CLONE_NEWNS)
+    os.chdir(r)
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if nr is None or libc.syscall(nr, b".", b".") != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root into the trace's root failed")
+    if libc.umount2(b".", MNT_DETACH) != 0:
+        raise OSError(ctypes.get_errno(), "detaching the old root failed")
+    os.chdir("/")
+
+
+CAP_LAST = [63]  # /proc/sys/kernel/cap_last_cap, read at start (nothing is read after the pivot)
+
+
+def drop_capabilities() -> None:
+    """No capability survives the exec of the traced shell: the bounding and ambient
+    sets emptied, no new privileges (the shell runs as the namespace's uid 0, which
+    gets no capabilities from an empty bounding set).  Without CAP_SYS_ADMIN and
+    CAP_SYS_CHROOT a trace cannot remount, unmount or leave its root; its read-only
+    mounts are read-only for it."""
+    if libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "clearing the ambient capabilities failed")
+    for cap in range(CAP_LAST[0] + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"dropping capability {cap} failed")
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "no_new_privs failed")
 
 
 def _own_dirs(r: str, host: str) -> None:
@@ -267,7 +307,7 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> No
 
     It waits for the trace and watches what the trace writes into its own file systems
     (root, /tmp, /run, /dev/shm: seen here, in the trace's mount namespace, before the
-    chroot); past :data:`MAX_TRACE_BYTES` it kills the trace and says why on ``report``."""
+    pivot); past :data:`MAX_TRACE_BYTES` it kills the trace and says why on ``report``."""
     unshare(CLONE_NEWNS | CLONE_NEWPID)
     pid = os.fork()
     if pid == 0:
@@ -276,6 +316,7 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> No
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.setsid()  # its own session: a stub's `kill 0` ends this trace only
             build_root(req, host)
+            enter_root(req["rootdir"])
             os.chdir(req["cwd"])
             out, err, xtrace = fds
             null = os.open("/dev/null", os.O_RDONLY)
@@ -286,6 +327,7 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> No
             cpu = int(float(req["timeout"])) + 5
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             os.closerange(XFD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            drop_capabilities()
             os.execve(req["bash"], [req["bash"], "--noprofile", "--norc", req["inner"],
                                     req["script"], req["cwd"], str(XFD)], req["env"])
         except BaseException as exc:
@@ -351,6 +393,8 @@ def main() -> int:
     sock = socket.socket(fileno=int(sys.argv[1]))
     stage = sys.argv[2]
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with ixtool
+    with open("/proc/sys/kernel/cap_last_cap", "rb") as fh:
+        CAP_LAST[0] = int(fh.read())
     try:
         enter_namespaces()
         host = prepare(stage)

@@ -158,6 +158,41 @@ def test_unmounting_proc_shows_no_host_process(tmp_path: Path) -> None:
     assert int(tr.stdout_tail.split()[-1]) < 20, tr.stdout_tail
 
 
+ESCAPE = """
+import os
+caps = [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith("CapEff")]
+print("CAPS", caps[0])
+try:
+    os.mkdir("/tmp/esc")
+    os.chroot("/tmp/esc")
+    for _ in range(40):
+        os.chdir("..")
+    os.chroot(".")
+    print("ESCAPED", sorted(os.listdir("/")))
+except OSError as exc:
+    print("STAYED", exc)
+"""
+
+
+@NS
+def test_trace_has_no_capabilities_and_cannot_leave_its_root(tmp_path: Path) -> None:
+    """PoC: the traced shell was the namespace's root with every capability: a chroot
+    escape reached the server's mount namespace (the host's `/`, `/proc`), and its
+    read-only mounts (the stubs at /venv) could be remounted read-write."""
+    py = shutil.which("python3", path="/usr/bin:/bin")
+    if py is None:
+        pytest.skip("no system python3 to run the escape probe")
+    tr = _trace(tmp_path, f"{py} - <<'EOF'\n{ESCAPE}EOF\n"
+                "mount -o remount,rw,bind /venv 2>/dev/null && echo REMOUNTED\n"
+                "umount -l /venv 2>/dev/null && echo UNMOUNTED\n"
+                "unshare -Urm sh -c 'mount -o remount,rw,bind /venv && echo NESTED' "
+                "2>/dev/null\n")
+    out = tr.stdout_tail
+    assert "CAPS 0000000000000000" in out, out
+    assert "STAYED" in out and "ESCAPED" not in out, out
+    assert "REMOUNTED" not in out and "UNMOUNTED" not in out and "NESTED" not in out, out
+
+
 FORK_BOMB = """
 import os, time
 n = 0
