@@ -212,6 +212,8 @@ def build_root(req: dict[str, Any], host: str) -> None:
     if shared:  # ixtool's stubs, read-only
         os.mkdir(f"{r}{req['shared_at']}")
         bind_ro(shared.replace("@HOST@", host), f"{r}{req['shared_at']}")
+        # the trace's bookkeeping (conf, ledger FIFO): read-only for it
+        bind_ro(req["book"].replace("@HOST@", host), f"{r}{req['shared_at']}/trace")
     inner = f"{r}{req['inner_root']}"
     os.makedirs(inner)
     mount(trace, inner, None, MS_BIND | MS_REC)

@@ -5,7 +5,22 @@ Kept apart from :mod:`.trace` so the logic there stays readable.  Placeholders
 (``@NAME@``) are filled in per trace by :func:`inferencex_tools.policy.trace.install`.
 
 Cost matters (a full check runs hundreds of traces): the stub is bash, not Python,
-and records with shell builtins plus one ``env -0``.
+and records with shell builtins only.
+
+**The ledger.**  Records, the stop marker and notes are not files the traced script could
+rewrite: each is a series of lines written to the trace's ledger, a FIFO whose read end
+only ixtool holds (:class:`inferencex_tools.policy.trace.Ledger`).  The FIFO sits in a
+directory the trace sees read-only (mode 0222: the trace may write, not read it), so a
+script can neither remove, replace nor read back what a stub delivered.  One line is
+``\n<record id> <kind> <payload>\n`` with the payload escaped (``\\`` and ``\n``) and cut
+into pieces of at most 600 characters, so every line is one write of less than
+PIPE_BUF bytes (atomic: lines of concurrent stubs never mix).  Kinds: ``T`` tool,
+``A``/``a`` an argv item (start / continuation), ``E``/``e`` an environment entry, ``P`` a
+captured file's path and ``F``/``f`` its content, ``W`` the working directory, ``Z`` the
+record is complete (its payload: how many lines came before it; nothing more is accepted
+for it), ``S`` the complete record stopped the trace, ``N``/``n`` a note.  A line that
+does not parse, a count that does not match or a line for a complete record is
+tampering: the trace fails (ixtool gives no verdict from it).
 """
 
 from __future__ import annotations
@@ -58,6 +73,29 @@ RECORD_FUNCTIONS = (
     "append_lm_eval_summary",
 )
 
+# The ledger writers (``@P@``: the stub's ``ix_`` or the benchmark_lib shim's ``__ix_``
+# prefix); ``@P@rid`` is the record's id, ``@P@fd`` the ledger's descriptor,
+# ``@P@lines`` counts the record's lines (its Z line says how many there were).
+LEDGER_FNS = r'''
+@P@put() {  # one item: escaped, in lines of at most 600 characters (one write each)
+    local __ix_k=$1 __ix_v=$2
+    __ix_v=${__ix_v//\\/\\\\}
+    __ix_v=${__ix_v//$'\n'/\\n}
+    while ((${#__ix_v} > 600)); do
+        printf '%s %s %s\n' "$@P@rid" "$__ix_k" "${__ix_v:0:600}" >&"$@P@fd"
+        __ix_v=${__ix_v:600}
+        __ix_k=${__ix_k,,}
+        ((++@P@lines))
+    done
+    printf '%s %s %s\n' "$@P@rid" "$__ix_k" "$__ix_v" >&"$@P@fd"
+    ((++@P@lines))
+}
+@P@env() {  # the environment, with builtins only
+    local __ix_n
+    for __ix_n in $(compgen -e); do @P@put E "$__ix_n=${!__ix_n}"; done
+}
+'''
+
 STUB = r'''#!/bin/bash
 # ixtool trace stub: every stubbed tool of one trace is a symlink to this file.
 trap '' TERM INT HUP
@@ -70,7 +108,7 @@ if [[ $IX_TOOL == sed ]]; then  # only an in-place edit needs the stub (tolerate
     case ${a-} in -i|-i*|--in-place*) ;; *) exec @SED@ "$@" ;; esac
 fi
 IX_ROOT=@ROOT@
-IX_REC=$IX_ROOT/.ix/records
+IX_TRACE=@TRACE@
 IX_BIN=@BIN@
 IX_JOBS=$IX_ROOT/.ix/jobs
 IX_SLEEP=@SLEEP@
@@ -80,52 +118,63 @@ IX_HEAD=@HEAD@
 IX_MKDIR=@MKDIR@
 IX_SED=@SED@
 IX_STOP="" IX_GPU=""
-{ read -r IX_STOP; read -r IX_GPU; } < "$IX_ROOT/.ix/conf" 2>/dev/null
+{ read -r IX_STOP; read -r IX_GPU; } < "$IX_TRACE/conf" 2>/dev/null
 IX_STOP=" $IX_STOP "
 IX_STUB_MODULES=" @STUB_MODULES@ "
 IX_DAEMONS="@DAEMONS@"
 IX_NO_ENV="@NO_ENV@"
 IX_LIB=@LIB@
 
-ix_note() { printf '%s\n' "$*" >> "$IX_ROOT/.ix/events" 2>/dev/null; }
-
-# the environment as `env -0` prints it, with builtins only (no process per record)
-ix_env0() {
-    local __ix_n
-    for __ix_n in $(compgen -e); do printf '%s=%s\0' "$__ix_n" "${!__ix_n}"; done
+ix_rid="" ix_fd="" ix_lines=0
+@LEDGER_FNS@
+ix_open() {  # the trace's ledger (see _stubs.LEDGER_FNS), once per stub
+    [[ -n $ix_fd ]] && return 0
+    exec {ix_fd}>>"$IX_TRACE/ledger" && return 0
+    printf 'ixtool trace: the bookkeeping of this trace is unavailable\n' >&2
+    exit 97
 }
 
-# One record: <id>.argv (NUL-separated), <id>.env (env -0), <id>.f<n> copies of the
-# .yaml/.yml/.json files named in argv with their paths in <id>.fidx, and <id>.rec
-# (tool, cwd) written last: a record without .rec is incomplete and ignored.
+ix_note() {
+    ix_open
+    local ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" ix_lines=0
+    ix_put N "$*"
+}
+
+# One record: the tool, argv, the environment, the .yaml/.yml/.json files named in argv
+# (their first MiB), the working directory, then Z: a record without Z is incomplete and
+# ignored, and nothing is accepted for it after Z.
 ix_record() {
-    local label=$1; shift
-    local id="${EPOCHREALTIME/./}-$$-$RANDOM" a cand n=0
-    local base="$IX_REC/$id"
-    printf '%s\0' "$@" > "$base.argv" 2>/dev/null || return 0
+    local label=$1 a cand body; shift
+    ix_open
+    ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" ix_lines=0
+    ix_put T "$label"
+    for a in "$@"; do ix_put A "$a"; done
     case " $IX_NO_ENV " in
         *" $IX_TOOL "*) ;;
-        *) ix_env0 > "$base.env" 2>/dev/null ;;
+        *) ix_env ;;
     esac
     for a in "$@"; do
         for cand in "$a" "${a#*=}" "${a%%:*}"; do
             case $cand in
                 *.yaml|*.yml|*.json)
                     if [[ -f $cand && ! -L $cand && -r $cand ]]; then
-                        "$IX_HEAD" -c 1048576 -- "$cand" > "$base.f$n" 2>/dev/null
-                        printf '%s\0' "$cand" >> "$base.fidx"
-                        n=$((n + 1))
+                        body=""
+                        IFS= read -r -N 1048576 body < "$cand" 2>/dev/null
+                        ix_put P "$cand"
+                        ix_put F "$body"
                         break
                     fi ;;
             esac
         done
     done
-    printf '%s\0%s\0' "$label" "$PWD" > "$base.rec"
+    ix_put W "$PWD"
+    ix_put Z "$ix_lines"
 }
 
-# Stop the trace here (the step it was run for has been reached).
+# Stop the trace here (the step it was run for has been reached): the record just made
+# is marked as the one that stopped it.
 ix_stop() {
-    : > "$IX_ROOT/.ix/done"
+    [[ -n $ix_rid ]] && ix_put S ""
     kill -KILL 0
     exit 0
 }
@@ -547,16 +596,18 @@ FAKE_PACKAGES = ("vllm", "sglang", "sgl_kernel", "tensorrt_llm", "atom", "aiter"
 # this text after a `source` of the real library instead (@SOURCE_REAL@).
 SHIM = r'''
 # ---- added by `ixtool policy check` (tracing sandbox) ----
-@SOURCE_REAL@# a record written by the shell itself (no process but one env -0): see the stub
+@SOURCE_REAL@# a record written by the shell itself into the trace's ledger: see the stub
+@LEDGER_FNS@
 __ix_rec() {
-    local __ix_id="${EPOCHREALTIME/./}-$$-$RANDOM"
-    local __ix_base="$__ix_records/$__ix_id"
     [[ -n $__ix_bin ]] || return 0
-    printf '%s\0' "${@:2}" > "$__ix_base.argv" 2>/dev/null || return 0
-    local __ix_n
-    for __ix_n in $(compgen -e); do printf '%s=%s\0' "$__ix_n" "${!__ix_n}"; done \
-        > "$__ix_base.env" 2>/dev/null
-    printf '%s\0%s\0' "fn:$1" "$PWD" > "$__ix_base.rec"
+    local __ix_fd __ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" __ix_a __ix_lines=0
+    exec {__ix_fd}>>"$__ix_ledger" || return 0
+    __ix_put T "fn:$1"
+    for __ix_a in "${@:2}"; do __ix_put A "$__ix_a"; done
+    __ix_env
+    __ix_put W "$PWD"
+    __ix_put Z "$__ix_lines"
+    exec {__ix_fd}>&-
 }
 __ix_pid() {
     local prev=""
@@ -576,16 +627,8 @@ __ix_wait() {
 }
 '''
 
-# The function recorder: like the stub's ix_record, for "fn:<name>" records.
-FN = r'''#!/bin/bash
-trap '' TERM INT HUP
-IX_REC=@ROOT@/.ix/records
-id="${EPOCHREALTIME/./}-$$-$RANDOM"
-printf '%s\0' "${@:2}" > "$IX_REC/$id.argv" 2>/dev/null || exit 0
-for n in $(compgen -e); do printf '%s=%s\0' "$n" "${!n}"; done > "$IX_REC/$id.env" 2>/dev/null
-printf '%s\0%s\0' "$1" "$PWD" > "$IX_REC/$id.rec"
-exit 0
-'''
+STUB = STUB.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "ix_"))
+SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 
 # Entry of one trace.  With namespaces (pid 1 of the trace's user, mount, network and
 # pid namespaces) it builds the trace's own root: a tmpfs holding read-only links to the
@@ -651,7 +694,8 @@ PWD=$(pwd)
 TRACED="BASH_XTRACEFD=$3; IXW=\"\$PWD\"; "'
 source() {
     if [[ $# -gt 0 && $1 == /* && ! -e $1 && $1 != "$IXW"/* ]]; then
-        printf "missing runner file not sourced: %s\n" "$1" >> @ROOT@/.ix/events
+        printf "%s N missing runner file not sourced: %q\n" \
+            "${EPOCHREALTIME/./}-$$-$RANDOM" "${1:0:500}" >> @LEDGER@
         return 0
     fi
     builtin source "$@"

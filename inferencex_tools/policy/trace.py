@@ -28,6 +28,7 @@ for recorders).  Each trace then gets, strongest isolation first:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import json
 import os
@@ -36,7 +37,6 @@ import selectors
 import shutil
 import signal
 import socket
-import stat
 import struct
 import sys
 import tempfile
@@ -298,47 +298,23 @@ def _last_line(xtrace: str, root: str) -> str | None:
     return lines[-1][:200] if lines else None
 
 
-def _read_nofollow(path: Path, limit: int = MAX_RECORD_BYTES) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            b = os.read(fd, 1 << 16)
-            if not b:
-                break
-            chunks.append(b)
-            size += len(b)
-        return b"".join(chunks)[:limit]
-    finally:
-        os.close(fd)
-
-
-def _nul_list(data: bytes | None) -> list[str]:
-    if not data:
-        return []
-    parts = data.split(b"\0")
-    if parts and parts[-1] == b"":
-        parts.pop()
-    return [p.decode("utf-8", errors="replace") for p in parts]
-
-
 _IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD", "IXTRACE_PYFAKE"})
 
 
-# Records are data the traced script could have written itself: they are read with
-# no-follow opens, only under the stubs' own names, within count and size caps, and only
-# in the shape the stubs write (a known tool or recorded function, NUL-separated text).
-RECORD_NAME = re.compile(r"[0-9]{1,20}(?:-[0-9]{1,20}){1,2}\.rec")
+# Records are data the traced script could also have produced: the stubs deliver them
+# through the trace's ledger (see :mod:`._stubs`, "The ledger"), which ixtool reads as
+# hostile input: line shape, counts and sizes are checked, only records whose tool is a
+# stub, a recorded function or a stubbed `python -m` module are kept.
+RECORD_ID = re.compile(r"[0-9]{1,20}(?:-[0-9]{1,20}){1,2}")
+LEDGER_LINE = re.compile(rb"([0-9]{1,20}(?:-[0-9]{1,20}){1,2}) ([A-Za-z]) (.*)", re.S)
+MAX_LEDGER_LINE = 8192  # a stub's line is < 4096 bytes
 MAX_RECORDS = 4000  # per trace
-MAX_RECORDS_BYTES = 64 * 1024 * 1024  # everything read from one trace's records
+MAX_RECORDS_BYTES = 64 * 1024 * 1024  # everything read from one trace's ledger
 MAX_RECORD_FILES = 64  # config files captured per record
 MAX_RECORD_ITEMS = 20_000  # argv words or environment entries per record
+MAX_NOTES = 64 * 1024
 _PY_MODULE = re.compile(r"python -m [A-Za-z_][A-Za-z0-9_.]{0,200}")  # a stubbed module run
+_ESCAPE = re.compile(rb"\\([\\n])")
 
 
 @cache
@@ -348,55 +324,144 @@ def _record_tools() -> frozenset[str]:
                                             *_stubs.RECORD_FUNCTIONS))))
 
 
-class _Budget:
-    def __init__(self, limit: int) -> None:
-        self.left = limit
-
-    def read(self, path: Path) -> bytes | None:
-        if self.left <= 0:
-            return None
-        data = _read_nofollow(path, min(MAX_RECORD_BYTES, self.left))
-        if data is not None:
-            self.left -= len(data)
-        return data
+def _unescape(b: bytes) -> str:
+    return _ESCAPE.sub(lambda m: b"\n" if m[1] == b"n" else b"\\", b).decode(
+        "utf-8", errors="replace")
 
 
-def load_records(records_dir: Path) -> list[Record]:
-    """The complete records of one trace, in call order (see :data:`RECORD_NAME`: names,
-    caps and shape are checked; anything else is ignored, never an error)."""
-    try:
-        with os.scandir(records_dir) as it:
-            names = [e.name for _, e in zip(range(8 * MAX_RECORDS), it, strict=False)]
-    except OSError:
-        return []
-    ids = sorted((n[:-4] for n in names if RECORD_NAME.fullmatch(n)),
-                 key=lambda i: tuple(int(x) for x in i.split("-")))[:MAX_RECORDS]
-    budget = _Budget(MAX_RECORDS_BYTES)
-    out: list[Record] = []
-    for rid in ids:
-        rec = _load_record(records_dir, rid, budget, len(out))
-        if rec is not None:
-            out.append(rec)
-    return out
+class _Open:
+    """A record being delivered: its items as escaped pieces."""
+
+    __slots__ = ("argv", "cwd", "env", "files", "lines", "paths", "stop", "tool")
+
+    def __init__(self) -> None:
+        self.tool: bytes | None = None
+        self.cwd = b""
+        self.argv: list[bytearray] = []
+        self.env: list[bytearray] = []
+        self.paths: list[bytearray] = []
+        self.files: list[bytearray] = []
+        self.lines = 0
+        self.stop = False
 
 
-def _load_record(records_dir: Path, rid: str, budget: _Budget, seq: int) -> Record | None:
-    head = _nul_list(budget.read(records_dir / f"{rid}.rec"))
-    if len(head) != 2 or not (head[0] in _record_tools() or _PY_MODULE.fullmatch(head[0])):
-        return None  # not what a stub writes
-    env: dict[str, str] = {}
-    for item in _nul_list(budget.read(records_dir / f"{rid}.env"))[:MAX_RECORD_ITEMS]:
-        k, eq, v = item.partition("=")
-        if eq and k not in _IGNORED_ENV:
-            env[k] = v
-    files: dict[str, str] = {}
-    index = _nul_list(budget.read(records_dir / f"{rid}.fidx"))[:MAX_RECORD_FILES]
-    for n, path in enumerate(index):
-        body = budget.read(records_dir / f"{rid}.f{n}")
-        if body is not None:
-            files[path] = body.decode("utf-8", errors="replace")
-    argv = tuple(_nul_list(budget.read(records_dir / f"{rid}.argv"))[:MAX_RECORD_ITEMS])
-    return Record(tool=head[0], argv=argv, env=env, cwd=head[1], files=files, seq=seq)
+class Ledger:
+    """The reading end of one trace's ledger: stub records, stop marks and notes.
+
+    ``feed`` takes whatever the FIFO gave; :meth:`records`, :attr:`notes`,
+    :meth:`stopped` and :attr:`tampered` are the result.  Anything that is not what a
+    stub writes (a line that does not parse, a record whose line count does not match
+    what its Z line says, a line for a record already complete) is tampering: counted,
+    never an error, and the trace then fails (:meth:`Session._finish`)."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._skip = False  # inside an over-long line
+        self._open: dict[str, _Open] = {}
+        self._done: dict[str, _Open] = {}
+        self._left = MAX_RECORDS_BYTES
+        self._notes = bytearray()
+        self.notes: list[str] = []
+        self.tampered = 0
+
+    def feed(self, data: bytes) -> None:
+        self._buf += data
+        start = 0
+        while True:
+            end = self._buf.find(b"\n", start)
+            if end < 0:
+                break
+            if self._skip:
+                self._skip = False
+            else:
+                self._line(bytes(self._buf[start:end]))
+            start = end + 1
+        del self._buf[:start]
+        if len(self._buf) > MAX_LEDGER_LINE:
+            self.tampered += 1
+            self._buf.clear()
+            self._skip = True
+
+    def _line(self, line: bytes) -> None:
+        m = LEDGER_LINE.fullmatch(line) if len(line) <= MAX_LEDGER_LINE else None
+        if m is None:
+            self.tampered += 1
+            return
+        rid, kind, payload = m[1].decode(), m[2], m[3]
+        if kind in b"Nn":
+            if len(self._notes) < MAX_NOTES:
+                self._notes += (b"\n" if kind == b"N" and self._notes else b"") + payload
+            return
+        done = self._done.get(rid)
+        if done is not None:
+            if kind == b"S" and not done.stop:
+                done.stop = True
+            else:
+                self.tampered += 1
+            return
+        rec = self._open.get(rid)
+        if rec is None:
+            if len(self._open) >= 2 * MAX_RECORDS:
+                return
+            rec = self._open[rid] = _Open()
+        if kind == b"Z":
+            del self._open[rid]
+            if payload != str(rec.lines).encode():
+                self.tampered += 1
+            elif len(self._done) < MAX_RECORDS:
+                self._done[rid] = rec
+            return
+        rec.lines += 1
+        self._left -= len(payload)
+        if self._left < 0:
+            return
+        self._item(rec, kind, payload)
+
+    @staticmethod
+    def _item(rec: _Open, kind: bytes, payload: bytes) -> None:
+        lists = {b"A": rec.argv, b"E": rec.env, b"P": rec.paths, b"F": rec.files}
+        if kind in lists:
+            items = lists[kind]
+            cap = MAX_RECORD_FILES if kind in b"PF" else MAX_RECORD_ITEMS
+            if len(items) < cap:
+                items.append(bytearray(payload))
+        elif kind.upper() in lists:  # the continuation of the last item
+            items = lists[kind.upper()]
+            if items and len(items[-1]) < MAX_RECORD_BYTES:
+                items[-1] += payload
+        elif kind == b"T" and rec.tool is None:
+            rec.tool = payload
+        elif kind == b"W":
+            rec.cwd = payload
+
+    def close(self) -> None:
+        """The trace is over: what was delivered is final."""
+        self.notes = _unescape(bytes(self._notes)).splitlines() if self._notes else []
+
+    def stopped(self, stop: Iterable[str]) -> bool:
+        """Did a complete record of one of the ``stop`` tools stop the trace?"""
+        tools = {t.encode() for t in stop}
+        return any(r.stop and r.tool in tools for r in self._done.values())
+
+    def records(self) -> list[Record]:
+        """The complete records, in call order."""
+        out: list[Record] = []
+        ids = sorted(self._done, key=lambda i: tuple(int(x) for x in i.split("-")))
+        for rid in ids:
+            r = self._done[rid]
+            tool = _unescape(r.tool or b"")
+            if not (tool in _record_tools() or _PY_MODULE.fullmatch(tool)):
+                continue  # not what a stub writes
+            env: dict[str, str] = {}
+            for item in r.env:
+                k, eq, v = _unescape(bytes(item)).partition("=")
+                if eq and k not in _IGNORED_ENV:
+                    env[k] = v
+            files = {_unescape(bytes(p)): _unescape(bytes(f))
+                     for p, f in zip(r.paths, r.files, strict=False)}
+            out.append(Record(tool=tool, argv=tuple(_unescape(bytes(a)) for a in r.argv),
+                              env=env, cwd=_unescape(r.cwd), files=files, seq=len(out)))
+        return out
 
 
 class _Tail:
@@ -415,18 +480,52 @@ class _Tail:
         return bytes(self.buf[-self.limit:]).decode("utf-8", errors="replace")
 
 
+class _LedgerPipe:
+    """The trace's ledger FIFO (``path``): ixtool holds its only reading end and one
+    writing end (so the FIFO never reports end-of-file between two stubs); the FIFO is
+    then made write-only (0222) before the trace starts."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path, 0o600)
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        self._keep = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with contextlib.suppress(OSError, AttributeError):
+            fcntl.fcntl(self.fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        os.chmod(path, 0o222)
+        self.ledger = Ledger()
+
+    def pump(self) -> None:
+        """Everything the FIFO holds now."""
+        while True:
+            try:
+                b = os.read(self.fd, 1 << 16)
+            except OSError:  # BlockingIOError: nothing more for now
+                return
+            if not b:
+                return
+            self.ledger.feed(b)
+
+    def close(self) -> Ledger:
+        self.pump()
+        os.close(self.fd)
+        os.close(self._keep)
+        self.ledger.close()
+        return self.ledger
+
+
 def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
-           *, kill_group: bool) -> bool:
+           *, kill_group: bool, ledger: _LedgerPipe) -> bool:
     """Read the pipes until the process exits (or the timeout); True if timed out."""
     sel = selectors.DefaultSelector()
     for fd in pipes:
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
+    sel.register(ledger.fd, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
     timed_out = False
     exited_at: float | None = None
     try:
-        while sel.get_map():
+        while len(sel.get_map()) > 1:
             now = time.monotonic()
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
@@ -441,7 +540,10 @@ def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
             if exited_at is not None and now - exited_at > 2.0:
                 break
             for key, _ in sel.select(timeout=0.05):
-                _read_pipe(int(key.fd), pipes, sel)
+                if key.fd == ledger.fd:
+                    ledger.pump()
+                else:
+                    _read_pipe(int(key.fd), pipes, sel)
     finally:
         sel.close()
     proc.wait()
@@ -462,7 +564,7 @@ def _read_pipe(fd: int, pipes: dict[int, _Tail], sel: selectors.BaseSelector) ->
         sel.unregister(fd)
 
 
-def _collect(pipes: dict[int, _Tail], sock: socket.socket,
+def _collect(pipes: dict[int, _Tail], sock: socket.socket, ledger: _LedgerPipe,
              grace: float = 2.0) -> dict[str, Any] | None:
     """Read the pipes until the trace server answers, then until the pipes close."""
     sel = selectors.DefaultSelector()
@@ -470,10 +572,11 @@ def _collect(pipes: dict[int, _Tail], sock: socket.socket,
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
     sel.register(sock.fileno(), selectors.EVENT_READ)
+    sel.register(ledger.fd, selectors.EVENT_READ)
     reply: dict[str, Any] | None = None
     answered: float | None = None
     try:
-        while answered is None or len(sel.get_map()) > 0:
+        while answered is None or len(sel.get_map()) > 1:
             if answered is not None and time.monotonic() - answered > grace:
                 break
             for key, _ in sel.select(timeout=0.5):
@@ -482,6 +585,9 @@ def _collect(pipes: dict[int, _Tail], sock: socket.socket,
                     reply = _recv_json(sock)
                     answered = time.monotonic()
                     sel.unregister(fd)
+                    continue
+                if fd == ledger.fd:
+                    ledger.pump()
                     continue
                 _read_pipe(fd, pipes, sel)
     finally:
@@ -564,6 +670,7 @@ class Session:
                      and _world_usable(_system_python()) and _world_usable(_tool("bash")))
         (self.dir / "t").mkdir()
         (self.dir / "r").mkdir()
+        (self.dir / "b").mkdir()  # each trace's bookkeeping (conf, ledger): read-only inside
         self.dir.chmod(0o755)
         (self.dir / "enter.sh").write_text(
             _stubs.ENTER.replace("@SYSTEM@", " ".join(_stubs.SYSTEM_DIRS))
@@ -581,7 +688,8 @@ class Session:
         # directory at INNER_ROOT: one set of stubs serves them all
         self.shared = self.isolate
         if self.shared:
-            self._tools(self.dir / ".ix", INNER_ROOT, SHARED_ROOT)
+            self._tools(self.dir / ".ix", INNER_ROOT, SHARED_ROOT, f"{SHARED_ROOT}/trace")
+            (self.dir / ".ix" / "trace").mkdir()  # where each trace's book is bound
 
     # -- setup
     def _shim(self) -> None:
@@ -607,8 +715,7 @@ class Session:
             '__ix_bin=""\nfor __ix_d in ${PATH//:/ }; do\n'
             f'    if [[ $__ix_d == */.ix/bin || $__ix_d == {SHARED_ROOT}/bin ]]; then '
             '__ix_bin=$__ix_d; break; fi\ndone\n'
-            f'__ix_records={INNER_ROOT}/.ix/records\n'
-            '[[ -d $__ix_records ]] || __ix_records=${__ix_bin%/bin}/records\n'
+            '__ix_ledger=${__ix_bin%/bin}/trace/ledger\n'
             "__ix_rec() {")]
         for fn in _stubs.WAIT_FUNCTIONS:
             shim.append(f'{fn}() {{ __ix_wait {fn} "$@"; }}\n')
@@ -666,14 +773,22 @@ class Session:
         rootdir.mkdir()
         return host, self.inner_root(host), rootdir
 
-    def _tools(self, ix: Path, root: str, seen: str) -> None:
+    def book_dir(self, host: Path) -> Path:
+        """The trace's bookkeeping: outside its directory, read-only inside the sandbox
+        (namespaces: bound read-only at ``/venv/trace``; bubblewrap: the session is
+        read-only)."""
+        return self.dir / "b" / host.name
+
+    def _tools(self, ix: Path, root: str, seen: str, book: str) -> None:
         """The stubs, the traced shell's entry and the Python stand-ins, in ``ix`` (seen by
-        the traced script at ``seen``; its trace directory at ``root``)."""
+        the traced script at ``seen``; its trace directory at ``root``, its bookkeeping
+        (conf, ledger) at ``book``)."""
         (ix / "bin").mkdir(parents=True)
         (ix / "py").mkdir()
         stub_lib = _stubs.STUB_LIB.replace("@ROOT@", _q(root)).replace("@PYDIR@",
                                                                          f"{seen}/py")
-        stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@SLEEP@", _tool("sleep"))
+        stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@TRACE@", _q(book))
+                .replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
                 .replace("@HEAD@", _tool("head")).replace("@MKDIR@", _tool("mkdir"))
                 .replace("@SED@", _tool("sed")).replace("@PYDIR@", f"{seen}/py")
@@ -687,7 +802,7 @@ class Session:
         for tool in _stubs.ALL_TOOLS:
             os.symlink(".stub", ix / "bin" / tool)
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
-                                     .replace("@ROOT@", _q(root)))
+                                     .replace("@LEDGER@", _q(f"{book}/ledger")))
         (ix / "py" / "sitecustomize.py").write_text(
             _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
 
@@ -697,11 +812,13 @@ class Session:
     def inner_script(self, inner: str) -> str:
         return f"{SHARED_ROOT}/inner.sh" if self.shared else f"{inner}/.ix/inner.sh"
 
-    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> None:
+    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> _LedgerPipe:
         ix = host / ".ix"
         ix.mkdir(exist_ok=True)
-        (ix / "records").mkdir()
-        (ix / "conf").write_text(f"{' '.join(stop)}\n{gpu}\n")
+        book = self.book_dir(host)
+        book.mkdir()
+        (book / "conf").write_text(f"{' '.join(stop)}\n{gpu}\n")
+        ledger = _LedgerPipe(book / "ledger")
         for d in ("ws", "home", "tmp"):
             (host / d).mkdir()
         if self.isolate:
@@ -712,7 +829,9 @@ class Session:
         for top in self.tops:  # absolute: the workspace is also seen at container paths
             os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
         if not self.shared:
-            self._tools(ix, inner, f"{inner}/.ix")
+            self._tools(ix, inner, f"{inner}/.ix", str(book))
+            os.symlink(book, ix / "trace")  # for the benchmark_lib shim
+        return ledger
 
     # -- one trace
     def trace(self, script: str, env: Mapping[str, str], *, timeout: float = 60.0,
@@ -741,6 +860,7 @@ class Session:
         finally:
             if not self.keep:
                 _rmtree(host)
+                _rmtree(self.book_dir(host))
                 with contextlib.suppress(OSError):
                     rootdir.rmdir()
 
@@ -748,7 +868,7 @@ class Session:
              env: Mapping[str, str], *, timeout: float, stop: tuple[str, ...],
              workspace_at: tuple[str | tuple[str, str], ...], cwd: str | None) -> TraceResult:
         gpu = str(env.get("RUNNER_NAME", "h200")).split("-", 1)[0].split("_", 1)[0].upper()
-        self._install(host, inner, stop, gpu or "H200")
+        ledger = self._install(host, inner, stop, gpu or "H200")
         ws = f"{inner}/ws"
         pairs = _workspace_pairs(host, workspace_at)
         binds = [f"{p}={sub}" for p, sub in pairs.items()]
@@ -768,14 +888,16 @@ class Session:
                      "LANG": "C.UTF-8"})
         srv = self._server() if self.isolate else None
         if srv is not None:
-            return self._run_served(srv, host, inner, rootdir, script, env, full, workdir,
-                                    pairs, timeout)
-        return self._run_spawned(host, inner, rootdir, script, env, full, workdir, binds,
-                                 timeout)
+            res = self._run_served(srv, host, inner, rootdir, script, env, full, workdir,
+                                   pairs, timeout, ledger)
+        else:
+            res = self._run_spawned(host, inner, rootdir, script, env, full, workdir, binds,
+                                    timeout, ledger)
+        return self._booked(res, ledger.close(), stop)
 
     def _run_spawned(self, host: Path, inner: str, rootdir: Path, script: str,
                      env: Mapping[str, str], full: dict[str, str], workdir: str,
-                     binds: list[str], timeout: float) -> TraceResult:
+                     binds: list[str], timeout: float, ledger: _LedgerPipe) -> TraceResult:
         """A trace without the trace server: enter.sh (under unshare when isolating, as
         nobody when it can drop privileges), its pipes drained here."""
         xr, xw = os.pipe()
@@ -801,25 +923,26 @@ class Session:
             os.close(xw)
         tails = {proc.stdout_fd(): _Tail(), proc.stderr_fd(): _Tail(), xr: _Tail()}
         try:
-            timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate)
+            timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate,
+                               ledger=ledger)
         finally:
             os.close(xr)
             proc.close_pipes()
         seconds = time.monotonic() - start
-        stopped = (host / ".ix" / "done").exists()
         res = TraceResult(
             script=script, env=dict(env), root=workdir, isolation=self.isolation,
             returncode=None if timed_out else proc.returncode, timed_out=timed_out,
-            seconds=seconds, records=load_records(host / ".ix" / "records"),
-            stopped=stopped and not timed_out, sandbox=inner,
+            seconds=seconds, sandbox=inner,
         )
         return self._finish(res, host, tails, xr, timeout)
 
     def _run_served(self, srv: _Server, host: Path, inner: str, rootdir: Path, script: str,
                     env: Mapping[str, str], full: dict[str, str], workdir: str,
-                    pairs: dict[str, str], timeout: float) -> TraceResult:
+                    pairs: dict[str, str], timeout: float, ledger: _LedgerPipe
+                    ) -> TraceResult:
         req = {"trace": str(host), "rootdir": str(rootdir), "repo_view": "",
                "shared": f"@HOST@{self.dir}/.ix", "shared_at": SHARED_ROOT,
+               "book": f"@HOST@{self.book_dir(host)}",
                "script": script, "cwd": workdir, "env": full, "timeout": timeout,
                "binds": list(pairs.items()), "system": list(_stubs.SYSTEM_DIRS),
                "bash": _tool("bash"), "inner": self.inner_script(inner),
@@ -839,7 +962,7 @@ class Session:
                 os.close(fd)
         tails = {out_r: _Tail(), err_r: _Tail(), xr: _Tail()}
         try:
-            reply = _collect(tails, srv.sock)
+            reply = _collect(tails, srv.sock, ledger)
         finally:
             for fd in (out_r, err_r):
                 os.close(fd)
@@ -850,13 +973,10 @@ class Session:
         timed_out = bool(reply.get("timed_out"))
         if reply.get("limit"):
             timed_out = True  # stopped by the sandbox: no verdict from a partial trace
-        stopped = (host / ".ix" / "done").exists()
         res = TraceResult(
             script=script, env=dict(env), root=workdir, isolation=self.isolation,
             returncode=None if timed_out else int(reply.get("rc", 97)), timed_out=timed_out,
-            seconds=seconds, records=load_records(host / ".ix" / "records"),
-            stopped=stopped and not timed_out, sandbox=inner,
-            cpu_seconds=reply.get("cpu"),
+            seconds=seconds, sandbox=inner, cpu_seconds=reply.get("cpu"),
         )
         if reply.get("limit"):
             res.events.append(f"stopped by the sandbox: {str(reply['limit'])[:200]}")
@@ -883,14 +1003,24 @@ class Session:
                 what = f"network tool '{r.tool}' called (stubbed)"
                 if what not in res.events:
                     res.events.append(what)
-        notes = _read_nofollow(host / ".ix" / "events", 64 * 1024)
-        if notes:
-            for line in notes.decode("utf-8", errors="replace").splitlines():
-                if line.startswith("sed -i failed") and \
-                        "write outside the sandbox directory blocked" not in res.events:
-                    res.events.append("write outside the sandbox directory blocked")
-                elif line.startswith("missing runner file") and line not in res.notes:
-                    res.notes.append(line)
+        return res
+
+    @staticmethod
+    def _booked(res: TraceResult, ledger: Ledger, stop: Iterable[str]) -> TraceResult:
+        """What the trace's ledger says: its records, whether it stopped where it was
+        traced for, the stubs' notes; tampering with it fails the trace (no verdict)."""
+        res.records = ledger.records()
+        res.stopped = ledger.stopped(stop) and not res.timed_out
+        for line in ledger.notes:
+            if line.startswith("sed -i failed") and \
+                    "write outside the sandbox directory blocked" not in res.events:
+                res.events.append("write outside the sandbox directory blocked")
+            elif line.startswith("missing runner file") and line not in res.notes:
+                res.notes.append(line)
+        if ledger.tampered:
+            res.timed_out, res.returncode, res.stopped = True, None, False
+            res.events.append("stopped by the sandbox: the trace's bookkeeping was tampered "
+                              f"with ({ledger.tampered} line(s) not from a stub)")
         return res
 
 

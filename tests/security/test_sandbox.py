@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inferencex_tools.policy.trace import Session, TraceResult, load_records, namespaces_available
+from inferencex_tools.policy.trace import Ledger, Session, TraceResult, namespaces_available
 from tests.reliability.helpers import ixtool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -293,24 +293,103 @@ def test_no_ixtool_specific_path_is_visible(tmp_path: Path) -> None:
     assert "ixtrace" not in text and "ixtool" not in text and "TELL" not in tr.stdout_tail, text
 
 
-def test_records_are_read_by_name_cap_and_shape(tmp_path: Path) -> None:
-    """PoC: a record file named evil.json, list-shaped, a link to a host file, oversized,
-    or thousands of them: ignored or capped, never an error."""
-    d = tmp_path / "records"
-    d.mkdir()
-    (d / "evil.json").write_text("[1, 2, 3]")
-    (d / "1-2-3.rec").write_text("[]")
-    (d / "2-2-2.rec").write_bytes(b"vllm\0/w\0")
-    (d / "2-2-2.argv").write_bytes(b"serve\0m\0")
-    os.symlink("/etc/hostname", d / "3-3-3.rec")
-    (d / "4-4-4.rec").write_bytes(b"not-a-stub\0/w\0")
-    (d / "5-5-5.rec").write_bytes(b"vllm\0/w\0")
-    (d / "5-5-5.argv").write_bytes(b"x\0" * 3_000_000)
-    (d / "../x.rec").write_text("")
-    recs = load_records(d)
+def _line(rid: str, kind: str, payload: str = "") -> bytes:
+    return f"{rid} {kind} {payload}\n".encode()
+
+
+def _record(rid: str, tool: str, *argv: str) -> bytes:
+    lines = [_line(rid, "T", tool), *(_line(rid, "A", a) for a in argv), _line(rid, "W", "/w")]
+    return b"".join(lines) + _line(rid, "Z", str(len(lines)))
+
+
+def test_ledger_is_read_by_shape_and_cap() -> None:
+    """PoC (formerly record files): a record named evil.json, list-shaped, not a stub,
+    oversized, or thousands of them: ignored or capped, never an error; what is not a
+    stub's line counts as tampering."""
+    led = Ledger()
+    led.feed(_record("1-1-1", "vllm", "serve", "m"))
+    led.feed(_record("2-2-2", "not-a-stub", "x"))
+    led.feed(b"".join(_line("3-3-3", "A", "x") for _ in range(30_000))
+             + _line("3-3-3", "T", "vllm") + _line("3-3-3", "Z", "30001"))
+    led.feed(b"[1, 2, 3]\n")  # not a ledger line
+    led.feed(b"4-4-4 A " + b"y" * 20_000 + b"\n")  # longer than any stub line
+    led.feed(_line("1-1-1", "A", "--late"))  # a line for a complete record
+    led.feed(_record("5-5-5", "vllm", "a")[:-2] + b"9\n")  # count does not match
+    led.close()
+    recs = led.records()
     assert [r.tool for r in recs] == ["vllm", "vllm"]
     assert recs[0].argv == ("serve", "m")
-    assert len(recs[1].argv) <= 20_000
-    for i in range(5000):
-        (d / f"9-{i}-1.rec").write_bytes(b"srun\0/w\0")
-    assert len(load_records(d)) <= 4000
+    assert len(recs[1].argv) == 20_000
+    assert led.tampered == 4, led.tampered
+    many = Ledger()
+    many.feed(b"".join(_record(f"9-{i}-1", "srun") for i in range(5000)))
+    assert len(many.records()) == 4000 and many.tampered == 0
+    split = Ledger()  # a line cut anywhere between two reads, escapes kept
+    data = _record("7-7-7", "vllm", "a\\\\b\\nc")
+    for k in range(len(data)):
+        split.feed(data[k:k + 1])
+    assert split.records()[0].argv == ("a\\b\nc",)
+
+
+# ------------------------------------------------------------------ items 1, 2: bookkeeping
+
+TAMPER = {
+    # the stop marker forged: a failing recipe claimed to have reached its step
+    "forged stop": (": > $HOME/../.ix/done 2>/dev/null; mkdir -p $HOME/../.ix\n"
+                    ": > $HOME/../.ix/done; exit 1\n"),
+    # records written as files: a launch the recipe never made
+    "forged record files": ("mkdir -p $HOME/../.ix/records; cd $HOME/../.ix/records\n"
+                            "printf 'vllm\\0/w\\0' > 1-1-1.rec; printf 'serve\\0good\\0' "
+                            "> 1-1-1.argv\nexit 1\n"),
+    # a real launch, then its record removed
+    "removed record": "vllm serve bad-model\nrm -rf $HOME/../.ix/records\nexit 1\n",
+    # the notes file swapped for /dev/null before a note
+    "swapped notes": ("mkdir -p $HOME/../.ix; ln -sf /dev/null $HOME/../.ix/events\n"
+                      "source /nonexistent/runner-env\nexit 1\n"),
+}
+
+
+@NS
+@pytest.mark.parametrize("case", sorted(TAMPER))
+def test_bookkeeping_is_out_of_the_recipes_reach(tmp_path: Path, case: str) -> None:
+    """PoC: the stop marker, records and notes were files in the trace's own directory:
+    a recipe forged, removed or swapped them and changed what ixtool concluded."""
+    tr = _trace(tmp_path, TAMPER[case])
+    assert not tr.ok and not tr.stopped, case
+    launched = [r.argv for r in tr.records if r.tool == "vllm"]
+    if case == "removed record":
+        assert launched == [("vllm", "serve", "bad-model")], tr.records
+    else:
+        assert launched == [], tr.records
+    if case == "swapped notes":
+        assert tr.notes == ["missing runner file not sourced: /nonexistent/runner-env"]
+
+
+@NS
+def test_the_ledger_cannot_be_read_removed_or_fed_garbage(tmp_path: Path) -> None:
+    """The ledger is a FIFO the trace may only write: reading, removing, replacing or
+    re-permitting it fails, and a line that is not a stub's fails the trace."""
+    tr = _trace(tmp_path, "vllm serve m\nL=/venv/trace/ledger\n"
+                "timeout 1 cat $L >/dev/null 2>&1 && echo READ\n"
+                "rm -f $L 2>/dev/null && echo REMOVED\n"
+                "chmod 666 $L 2>/dev/null && echo CHMOD\n"
+                "mv $L /tmp/x 2>/dev/null && echo MOVED\n"
+                "echo > /venv/trace/conf 2>/dev/null && echo CONF\n"
+                "echo 'garbage' > $L\n")
+    for word in ("READ", "REMOVED", "CHMOD", "MOVED", "CONF"):
+        assert word not in tr.stdout_tail, tr.stdout_tail
+    assert [r.argv for r in tr.records] == [("vllm", "serve", "m")]
+    assert not tr.ok and any("bookkeeping was tampered" in e for e in tr.events), tr.events
+
+
+@NS
+def test_concurrent_stubs_deliver_whole_records(tmp_path: Path) -> None:
+    """Lines of stubs that record at the same time never mix (each is one atomic write),
+    also for items longer than one line."""
+    big = "x" * 5000
+    tr = _trace(tmp_path, f"for i in $(seq 1 12); do vllm serve m$i --big {big} & done\n"
+                "wait\n")
+    assert not tr.events, tr.events
+    got = sorted(r.argv[2] for r in tr.records)
+    assert got == sorted(f"m{i}" for i in range(1, 13))
+    assert all(r.argv[-1] == big for r in tr.records)
