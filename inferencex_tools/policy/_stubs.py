@@ -630,61 +630,6 @@ __ix_wait() {
 STUB = STUB.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "ix_"))
 SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 
-# Entry of one trace.  With namespaces (pid 1 of the trace's user, mount, network and
-# pid namespaces) it builds the trace's own root: a tmpfs holding read-only links to the
-# host's system directories (everything else starts empty and is writable, like a
-# container's own filesystem), the trace directory at /tmp/ixtrace, the repository
-# read-only, and the workspace bound at every container path that mounts the checkout.
-ENTER = r'''set -u
-HOST=$1 ROOTDIR=$2 ISOLATE=$3 REPO=$4 SCRIPT=$5 CWD=$6 XFD=$7 INNER=$8 SHARED=$9
-SHARED_AT=${10}
-shift 10
-SYSTEM="@SYSTEM@"
-if [[ $ISOLATE == 1 ]]; then
-    cd "$HOST" || exit 97
-    mount --make-rprivate / 2>/dev/null
-    mount --bind "$REPO" "$HOST/repo" && mount -o remount,bind,ro "$HOST/repo" || exit 97
-    R=$ROOTDIR
-    mount -t tmpfs -o size=1g,mode=755 tmpfs "$R" || exit 97
-    mkdir -p "$R/.host" "$R/tmp" || exit 97
-    mount --rbind / "$R/.host" || exit 97
-    while read -r _ _ _ _ mp _; do
-        mp=${mp//\\040/ }
-        case $mp in
-            "$R/.host"|"$R/.host/"*) ;;
-            *) continue ;;
-        esac
-        case ${mp#"$R/.host"} in
-            /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue ;;
-        esac
-        mount -o remount,bind,ro "$mp" 2>/dev/null
-    done < /proc/self/mountinfo
-    mkdir "$R$SHARED_AT" && mount --bind "$R/.host$SHARED" "$R$SHARED_AT" &&
-        mount -o remount,bind,ro "$R$SHARED_AT" || exit 97
-    mount -t tmpfs -o size=4t,mode=1777 tmpfs "$R/.host/dev/shm" 2>/dev/null
-    if mount -t tmpfs -o size=1m,mode=755 tmpfs "$R/.host/sys/class" 2>/dev/null; then
-        mkdir -p "$R/.host/sys/class/infiniband/mlx5_0/ports/1" \
-            "$R/.host/sys/class/infiniband/mlx5_1/ports/1"
-        echo "4: ACTIVE" > "$R/.host/sys/class/infiniband/mlx5_0/ports/1/state"
-        echo "4: ACTIVE" > "$R/.host/sys/class/infiniband/mlx5_1/ports/1/state"
-    fi
-    links=()
-    for d in $SYSTEM; do
-        [[ -e /$d || -L /$d ]] && links+=(".host/$d")
-    done
-    ln -s "${links[@]}" "$R/" || exit 97
-    mount -t tmpfs -o size=1g,mode=1777 tmpfs "$R/tmp" || exit 97
-    mkdir -p "$R/tmp/ixtrace" || exit 97
-    mount --rbind "$HOST" "$R/tmp/ixtrace" || exit 97
-    for b in "$@"; do
-        p=${b%%=*} sub=${b#*=}
-        mkdir -p "$R$p" && mount --bind "$HOST/ws${sub:+/$sub}" "$R$p" || exit 97
-    done
-    exec chroot "$R" @BASH@ --noprofile --norc "$INNER" "$SCRIPT" "$CWD" "$XFD"
-fi
-exec @BASH@ --noprofile --norc "$INNER" "$SCRIPT" "$CWD" "$XFD"
-'''
-
 # The traced shell: xtrace to the pipe ixtool holds; ``source``/``.`` of a file that is
 # missing outside the workspace (a runner's own environment file such as uv's
 # ~/.local/bin/env) is skipped and noted instead of failing the trace.

@@ -12,15 +12,16 @@ for recorders).  Each trace then gets, strongest isolation first:
   ``fs/`` (where absolute paths of the job live, see :func:`localize`);
 * stub executables first on ``PATH`` (:mod:`._stubs`, bash, cheap), ``sleep``
   capped at 0.05 s, Slurm simulated (``salloc``/``squeue``/``scancel``);
-* when unprivileged namespaces are available (``unshare -rmnp``): no network (an empty
-  network namespace), every mount read-only except the trace directory, the
-  repository bind-mounted read-only, a private ``/tmp``, ``/dev/shm`` and
-  ``/sys/class`` (with two ACTIVE InfiniBand ports), its own pid namespace;
-* without namespaces but as root: the script runs as user nobody, owning only its
-  trace directory;
-* stdout, stderr and the ``set -x`` trace go to pipes ixtool holds (never to files
-  the script could reach), a wall-clock timeout kills the whole process group, and a
-  file-size limit applies.
+* namespace mode (the trace server, :mod:`._sandboxd`, when unprivileged namespaces
+  and descriptor passing are available): no network, no capabilities, its own root
+  (pivot_root) with the host's system directories read-only, the repository read-only,
+  private ``/tmp``, ``/run``, ``/dev``, ``/proc`` and a ``/sys`` with two ACTIVE
+  InfiniBand ports, its own pid namespace, limits; else bubblewrap; else (only with
+  ``allow_unsandboxed``) no isolation: as root the script runs as user nobody, and a
+  subreaper (:mod:`._reaper`) ends every process it leaves;
+* stdout, stderr and the ``set -x`` trace go to pipes ixtool holds, records, the stop
+  mark and notes to the trace's ledger (a FIFO ixtool alone reads, :class:`Ledger`):
+  never files the script could reach; a wall-clock timeout and a file-size limit apply.
 
 :func:`trace_script` keeps the one-shot interface (a session per call).
 """
@@ -50,6 +51,7 @@ from typing import Any
 
 from inferencex_tools.io.sandbox import (
     Child,
+    SandboxUnavailable,
     bwrap_argv,
     choose_isolation,
     find_bwrap,
@@ -141,6 +143,12 @@ def namespaces_available() -> bool:
     return succeeds([*UNSHARE, "sh", "-c",
                      "mount -o remount,bind,ro / && mount -t tmpfs t /tmp"],
                     env={"PATH": BASE_PATH}, timeout=10)
+
+
+def server_supported() -> bool:
+    """Does this Python have what the trace server needs (descriptor passing, pidfds)?
+    Without it there is no namespace mode (fail closed, or bubblewrap)."""
+    return hasattr(socket, "send_fds") and hasattr(os, "pidfd_open")
 
 
 def _world_usable(path: str) -> bool:
@@ -535,7 +543,9 @@ def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
             if exited_at is None and now > deadline:
                 timed_out = True
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    os.kill(proc.pid, signal.SIGTERM)  # the reaper ends every process
+                    if proc.wait(1.0) is None:
+                        os.killpg(proc.pid, signal.SIGKILL)
                 exited_at = now
             if exited_at is not None and now - exited_at > 2.0:
                 break
@@ -637,6 +647,7 @@ class _Server:
         child.close()
         hello = _recv_json(parent)
         self.ok = bool(hello and hello.get("ready"))
+        self.error = str((hello or {}).get("error") or "the trace server did not answer")[:300]
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -652,7 +663,8 @@ class Session:
     def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False,
                  allow_unsandboxed: bool = False) -> None:
         # fail closed: no isolation is an error unless unsandboxed runs are allowed
-        namespaces = isolate is not False and namespaces_available()
+        # namespace mode is the trace server's (no fallback with a weaker layout)
+        namespaces = isolate is not False and namespaces_available() and server_supported()
         iso = choose_isolation(
             isolate, namespaces=namespaces,
             bwrap=None if namespaces or isolate is False else find_bwrap(BASE_PATH),
@@ -672,17 +684,13 @@ class Session:
         (self.dir / "r").mkdir()
         (self.dir / "b").mkdir()  # each trace's bookkeeping (conf, ledger): read-only inside
         self.dir.chmod(0o755)
-        (self.dir / "enter.sh").write_text(
-            _stubs.ENTER.replace("@SYSTEM@", " ".join(_stubs.SYSTEM_DIRS))
-            .replace("/tmp/ixtrace", INNER_ROOT)
-            .replace("@BASH@", _tool("bash")))
+        if not self.isolate and not self.bwrap:  # ends what the trace leaves (no pid ns)
+            shutil.copyfile(Path(__file__).with_name("_reaper.py"), self.dir / "reaper.py")
         self._n = itertools.count()
         self._lock = threading.Lock()
         self._local = threading.local()
         self._servers: list[_Server] = []
-        self.use_server = self.isolate and hasattr(socket, "send_fds") \
-            and hasattr(os, "pidfd_open")
-        if self.use_server:
+        if self.isolate:
             shutil.copyfile(Path(__file__).with_name("_sandboxd.py"), self.dir / "sandboxd.py")
         # with namespaces every trace sees the session's stubs at SHARED_ROOT and its own
         # directory at INNER_ROOT: one set of stubs serves them all
@@ -729,17 +737,18 @@ class Session:
         for dirpath, _, _ in os.walk(root, topdown=False):
             os.chmod(dirpath, 0o555)
 
-    def _server(self) -> _Server | None:
-        if not self.use_server:
-            return None
+    def _server(self) -> _Server:
         srv: _Server | None = getattr(self._local, "server", None)
         if srv is None:
             srv = _Server(self)
             with self._lock:
                 self._servers.append(srv)
-            if not srv.ok:  # no namespaces for a server here: one process chain per trace
-                self.use_server = False
-                return None
+            if not srv.ok:  # fail closed: no trace without the server's namespaces
+                raise SandboxUnavailable(
+                    f"the trace sandbox could not start: {srv.error}",
+                    hint="ixtool needs unprivileged user, mount, pid and network "
+                    "namespaces for its trace server; --allow-unsandboxed runs the "
+                    "recipes without isolation (only on a machine with nothing to protect)")
             self._local.server = srv
         return srv
 
@@ -871,7 +880,6 @@ class Session:
         ledger = self._install(host, inner, stop, gpu or "H200")
         ws = f"{inner}/ws"
         pairs = _workspace_pairs(host, workspace_at)
-        binds = [f"{p}={sub}" for p, sub in pairs.items()]
         local = [(p, f"{ws}/{sub}".rstrip("/")) for p, sub in pairs.items()]
         full = dict(env)
         if self.isolate:
@@ -886,32 +894,32 @@ class Session:
         full.update({"PATH": f"{self.bin_dir(inner)}:{BASE_PATH}", "HOME": f"{inner}/home",
                      "TMPDIR": "/tmp" if self.isolate else f"{inner}/tmp",
                      "LANG": "C.UTF-8"})
-        srv = self._server() if self.isolate else None
-        if srv is not None:
-            res = self._run_served(srv, host, inner, rootdir, script, env, full, workdir,
-                                   pairs, timeout, ledger)
+        if self.isolate:
+            res = self._run_served(self._server(), host, inner, rootdir, script, env, full,
+                                   workdir, pairs, timeout, ledger)
         else:
-            res = self._run_spawned(host, inner, rootdir, script, env, full, workdir, binds,
+            res = self._run_spawned(host, inner, rootdir, script, env, full, workdir,
                                     timeout, ledger)
         return self._booked(res, ledger.close(), stop)
 
     def _run_spawned(self, host: Path, inner: str, rootdir: Path, script: str,
                      env: Mapping[str, str], full: dict[str, str], workdir: str,
-                     binds: list[str], timeout: float, ledger: _LedgerPipe) -> TraceResult:
-        """A trace without the trace server: enter.sh (under unshare when isolating, as
-        nobody when it can drop privileges), its pipes drained here."""
+                     timeout: float, ledger: _LedgerPipe) -> TraceResult:
+        """A trace without the trace server (bubblewrap, or unsandboxed: then as nobody
+        when it can drop privileges, under the subreaper that ends every process the
+        trace leaves), its pipes drained here."""
         xr, xw = os.pipe()
-        cmd = [_tool("bash"), "--noprofile", "--norc", str(self.dir / "enter.sh"), str(host),
-               str(rootdir), "1" if self.isolate else "0", str(self.repo), script, workdir,
-               str(xw), self.inner_script(inner), str(self.dir / ".ix"), SHARED_ROOT, *binds]
-        if self.isolate:
-            cmd = [_tool("unshare"), *UNSHARE[1:], *cmd]
-        elif self.drop or (self.bwrap and os.geteuid() == 0):
+        cmd = [_tool("bash"), "--noprofile", "--norc", self.inner_script(inner), script,
+               workdir, str(xw)]
+        if self.drop or (self.bwrap and os.geteuid() == 0):
             _give_to(host, NOBODY)
         if self.bwrap:
             cmd = [*bwrap_argv(self.bwrap, trace_dir=str(host), uid=NOBODY,
                                readonly_after=(str(self.dir),)), *cmd]
-        elif self.drop:
+        else:
+            py = _system_python() if os.path.exists(_system_python()) else sys.executable
+            cmd = [py, "-I", "-S", str(self.dir / "reaper.py"), *cmd]
+        if self.drop:
             cmd = [_tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}",
                    "--clear-groups", "--", *cmd]
         if shutil.which("prlimit", path=BASE_PATH):
@@ -998,11 +1006,6 @@ class Session:
         for pat, what in CONTAINED_PATTERNS:
             if pat in res.stderr_tail and what not in res.events:
                 res.events.append(what)
-        for r in res.records:
-            if r.tool in NETWORK_TOOLS:
-                what = f"network tool '{r.tool}' called (stubbed)"
-                if what not in res.events:
-                    res.events.append(what)
         return res
 
     @staticmethod
@@ -1011,6 +1014,11 @@ class Session:
         traced for, the stubs' notes; tampering with it fails the trace (no verdict)."""
         res.records = ledger.records()
         res.stopped = ledger.stopped(stop) and not res.timed_out
+        for r in res.records:
+            if r.tool in NETWORK_TOOLS:
+                what = f"network tool '{r.tool}' called (stubbed)"
+                if what not in res.events:
+                    res.events.append(what)
         for line in ledger.notes:
             if line.startswith("sed -i failed") and \
                     "write outside the sandbox directory blocked" not in res.events:

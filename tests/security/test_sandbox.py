@@ -81,6 +81,46 @@ def test_policy_check_fails_closed_from_the_cli(tmp_path: Path) -> None:
     assert "PO305" in r.rules, (r.code, r.out[-600:], r.err[-600:])
 
 
+@pytest.mark.parametrize("missing", ["socket.send_fds", "os.pidfd_open"])
+def test_no_weaker_namespace_mode_without_the_trace_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    """PoC: a Python without `socket.send_fds`/`os.pidfd_open` fell back to a namespace
+    layout that showed the whole host read-only at `/.host`."""
+    from inferencex_tools.io.sandbox import SandboxUnavailable
+    from inferencex_tools.policy import trace
+
+    mod, name = missing.split(".")
+    monkeypatch.delattr({"socket": socket, "os": os}[mod], name)
+    monkeypatch.setattr(trace, "find_bwrap", lambda path: None)
+    repo = _repo(tmp_path, "test -e /.host && echo HOST-VIEW\necho ran\n")
+    with pytest.raises(SandboxUnavailable) as exc:
+        Session(repo)
+    assert exc.value.exit_code == 2
+    with Session(repo, allow_unsandboxed=True) as s:
+        assert s.isolation == "basic"
+
+
+@NS
+def test_a_trace_server_that_cannot_start_fails_closed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PoC: when the trace server could not enter its namespaces, traces fell back to
+    `unshare` and the `/.host` layout."""
+    from inferencex_tools.io.sandbox import SandboxUnavailable
+    from inferencex_tools.policy import trace
+
+    class Dead:
+        ok, error = False, "user namespace refused"
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(trace, "_Server", lambda session: Dead())
+    with Session(_repo(tmp_path, "test -e /.host && echo HOST-VIEW\n")) as s:
+        assert s.isolation == "namespaces"
+        with pytest.raises(SandboxUnavailable, match="user namespace refused"):
+            s.trace("benchmarks/t.sh", {}, timeout=10)
+
+
 def test_bwrap_command_line() -> None:
     from inferencex_tools.io.sandbox import bwrap_argv
 
@@ -245,6 +285,27 @@ def test_every_process_ends_with_the_trace(tmp_path: Path) -> None:
     _trace(tmp_path, f"setsid bash -c 'exec -a {tag} sleep 300' & disown\n"
            f"(setsid nohup bash -c 'exec -a {tag} sleep 300' &)\nexit 0\n")
     left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", left.stdout
+
+
+@pytest.mark.parametrize("ending", ["exit", "stop", "timeout"])
+def test_unsandboxed_traces_leave_no_process(tmp_path: Path, ending: str) -> None:
+    """PoC (--allow-unsandboxed): a `setsid` child left the trace's process group and
+    session and outlived the trace."""
+    sleep = shutil.which("sleep", path="/usr/bin:/bin")
+    assert sleep is not None
+    tag = f"ixtool-unsandboxed-orphan-{os.getpid()}-{ending}"
+    end = {"exit": "exit 0", "stop": "sbatch job.sh", "timeout": f"exec {sleep} 60"}[ending]
+    repo = _repo(tmp_path, f"setsid bash -c 'exec -a {tag} {sleep} 300' & disown\n"
+                 f"(setsid nohup bash -c 'exec -a {tag} {sleep} 300' >/dev/null 2>&1 &)\n"
+                 f"{sleep} 0.5\n{end}\n")
+    with Session(repo, isolate=False, allow_unsandboxed=True) as s:
+        assert s.isolation == "basic"
+        tr = s.trace("benchmarks/t.sh", {}, timeout=3, stop=("sbatch",))
+    assert tr.timed_out is (ending == "timeout") and tr.stopped is (ending == "stop")
+    left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True, check=False)
+    for pid in left.stdout.split():  # do not leave them behind when the test fails
+        subprocess.run(["kill", "-9", pid], check=False)
     assert left.stdout.strip() == "", left.stdout
 
 
