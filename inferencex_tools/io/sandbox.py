@@ -116,15 +116,18 @@ def choose_isolation(requested: bool | None, *, namespaces: bool, bwrap: str | N
         "recipes without isolation (only on a machine with nothing to protect)")
 
 
-def find_bwrap(path: str) -> str | None:
-    """A bubblewrap that can build a sandbox here (it runs ``true`` inside one)."""
+def find_bwrap(path: str, *, prefix: Sequence[str] = ()) -> str | None:
+    """A bubblewrap that can build a sandbox here (it runs ``true`` inside one), started
+    through ``prefix`` (as root: ``setpriv`` to an unprivileged user, see
+    :func:`inferencex_tools.policy.trace.Session`)."""
     import shutil
 
     found = shutil.which("bwrap", path=path)
     if found is None:
         return None
     probe = bwrap_argv(found, trace_dir="/tmp", readonly=("/",), uid=65534)
-    return found if succeeds([*probe, "true"], env={"PATH": path}, timeout=10) else None
+    return found if succeeds([*prefix, *probe, "true"], env={"PATH": path},
+                             timeout=10) else None
 
 
 def bwrap_argv(bwrap: str, *, trace_dir: str, readonly: Sequence[str] = ("/",),

@@ -145,6 +145,20 @@ def namespaces_available() -> bool:
                     env={"PATH": BASE_PATH}, timeout=10)
 
 
+def _has(name: str) -> bool:
+    return shutil.which(name, path=BASE_PATH) is not None
+
+
+def _as_nobody() -> list[str]:
+    """As root: the prefix that starts a command as the unprivileged :data:`NOBODY`, no
+    supplementary groups.  Bubblewrap maps its sandbox user to the user that starts it:
+    started by root, the sandbox would be root without capabilities, which still reads
+    whatever only root may (``/etc/shadow``)."""
+    if os.geteuid() != 0:
+        return []
+    return [_tool("setpriv"), f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+
+
 def server_supported() -> bool:
     """Does this Python have what the trace server needs (descriptor passing, pidfds)?
     Without it there is no namespace mode (fail closed, or bubblewrap)."""
@@ -665,10 +679,11 @@ class Session:
         # fail closed: no isolation is an error unless unsandboxed runs are allowed
         # namespace mode is the trace server's (no fallback with a weaker layout)
         namespaces = isolate is not False and namespaces_available() and server_supported()
-        iso = choose_isolation(
-            isolate, namespaces=namespaces,
-            bwrap=None if namespaces or isolate is False else find_bwrap(BASE_PATH),
-            allow_unsandboxed=allow_unsandboxed)
+        bwrap = None
+        if not namespaces and isolate is not False and (os.geteuid() != 0 or _has("setpriv")):
+            bwrap = find_bwrap(BASE_PATH, prefix=_as_nobody())
+        iso = choose_isolation(isolate, namespaces=namespaces, bwrap=bwrap,
+                               allow_unsandboxed=allow_unsandboxed)
         self.isolate = iso.mode == "namespaces"
         self.bwrap = iso.bwrap
         self.keep = keep
@@ -914,8 +929,8 @@ class Session:
         if self.drop or (self.bwrap and os.geteuid() == 0):
             _give_to(host, NOBODY)
         if self.bwrap:
-            cmd = [*bwrap_argv(self.bwrap, trace_dir=str(host), uid=NOBODY,
-                               readonly_after=(str(self.dir),)), *cmd]
+            cmd = [*_as_nobody(), *bwrap_argv(self.bwrap, trace_dir=str(host), uid=NOBODY,
+                                               readonly_after=(str(self.dir),)), *cmd]
         else:
             py = _system_python() if os.path.exists(_system_python()) else sys.executable
             cmd = [py, "-I", "-S", str(self.dir / "reaper.py"), *cmd]

@@ -156,6 +156,41 @@ def test_bwrap_live(tmp_path: Path) -> None:
     assert "65534" in p.stdout and "RO" in p.stdout and (trace / "ok").exists()
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None,
+                    reason="bubblewrap (bwrap) is not installed here: the live bwrap trace is "
+                    "skipped (.ci/run installs it where apt-get works)")
+def test_bwrap_trace_live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole trace in bubblewrap mode (namespace mode turned off): an unprivileged
+    user (as root: never root without capabilities, which still reads /etc/shadow), no
+    capabilities, no network, the host read-only, records through the ledger, which the
+    trace can neither read nor remove, and files it writes as bookkeeping ignored."""
+    from inferencex_tools.policy import trace
+
+    monkeypatch.setattr(trace, "namespaces_available", lambda: False)
+    repo = _repo(tmp_path, "id -u; grep CapEff /proc/self/status\n"
+                 "head -c1 /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ\n"
+                 "touch /etc/ixtool-x 2>/dev/null && echo ETC-WRITTEN\n"
+                 "(exec 3<>/dev/tcp/127.0.0.1/22) 2>/dev/null && echo NET\n"
+                 "echo ok > $HOME/own && echo HOME-WRITABLE\n"
+                 "vllm serve m --tp 8\n"
+                 "L=$(readlink -f $HOME/../.ix/trace)/ledger\n"
+                 "rm -f $L 2>/dev/null && echo REMOVED\n"
+                 "timeout 1 cat $L >/dev/null 2>&1 && echo READ\n"
+                 "mkdir -p $HOME/../.ix/records; : > $HOME/../.ix/done\n"
+                 "printf 'vllm\\0/w\\0' > $HOME/../.ix/records/1-1-1.rec\nexit 1\n")
+    with Session(repo) as s:
+        if s.isolation != "bwrap":
+            pytest.skip(f"bwrap cannot build a sandbox here (isolation {s.isolation})")
+        tr = s.trace("benchmarks/t.sh", {}, timeout=20, stop=("sbatch",))
+    out = tr.stdout_tail
+    assert out.split()[0] == "65534" and "CapEff:\t0000000000000000" in out, out
+    for word in ("SHADOW-READ", "ETC-WRITTEN", "NET", "REMOVED", "READ"):
+        assert word not in out.split(), out
+    assert "HOME-WRITABLE" in out, (out, tr.stderr_tail[-500:])
+    assert [r.argv for r in tr.records] == [("vllm", "serve", "m", "--tp", "8")]
+    assert not tr.stopped and not tr.ok and tr.returncode == 1
+
+
 # ------------------------------------------------------------------ item 4: namespace mode
 
 @NS
