@@ -909,17 +909,20 @@ class Session:
         full.update({"PATH": f"{self.bin_dir(inner)}:{BASE_PATH}", "HOME": f"{inner}/home",
                      "TMPDIR": "/tmp" if self.isolate else f"{inner}/tmp",
                      "LANG": "C.UTF-8"})
-        if self.isolate:
-            res = self._run_served(self._server(), host, inner, rootdir, script, env, full,
-                                   workdir, pairs, timeout, ledger)
-        else:
-            res = self._run_spawned(host, inner, rootdir, script, env, full, workdir,
-                                    timeout, ledger)
-        return self._booked(res, ledger.close(), stop)
+        try:
+            if self.isolate:
+                res = self._run_served(self._server(), host, inner, rootdir, script, env,
+                                       full, workdir, pairs, timeout, ledger)
+            else:
+                res = self._run_spawned(host, inner, script, env, full, workdir, timeout,
+                                        ledger)
+        finally:
+            book = ledger.close()
+        return self._booked(res, book, stop)
 
-    def _run_spawned(self, host: Path, inner: str, rootdir: Path, script: str,
-                     env: Mapping[str, str], full: dict[str, str], workdir: str,
-                     timeout: float, ledger: _LedgerPipe) -> TraceResult:
+    def _run_spawned(self, host: Path, inner: str, script: str, env: Mapping[str, str],
+                     full: dict[str, str], workdir: str, timeout: float,
+                     ledger: _LedgerPipe) -> TraceResult:
         """A trace without the trace server (bubblewrap, or unsandboxed: then as nobody
         when it can drop privileges, under the subreaper that ends every process the
         trace leaves), its pipes drained here."""
