@@ -12,13 +12,14 @@ rewrite: each is a series of lines written to the trace's ledger, a FIFO whose r
 only ixtool holds (:class:`inferencex_tools.policy.trace.Ledger`).  The FIFO sits in a
 directory the trace sees read-only (mode 0222: the trace may write, not read it), so a
 script can neither remove, replace nor read back what a stub delivered.  One line is
-``\n<record id> <kind> <payload>\n`` with the payload escaped (``\\`` and ``\n``) and cut
-into pieces of at most 600 characters, so every line is one write of less than
-PIPE_BUF bytes (atomic: lines of concurrent stubs never mix).  Kinds: ``T`` tool,
-``A``/``a`` an argv item (start / continuation), ``E``/``e`` an environment entry, ``P`` a
-captured file's path and ``F``/``f`` its content, ``W`` the working directory, ``Z`` the
-record is complete (its payload: how many lines came before it; nothing more is accepted
-for it), ``S`` the complete record stopped the trace, ``N``/``n`` a note.  A line that
+``<record id> <kind> <payload>\n``.  A payload is a blob of items, each escaped (``\\``,
+``\n``, ``\t``) and followed by a tab, cut into pieces of at most 1,000 characters (an
+upper-case kind starts a blob, its lower-case continues it), so every line is one write
+of less than PIPE_BUF bytes (atomic: lines of concurrent stubs never mix).  Kinds: ``T``
+tool, ``A`` the argv, ``E`` the environment, ``P`` a captured file's path and ``F`` its
+content, ``W`` the working directory, ``Z`` the record is complete (its item: how many
+lines came before it; nothing more is accepted for it), ``S`` the complete record
+stopped the trace, ``N`` a note.  A line that
 does not parse, a count that does not match or a line for a complete record is
 tampering: the trace fails (ixtool gives no verdict from it).
 """
@@ -75,15 +76,27 @@ RECORD_FUNCTIONS = (
 
 # The ledger writers (``@P@``: the stub's ``ix_`` or the benchmark_lib shim's ``__ix_``
 # prefix); ``@P@rid`` is the record's id, ``@P@fd`` the ledger's descriptor,
-# ``@P@lines`` counts the record's lines (its Z line says how many there were).
+# ``@P@lines`` counts the record's lines (its Z line says how many there were).  Items
+# are escaped all at once (array-wide substitutions) and joined, each followed by a tab:
+# a record is a handful of writes, not one per environment entry.
 LEDGER_FNS = r'''
-@P@put() {  # one item: escaped, in lines of at most 600 characters (one write each)
-    local __ix_k=$1 __ix_v=$2
-    __ix_v=${__ix_v//\\/\\\\}
-    __ix_v=${__ix_v//$'\n'/\\n}
-    while ((${#__ix_v} > 600)); do
-        printf '%s %s %s\n' "$@P@rid" "$__ix_k" "${__ix_v:0:600}" >&"$@P@fd"
-        __ix_v=${__ix_v:600}
+@P@items() {  # $1 kind, then the items: one blob, in lines of at most 1000 characters
+    local __ix_k=$1 __ix_v IFS=
+    shift
+    (($#)) || return 0
+    __ix_v="$*"
+    if [[ $__ix_v == *[\\$'\n\t']* ]]; then  # (bash substitutions are slow: only if needed)
+        local -a __ix_a=("$@")
+        __ix_a=("${__ix_a[@]//\\/\\\\}")
+        __ix_a=("${__ix_a[@]//$'\n'/\\n}")
+        __ix_a=("${__ix_a[@]//$'\t'/\\t}")
+        printf -v __ix_v '%s\t' "${__ix_a[@]}"
+    else
+        printf -v __ix_v '%s\t' "$@"
+    fi
+    while ((${#__ix_v} > 1000)); do
+        printf '%s %s %s\n' "$@P@rid" "$__ix_k" "${__ix_v:0:1000}" >&"$@P@fd"
+        __ix_v=${__ix_v:1000}
         __ix_k=${__ix_k,,}
         ((++@P@lines))
     done
@@ -92,7 +105,9 @@ LEDGER_FNS = r'''
 }
 @P@env() {  # the environment, with builtins only
     local __ix_n
-    for __ix_n in $(compgen -e); do @P@put E "$__ix_n=${!__ix_n}"; done
+    local -a __ix_e=()
+    for __ix_n in $(compgen -e); do __ix_e+=("$__ix_n=${!__ix_n}"); done
+    @P@items E "${__ix_e[@]}"
 }
 '''
 
@@ -137,7 +152,7 @@ ix_open() {  # the trace's ledger (see _stubs.LEDGER_FNS), once per stub
 ix_note() {
     ix_open
     local ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" ix_lines=0
-    ix_put N "$*"
+    ix_items N "$*"
 }
 
 # One record: the tool, argv, the environment, the .yaml/.yml/.json files named in argv
@@ -147,8 +162,8 @@ ix_record() {
     local label=$1 a cand body; shift
     ix_open
     ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" ix_lines=0
-    ix_put T "$label"
-    for a in "$@"; do ix_put A "$a"; done
+    ix_items T "$label"
+    ix_items A "$@"
     case " $IX_NO_ENV " in
         *" $IX_TOOL "*) ;;
         *) ix_env ;;
@@ -160,21 +175,21 @@ ix_record() {
                     if [[ -f $cand && ! -L $cand && -r $cand ]]; then
                         body=""
                         IFS= read -r -N 1048576 body < "$cand" 2>/dev/null
-                        ix_put P "$cand"
-                        ix_put F "$body"
+                        ix_items P "$cand"
+                        ix_items F "$body"
                         break
                     fi ;;
             esac
         done
     done
-    ix_put W "$PWD"
-    ix_put Z "$ix_lines"
+    ix_items W "$PWD"
+    ix_items Z "$ix_lines"
 }
 
 # Stop the trace here (the step it was run for has been reached): the record just made
 # is marked as the one that stopped it.
 ix_stop() {
-    [[ -n $ix_rid ]] && ix_put S ""
+    [[ -n $ix_rid ]] && ix_items S ""
     kill -KILL 0
     exit 0
 }
@@ -600,13 +615,13 @@ SHIM = r'''
 @LEDGER_FNS@
 __ix_rec() {
     [[ -n $__ix_bin ]] || return 0
-    local __ix_fd __ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" __ix_a __ix_lines=0
+    local __ix_fd __ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" __ix_lines=0
     exec {__ix_fd}>>"$__ix_ledger" || return 0
-    __ix_put T "fn:$1"
-    for __ix_a in "${@:2}"; do __ix_put A "$__ix_a"; done
+    __ix_items T "fn:$1"
+    __ix_items A "${@:2}"
     __ix_env
-    __ix_put W "$PWD"
-    __ix_put Z "$__ix_lines"
+    __ix_items W "$PWD"
+    __ix_items Z "$__ix_lines"
     exec {__ix_fd}>&-
 }
 __ix_pid() {
@@ -639,7 +654,7 @@ PWD=$(pwd)
 TRACED="BASH_XTRACEFD=$3; IXW=\"\$PWD\"; "'
 source() {
     if [[ $# -gt 0 && $1 == /* && ! -e $1 && $1 != "$IXW"/* ]]; then
-        printf "%s N missing runner file not sourced: %q\n" \
+        printf "%s N missing runner file not sourced: %q\t\n" \
             "${EPOCHREALTIME/./}-$$-$RANDOM" "${1:0:500}" >> @LEDGER@
         return 0
     fi

@@ -336,7 +336,8 @@ MAX_RECORD_FILES = 64  # config files captured per record
 MAX_RECORD_ITEMS = 20_000  # argv words or environment entries per record
 MAX_NOTES = 64 * 1024
 _PY_MODULE = re.compile(r"python -m [A-Za-z_][A-Za-z0-9_.]{0,200}")  # a stubbed module run
-_ESCAPE = re.compile(rb"\\([\\n])")
+_ESCAPE = re.compile(r"\\([\\nt])")
+_UNESCAPED = {"n": "\n", "t": "\t", "\\": "\\"}
 
 
 @cache
@@ -346,25 +347,37 @@ def _record_tools() -> frozenset[str]:
                                             *_stubs.RECORD_FUNCTIONS))))
 
 
-def _unescape(b: bytes) -> str:
-    return _ESCAPE.sub(lambda m: b"\n" if m[1] == b"n" else b"\\", b).decode(
-        "utf-8", errors="replace")
+def _items(blob: bytes, limit: int = MAX_RECORD_ITEMS) -> list[str]:
+    """A blob's items (each escaped, followed by a tab)."""
+    text = blob.decode("utf-8", errors="replace")
+    parts = text.split("\t", limit)
+    if len(parts) > limit:
+        del parts[limit:]
+    elif parts[-1] == "":
+        parts.pop()
+    if "\\" in text:
+        parts = [_ESCAPE.sub(_unescape, p) if "\\" in p else p for p in parts]
+    return parts
+
+
+def _unescape(m: re.Match[str]) -> str:
+    return _UNESCAPED[m[1]]
 
 
 class _Open:
-    """A record being delivered: its items as escaped pieces."""
+    """A record being delivered: its blobs by kind (upper case), as they came."""
 
-    __slots__ = ("argv", "cwd", "env", "files", "lines", "paths", "stop", "tool")
+    __slots__ = ("blobs", "lines", "stop")
 
     def __init__(self) -> None:
-        self.tool: bytes | None = None
-        self.cwd = b""
-        self.argv: list[bytearray] = []
-        self.env: list[bytearray] = []
-        self.paths: list[bytearray] = []
-        self.files: list[bytearray] = []
+        self.blobs: dict[bytes, list[bytearray]] = {}
         self.lines = 0
         self.stop = False
+
+    def first(self, kind: bytes) -> str:
+        got = self.blobs.get(kind)
+        items = _items(bytes(got[0]), 1) if got else []
+        return items[0] if items else ""
 
 
 class Ledger:
@@ -374,7 +387,7 @@ class Ledger:
     :meth:`stopped` and :attr:`tampered` are the result.  Anything that is not what a
     stub writes (a line that does not parse, a record whose line count does not match
     what its Z line says, a line for a record already complete) is tampering: counted,
-    never an error, and the trace then fails (:meth:`Session._finish`)."""
+    never an error, and the trace then fails (:meth:`Session._booked`)."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
@@ -382,7 +395,7 @@ class Ledger:
         self._open: dict[str, _Open] = {}
         self._done: dict[str, _Open] = {}
         self._left = MAX_RECORDS_BYTES
-        self._notes = bytearray()
+        self._notes: list[bytes] = []
         self.notes: list[str] = []
         self.tampered = 0
 
@@ -410,9 +423,9 @@ class Ledger:
             self.tampered += 1
             return
         rid, kind, payload = m[1].decode(), m[2], m[3]
-        if kind in b"Nn":
-            if len(self._notes) < MAX_NOTES:
-                self._notes += (b"\n" if kind == b"N" and self._notes else b"") + payload
+        if kind == b"N":
+            if sum(map(len, self._notes)) < MAX_NOTES:
+                self._notes.append(payload)
             return
         done = self._done.get(rid)
         if done is not None:
@@ -428,7 +441,7 @@ class Ledger:
             rec = self._open[rid] = _Open()
         if kind == b"Z":
             del self._open[rid]
-            if payload != str(rec.lines).encode():
+            if payload != f"{rec.lines}\t".encode():
                 self.tampered += 1
             elif len(self._done) < MAX_RECORDS:
                 self._done[rid] = rec
@@ -437,33 +450,22 @@ class Ledger:
         self._left -= len(payload)
         if self._left < 0:
             return
-        self._item(rec, kind, payload)
-
-    @staticmethod
-    def _item(rec: _Open, kind: bytes, payload: bytes) -> None:
-        lists = {b"A": rec.argv, b"E": rec.env, b"P": rec.paths, b"F": rec.files}
-        if kind in lists:
-            items = lists[kind]
-            cap = MAX_RECORD_FILES if kind in b"PF" else MAX_RECORD_ITEMS
-            if len(items) < cap:
-                items.append(bytearray(payload))
-        elif kind.upper() in lists:  # the continuation of the last item
-            items = lists[kind.upper()]
-            if items and len(items[-1]) < MAX_RECORD_BYTES:
-                items[-1] += payload
-        elif kind == b"T" and rec.tool is None:
-            rec.tool = payload
-        elif kind == b"W":
-            rec.cwd = payload
+        upper = kind.upper()
+        blobs = rec.blobs.setdefault(upper, [])
+        if kind == upper:
+            if len(blobs) < MAX_RECORD_FILES:
+                blobs.append(bytearray(payload))
+        elif blobs and len(blobs[-1]) < MAX_RECORD_BYTES:
+            blobs[-1] += payload
 
     def close(self) -> None:
         """The trace is over: what was delivered is final."""
-        self.notes = _unescape(bytes(self._notes)).splitlines() if self._notes else []
+        self.notes = [n for b in self._notes for n in _items(b, 64)]
 
     def stopped(self, stop: Iterable[str]) -> bool:
         """Did a complete record of one of the ``stop`` tools stop the trace?"""
-        tools = {t.encode() for t in stop}
-        return any(r.stop and r.tool in tools for r in self._done.values())
+        tools = set(stop)
+        return any(r.stop and r.first(b"T") in tools for r in self._done.values())
 
     def records(self) -> list[Record]:
         """The complete records, in call order."""
@@ -471,18 +473,20 @@ class Ledger:
         ids = sorted(self._done, key=lambda i: tuple(int(x) for x in i.split("-")))
         for rid in ids:
             r = self._done[rid]
-            tool = _unescape(r.tool or b"")
+            tool = r.first(b"T")
             if not (tool in _record_tools() or _PY_MODULE.fullmatch(tool)):
                 continue  # not what a stub writes
-            env: dict[str, str] = {}
-            for item in r.env:
-                k, eq, v = _unescape(bytes(item)).partition("=")
-                if eq and k not in _IGNORED_ENV:
-                    env[k] = v
-            files = {_unescape(bytes(p)): _unescape(bytes(f))
-                     for p, f in zip(r.paths, r.files, strict=False)}
-            out.append(Record(tool=tool, argv=tuple(_unescape(bytes(a)) for a in r.argv),
-                              env=env, cwd=_unescape(r.cwd), files=files, seq=len(out)))
+            argv = [a for b in r.blobs.get(b"A", []) for a in _items(bytes(b))]
+            env = {k: v for b in r.blobs.get(b"E", []) for k, eq, v in
+                   (item.partition("=") for item in _items(bytes(b))) if eq}
+            for k in _IGNORED_ENV.intersection(env):
+                del env[k]
+            paths = [_items(bytes(b), 1) for b in r.blobs.get(b"P", [])]
+            bodies = [_items(bytes(b), 1) for b in r.blobs.get(b"F", [])]
+            files = {p[0]: f[0] if f else "" for p, f in zip(paths, bodies, strict=False)
+                     if p}
+            out.append(Record(tool=tool, argv=tuple(argv[:MAX_RECORD_ITEMS]), env=env,
+                              cwd=r.first(b"W"), files=files, seq=len(out)))
         return out
 
 

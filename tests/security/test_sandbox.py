@@ -91,7 +91,7 @@ def test_no_weaker_namespace_mode_without_the_trace_server(
 
     mod, name = missing.split(".")
     monkeypatch.delattr({"socket": socket, "os": os}[mod], name)
-    monkeypatch.setattr(trace, "find_bwrap", lambda path: None)
+    monkeypatch.setattr(trace, "find_bwrap", lambda path, **kw: None)
     repo = _repo(tmp_path, "test -e /.host && echo HOST-VIEW\necho ran\n")
     with pytest.raises(SandboxUnavailable) as exc:
         Session(repo)
@@ -389,12 +389,12 @@ def test_no_ixtool_specific_path_is_visible(tmp_path: Path) -> None:
     assert "ixtrace" not in text and "ixtool" not in text and "TELL" not in tr.stdout_tail, text
 
 
-def _line(rid: str, kind: str, payload: str = "") -> bytes:
-    return f"{rid} {kind} {payload}\n".encode()
+def _line(rid: str, kind: str, *items: str) -> bytes:
+    return f"{rid} {kind} {''.join(i + chr(9) for i in items)}\n".encode()
 
 
 def _record(rid: str, tool: str, *argv: str) -> bytes:
-    lines = [_line(rid, "T", tool), *(_line(rid, "A", a) for a in argv), _line(rid, "W", "/w")]
+    lines = [_line(rid, "T", tool), _line(rid, "A", *argv), _line(rid, "W", "/w")]
     return b"".join(lines) + _line(rid, "Z", str(len(lines)))
 
 
@@ -405,12 +405,12 @@ def test_ledger_is_read_by_shape_and_cap() -> None:
     led = Ledger()
     led.feed(_record("1-1-1", "vllm", "serve", "m"))
     led.feed(_record("2-2-2", "not-a-stub", "x"))
-    led.feed(b"".join(_line("3-3-3", "A", "x") for _ in range(30_000))
-             + _line("3-3-3", "T", "vllm") + _line("3-3-3", "Z", "30001"))
+    led.feed(b"".join(_line("3-3-3", "a" if n else "A", *["x"] * 300) for n in range(100))
+             + _line("3-3-3", "T", "vllm") + _line("3-3-3", "Z", "101"))
     led.feed(b"[1, 2, 3]\n")  # not a ledger line
     led.feed(b"4-4-4 A " + b"y" * 20_000 + b"\n")  # longer than any stub line
     led.feed(_line("1-1-1", "A", "--late"))  # a line for a complete record
-    led.feed(_record("5-5-5", "vllm", "a")[:-2] + b"9\n")  # count does not match
+    led.feed(_record("5-5-5", "vllm", "a")[:-3] + b"9\t\n")  # count does not match
     led.close()
     recs = led.records()
     assert [r.tool for r in recs] == ["vllm", "vllm"]
@@ -421,10 +421,10 @@ def test_ledger_is_read_by_shape_and_cap() -> None:
     many.feed(b"".join(_record(f"9-{i}-1", "srun") for i in range(5000)))
     assert len(many.records()) == 4000 and many.tampered == 0
     split = Ledger()  # a line cut anywhere between two reads, escapes kept
-    data = _record("7-7-7", "vllm", "a\\\\b\\nc")
+    data = _record("7-7-7", "vllm", "a\\\\b\\nc\\td", "", "e")
     for k in range(len(data)):
         split.feed(data[k:k + 1])
-    assert split.records()[0].argv == ("a\\b\nc",)
+    assert split.records()[0].argv == ("a\\b\nc\td", "", "e")
 
 
 # ------------------------------------------------------------------ items 1, 2: bookkeeping
