@@ -695,7 +695,10 @@ class Session:
         self.repo = self.dir / "repo"
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
         self._shim()
-        self._protect(self.repo)
+        if not self.isolate and not self.bwrap:
+            # (namespaces, bubblewrap: the copy is mounted read-only; its own modes stay
+            # those of a checkout, so what a script copies out of it stays writable)
+            self._protect(self.repo)
         self.drop = (not self.isolate and not self.bwrap and os.geteuid() == 0
                      and shutil.which("setpriv") is not None
                      and _world_usable(_system_python()) and _world_usable(_tool("bash")))
