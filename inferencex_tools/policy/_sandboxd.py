@@ -357,6 +357,8 @@ def _wait_watching(pid: int, r: str, report: int) -> int:
         used = 0
         for m in mounts:
             with contextlib.suppress(OSError):
+                if os.stat(m).st_dev == os.stat(os.path.dirname(m)).st_dev:
+                    continue  # not mounted yet: that is the host's file system, not the trace's
                 st = os.statvfs(m)
                 used += (st.f_blocks - st.f_bfree) * st.f_frsize
         if used > MAX_TRACE_BYTES:

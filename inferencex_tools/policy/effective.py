@@ -51,6 +51,9 @@ class Closure:
     projections: dict[str, tuple[str, ...]] = field(default_factory=dict)
     everything: bool = False
     files: tuple[str, ...] = ()
+    # plain names whose value the text only hands to recorders, prints or tests for
+    # presence (see :func:`inert_names`): jobs may share a trace across their values
+    inert: frozenset[str] = frozenset()
 
 
 def strip_comments(text: str) -> str:
@@ -247,7 +250,13 @@ def split_functions(text: str) -> tuple[str, dict[str, str]]:
             j += 1
         closer = "}" if opener != "(" else ")"
         k = j
-        while k < len(lines) and not lines[k].startswith(closer):
+        end: str | None = None
+        while k < len(lines) and (end is not None or not lines[k].startswith(closer)):
+            if end is not None:  # a heredoc's body: its text is not the function's end
+                if lines[k].strip() == end:
+                    end = None
+            elif (h := _HEREDOC.search(lines[k])) is not None:
+                end = h.group(1)
             k += 1
         if opener is None or k >= len(lines):
             top.append(line)
@@ -306,6 +315,16 @@ class Analyzer:
                         conds |= set(_WORD.findall(m.group(1)))
                     self._parsed[path] = _Parsed(top, fs, refs, False, frozenset(conds))
         return self._parsed[path]
+
+    def _defined_in(self, files: tuple[str, ...]) -> dict[str, list[str]]:
+        """Function name → the files of ``files`` that define it."""
+        out: dict[str, list[str]] = {}
+        for path in files:
+            p = self.parsed(path)
+            if p is not None:
+                for name in p.funcs:
+                    out.setdefault(name, []).append(path)
+        return out
 
     def files(self, entry: str) -> tuple[str, ...]:
         if entry not in self._files:
@@ -387,6 +406,21 @@ class Analyzer:
         if done is not None and done.files == files:
             return done
         c = self._closure_of(files, whole, set(words), everything)
+        if not c.everything and c.plain:
+            segments: list[tuple[str, bool]] = []
+            funcs: dict[str, str] = {}
+            for f in files:
+                p = self.parsed(f)
+                if p is None:
+                    continue
+                segments.append((p.top, False) if f.endswith(".py")
+                                else (self._prune(f, p, env), True))
+                for name, body in p.funcs.items():
+                    if name not in self.replaced:
+                        funcs[name] = funcs.get(name, "") + body
+            segments.extend((body, False) for n, body in sorted(funcs.items()) if n in words)
+            inert = inert_names(c.plain - ALWAYS, segments, funcs, self._defined_in(files))
+            c = Closure(c.plain, c.projections, c.everything, c.files, inert)
         self._by_text[whole] = c
         return c
 
@@ -412,14 +446,136 @@ class Analyzer:
 
 
 
+INERT_VALUE = re.compile(r"0|[1-9][0-9]{0,17}")  # the values jobs may share a trace across
+_LIB = "benchmarks/benchmark_lib.sh"  # the file whose recorders the sandbox swaps in
+_META = re.compile(r"[|;&<>`]")
+_INDIRECT = re.compile(r"\$\{!")
+_PRESENCE_TEST = re.compile(r"-[zn]\s+\"?\$\{![A-Za-z_]\w*(?::-)?\}\"?")
+_NAME_WRITE = re.compile(r"\b(?:declare|typeset|local|readonly|export)\s+-\w*n|"
+                         r"\bprintf\s+-v|\bread\b|\beval\b|\bunset\b")
+_OCC = re.compile(r"(?<![\w])[A-Za-z_]\w*")
+_ASSIGN_OP = re.compile(r"(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+_EXEC_REDIRECT = re.compile(r"\bexec\s+[0-9]*>|\bexec\s+&>")
+
+
+def presence_checkers(funcs: Mapping[str, str]) -> frozenset[str]:
+    """Functions whose arguments are variable names they only test for being set
+    (every indirect expansion ``${!name}`` is a ``-z``/``-n`` test, no nameref, no
+    assignment through a name): they observe whether a variable is empty, not its value."""
+    out = set()
+    for name, body in funcs.items():
+        n = len(_INDIRECT.findall(body))
+        if n and n == len(_PRESENCE_TEST.findall(body)) and not _NAME_WRITE.search(body):
+            out.add(name)
+    return frozenset(out)
+
+
+_STRUCT = re.compile(r"(?:^|[;&|({]|\bthen\b|\bdo\b|\belse\b)\s*(if|case|do|done|fi|esac|\{|\})"
+                     r"(?=\s|;|$)")
+
+
+@lru_cache(maxsize=1024)
+def _logical_lines(text: str) -> tuple[tuple[str, str], ...]:
+    """(line with its continuations joined, kind) for each logical line of ``text``;
+    kind: "text" (a heredoc's or a multi-line string's body: no command), "top" (a
+    top-level statement: not in a group, a subshell, a loop, a conditional or a
+    ``case``, whose output could be redirected or captured) or "nested"."""
+    out: list[tuple[str, str]] = []
+    depth = paren = 0
+    end: str | None = None
+    quote: str | None = None
+    for line in re.sub(r"\\\n", " ", text).splitlines():
+        if end is not None:
+            out.append((line, "text"))
+            if line.strip() == end:
+                end = None
+            continue
+        if quote is not None:
+            out.append((line, "text"))
+            if line.count(quote) % 2 == 1:
+                quote = None
+            continue
+        bare = _dequote(line)
+        q = next((c for c in ('"', "'") if bare.count(c) % 2 == 1), None)
+        out.append((line, "top" if depth == 0 and paren == 0 and q is None else "nested"))
+        if q is not None:
+            quote = q
+            bare = bare[:bare.index(q)]
+        for w in _STRUCT.findall(bare):
+            depth += 1 if w in ("if", "case", "do", "{") else -1
+        paren = max(0, paren + bare.count("(") - bare.count(")"))
+        depth = max(depth, 0)
+        h = _HEREDOC.search(line)
+        if h:
+            end = h.group(1)
+    return tuple(out)
+
+
+def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
+                funcs: Mapping[str, str], defined: Mapping[str, list[str]]) -> frozenset[str]:
+    """The names of ``names`` whose every occurrence in ``segments`` (text, may print)
+    is one that cannot make the script's behaviour depend on the value, as long as the
+    value is a plain decimal number (:data:`INERT_VALUE`, the same for every job in
+    arithmetic, never empty):
+
+    * ``$NAME``/``${NAME}`` or a bare name in arithmetic, in the arguments of a call of
+      a function the sandbox replaces by a recorder (:data:`~._stubs.RECORD_FUNCTIONS`,
+      defined nowhere but in the library the sandbox swaps them in): the recorder keeps
+      the arguments and returns 0;
+    * a bare ``NAME`` in a call of a presence checker (:func:`presence_checkers`);
+    * ``$NAME``/``${NAME}`` in an ``echo``/``printf`` that is a top-level statement of a
+      file (its output goes to the trace's stdout, which only a failed trace reports).
+
+    A line counts only when it is one simple command: no pipe, list, redirection,
+    command substitution or backquote."""
+    recorders = {f for f in _stubs.RECORD_FUNCTIONS
+                 if all(p == _LIB for p in defined.get(f, ()))}
+    checkers = presence_checkers(funcs)
+    may_print = not any(_EXEC_REDIRECT.search(t) for t, _ in segments)
+    left = set(names)
+    counts: dict[str, int] = {}
+    for text, top in segments:
+        for line, kind in _logical_lines(text):
+            occs = [m for m in _OCC.finditer(line) if m.group(0) in left]
+            if not occs:
+                continue
+            head = line.split(None, 1)[0] if line.strip() else ""
+            raw_ok = kind != "text" and "$(" not in line.replace("$((", "") and \
+                not _META.search(_dequote(line))
+            prints = head in ("echo", "printf") and top and kind == "top" and may_print \
+                and not re.search(r"\s-v", line)
+            for m in occs:
+                name = m.group(0)
+                counts[name] = counts.get(name, 0) + 1
+                before, after = line[:m.start()].rstrip(), line[m.end():].lstrip()
+                if not raw_ok:
+                    ok = False
+                elif head in recorders or prints:  # recorded / printed, never assigned
+                    ok = not (before.endswith(("++", "--")) or after.startswith(("++", "--"))
+                              or _ASSIGN_OP.match(after))
+                elif head in checkers:  # a bare name: its presence is tested
+                    ok = not before.endswith(("$", "{")) and not after.startswith("}")
+                else:
+                    ok = False
+                if not ok:
+                    left.discard(name)
+    return frozenset(n for n in left if counts.get(n))
+
+
 def closure(entry: str, read: Callable[[str], str | None], by_name: Mapping[str, list[str]],
             env: Mapping[str, str], *, replaced: frozenset[str] = REPLACED) -> Closure:
     """One closure without a shared cache (see :class:`Analyzer`)."""
     return Analyzer(read, by_name, replaced=replaced).closure(entry, env)
 
 
-def key(env: Mapping[str, str], c: Closure, *extra: Any) -> tuple[Any, ...]:
-    """What of ``env`` the closure observes, as a hashable key."""
+INERT = "<inert>"  # a key's stand-in for the value of an inert variable
+
+
+def key(env: Mapping[str, str], c: Closure, *extra: Any, soft: bool = False
+        ) -> tuple[Any, ...]:
+    """What of ``env`` the closure observes, as a hashable key.  ``soft``: the values of
+    the closure's inert variables (:func:`inert_names`) count only as "a plain number"
+    (jobs with equal soft keys behave alike as long as the trace succeeds)."""
     from inferencex_tools.workflow.shell import expand_param
 
     if c.everything:
@@ -427,7 +583,10 @@ def key(env: Mapping[str, str], c: Closure, *extra: Any) -> tuple[Any, ...]:
     items: list[tuple[str, Any]] = []
     for name in sorted(env):
         v = env[name]
-        if name in ALWAYS or name.startswith(ALWAYS_PREFIXES) or name in c.plain:
+        if soft and name in c.inert and INERT_VALUE.fullmatch(v) and \
+                not (name in ALWAYS or name.startswith(ALWAYS_PREFIXES)):
+            items.append((name, INERT))
+        elif name in ALWAYS or name.startswith(ALWAYS_PREFIXES) or name in c.plain:
             items.append((name, v))
         elif name in c.projections:
             try:

@@ -271,28 +271,55 @@ class Runner:
         return out
 
     def run_scripts(self, jts: list[JobTrace]) -> None:
-        """Stage 2 for the jobs that have a step and no trace yet."""
-        sgroups: dict[tuple[Any, ...], list[JobTrace]] = {}
+        """Stage 2 for the jobs that have a step and no trace yet.
+
+        Jobs whose scripts observe the same environment share one trace.  Jobs that
+        differ only in the values of inert variables (numbers the script only hands to
+        recorders, prints or tests for presence: :func:`~.effective.inert_names`) share
+        one too when it succeeds; when it fails each of them is traced (a failure's
+        message may show the value)."""
+        soft: dict[tuple[Any, ...], dict[tuple[Any, ...], list[JobTrace]]] = {}
         for jt in jts:
             if jt.step is None or jt.script is None or jt.trace is not None:
                 continue
             c = self.analyzer.closure(jt.script, jt.step.env)
-            k = (jt.script, jt.step.script, jt.step.workdir,
-                 tuple(workspace_mounts(jt.step)), key(jt.step.env, c, jt.job.family))
-            sgroups.setdefault(k, []).append(jt)
-        sreps = list(sgroups.values())
+            where = (jt.script, jt.step.script, jt.step.workdir,
+                     tuple(workspace_mounts(jt.step)))
+            full = (*where, key(jt.step.env, c, jt.job.family))
+            sk = (*where, key(jt.step.env, c, jt.job.family, soft=True))
+            soft.setdefault(sk, {}).setdefault(full, []).append(jt)
+        first = [list(subs.values()) for subs in soft.values()]
         with self._lock:
-            self._total += len(sreps)
-        sres = self._map(lambda g: self._script(g[0]), sreps)
-        self.traces += sum(len(g) for g in sreps)
-        self.unique += len(sreps)
+            self._total += len(first)
+        retry: list[list[JobTrace]] = []
+        ran = len(first)
+        for subs, tr in zip(first, self._map(lambda s: self._script(s[0][0]), first),
+                            strict=True):
+            self._assign(subs[0], tr, False)
+            for g in subs[1:]:
+                if tr.ok:
+                    self._assign(g, tr, True)
+                else:
+                    retry.append(g)
+        if retry:
+            with self._lock:
+                self._total += len(retry)
+            ran += len(retry)
+            for g, tr in zip(retry, self._map(lambda g: self._script(g[0]), retry),
+                             strict=True):
+                self._assign(g, tr, False)
+        n = sum(len(g) for subs in first for g in subs)
+        self.traces += n
+        self.unique += ran
         st = self.stages.setdefault("script", [0, 0])
-        st[0] += sum(len(g) for g in sreps)
-        st[1] += len(sreps)
-        for g, tr in zip(sreps, sres, strict=True):
-            for i, jt in enumerate(g):
-                jt.trace = tr
-                jt.shared = jt.shared or i > 0
+        st[0] += n
+        st[1] += ran
+
+    @staticmethod
+    def _assign(group: list[JobTrace], tr: TraceResult, shared: bool) -> None:
+        for i, jt in enumerate(group):
+            jt.trace = tr
+            jt.shared = jt.shared or shared or i > 0
 
     def submit_statically(self, jts: list[JobTrace]) -> None:
         """Multi-node jobs whose launcher did not reach its submission: do what the

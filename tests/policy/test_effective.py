@@ -72,3 +72,77 @@ def test_prune_keeps_assigned_conditions_and_heredocs() -> None:
 def test_split_functions() -> None:
     top, funcs = split_functions("a=1\nf() {\n  echo $X\n}\ng()\n{\n  y\n}\nh() (\n z\n)\nb=2\n")
     assert top.split() == ["a=1", "b=2"] and set(funcs) == {"f", "g", "h"}
+
+
+# ---------------------------------------------------------------- inert variables
+
+LIB = """check_env_vars() {
+    local missing=()
+    for v in "$@"; do
+        if [[ -z "${!v:-}" ]]; then missing+=("$v"); fi
+    done
+    [[ ${#missing[@]} -eq 0 ]] || exit 1
+}
+show_vars() {
+    for v in "$@"; do echo "${!v}"; done
+}
+run_benchmark_serving() { :; }
+"""
+INERT_HEAD = 'source "$(dirname "$0")/benchmark_lib.sh"\ncheck_env_vars MODEL CONC\n'
+CLIENT = 'run_benchmark_serving --model "$MODEL" --max-concurrency "$CONC" \\\n' \
+    '    --num-prompts "$((CONC * 10))"\n'
+
+
+def _inert(script: str, lib: str = LIB) -> frozenset[str]:
+    files = {"s.sh": script, "benchmark_lib.sh": lib}
+    an = Analyzer(files.get, {"s.sh": ["s.sh"], "benchmark_lib.sh": ["benchmarks/benchmark_lib.sh"]})
+    an.read = lambda p: files.get(p.rsplit("/", 1)[-1])  # type: ignore[method-assign]
+    return an.closure("s.sh", {"MODEL": "m", "CONC": "4"}).inert
+
+
+@pytest.mark.parametrize("script", [
+    INERT_HEAD + "vllm serve $MODEL\n" + CLIENT,
+    INERT_HEAD + 'echo "CONC: $CONC"\nvllm serve $MODEL\n' + CLIENT,
+    INERT_HEAD + "vllm serve $MODEL\nrun_benchmark_serving --max-concurrency ${CONC}\n",
+])
+def test_a_value_only_recorded_printed_or_checked_is_inert(script: str) -> None:
+    assert "CONC" in _inert(script)
+
+
+@pytest.mark.parametrize("script", [
+    INERT_HEAD + "vllm serve $MODEL --max-num-seqs $CONC\n" + CLIENT,  # a server argument
+    INERT_HEAD + "if [[ $CONC -ge 16 ]]; then X=1; fi\n" + CLIENT,  # a test
+    INERT_HEAD + 'case "$CONC" in 4) X=1 ;; esac\n' + CLIENT,
+    INERT_HEAD + "N=$((2 * CONC))\nvllm serve --n $N\n" + CLIENT,  # assigned onwards
+    INERT_HEAD + 'run_benchmark_serving --n "$(calc $CONC)"\n',  # a command substitution
+    INERT_HEAD + "run_benchmark_serving --n $((CONC++))\n",  # arithmetic that assigns
+    INERT_HEAD + 'run_benchmark_serving --c "$CONC" > "$CONC.log"\n',  # a redirection
+    INERT_HEAD + 'if true; then\n    echo "$CONC"\nfi > out.txt\n' + CLIENT,  # redirected block
+    INERT_HEAD + 'x=$(\necho "$CONC"\n)\n' + CLIENT,  # captured output
+    INERT_HEAD + 'cat > cfg.yaml <<EOF\nrun_benchmark_serving $CONC\nEOF\n',  # a heredoc
+    INERT_HEAD + "show_vars CONC\n" + CLIENT,  # a function that reads the value by name
+    INERT_HEAD + 'run_benchmark_serving() { vllm serve --n "$3"; }\n' + CLIENT,  # redefined
+    INERT_HEAD + "exec > log.txt\necho $CONC\n" + CLIENT,  # stdout to a file
+])
+def test_a_value_that_can_steer_the_script_is_not_inert(script: str) -> None:
+    assert "CONC" not in _inert(script)
+
+
+def test_soft_key_merges_only_plain_numbers_of_inert_variables() -> None:
+    files = {"s.sh": INERT_HEAD + "vllm serve $MODEL\n" + CLIENT, "benchmark_lib.sh": LIB}
+    an = Analyzer(lambda p: files.get(p.rsplit("/", 1)[-1]),
+                  {"s.sh": ["s.sh"], "benchmark_lib.sh": ["benchmarks/benchmark_lib.sh"]})
+    env = {"MODEL": "m", "CONC": "4"}
+    c = an.closure("s.sh", env)
+    assert key(env, c) != key({**env, "CONC": "64"}, c)
+    assert key(env, c, soft=True) == key({**env, "CONC": "64"}, c, soft=True)
+    for odd in ("", "08", "4x", "-1", "1 2"):  # arithmetic or presence could differ
+        assert key(env, c, soft=True) != key({**env, "CONC": odd}, c, soft=True)
+    assert key(env, c, soft=True) != key({**env, "MODEL": "n"}, c, soft=True)
+
+
+def test_function_split_skips_heredoc_bodies() -> None:
+    text = ("f() {\n    python3 - <<'PY'\nd = {\n}\nPY\n    echo \"$AFTER_HEREDOC\"\n}\n"
+            "echo top\n")
+    top, funcs = split_functions(text)
+    assert "AFTER_HEREDOC" in funcs["f"] and "AFTER_HEREDOC" not in top
