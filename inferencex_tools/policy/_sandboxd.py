@@ -345,6 +345,10 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> No
 
 def _wait_watching(pid: int, r: str, report: int) -> int:
     mounts = (r, f"{r}/tmp", f"{r}/run", f"{r}/dev/shm")
+    try:  # woken as soon as the trace ends, not at the next poll
+        ended: int | None = os.pidfd_open(pid)
+    except OSError:
+        ended = None
     while True:
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -365,7 +369,11 @@ def _wait_watching(pid: int, r: str, report: int) -> int:
             with contextlib.suppress(OSError):
                 os.write(report, f"more than {MAX_TRACE_BYTES >> 20} MiB written".encode())
             os.kill(pid, signal.SIGKILL)
-        time.sleep(0.1)
+        if ended is None:
+            time.sleep(0.1)
+        else:
+            with contextlib.suppress(InterruptedError):
+                select.select([ended], [], [], 0.1)
 
 
 def recv(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:

@@ -413,8 +413,10 @@ class Analyzer:
                 p = self.parsed(f)
                 if p is None:
                     continue
+                # a top-level echo prints to the trace's stdout only in the entry script
+                # (a sourced file's output may be redirected where it is sourced)
                 segments.append((p.top, False) if f.endswith(".py")
-                                else (self._prune(f, p, env), True))
+                                else (self._prune(f, p, env), f == files[0]))
                 for name, body in p.funcs.items():
                     if name not in self.replaced:
                         funcs[name] = funcs.get(name, "") + body
@@ -523,8 +525,9 @@ def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
       defined nowhere but in the library the sandbox swaps them in): the recorder keeps
       the arguments and returns 0;
     * a bare ``NAME`` in a call of a presence checker (:func:`presence_checkers`);
-    * ``$NAME``/``${NAME}`` in an ``echo``/``printf`` that is a top-level statement of a
-      file (its output goes to the trace's stdout, which only a failed trace reports).
+    * ``$NAME``/``${NAME}`` in an ``echo``/``printf`` that is a top-level statement of
+      the entry script (its output goes to the trace's stdout, which only a failed
+      trace reports).
 
     A line counts only when it is one simple command: no pipe, list, redirection,
     command substitution or backquote."""

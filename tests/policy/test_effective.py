@@ -146,3 +146,10 @@ def test_function_split_skips_heredoc_bodies() -> None:
             "echo top\n")
     top, funcs = split_functions(text)
     assert "AFTER_HEREDOC" in funcs["f"] and "AFTER_HEREDOC" not in top
+
+
+def test_a_sourced_file_printing_the_value_is_not_inert() -> None:
+    # its output goes wherever the source line sends it (here: a file read back)
+    script = '{ source "$(dirname "$0")/benchmark_lib.sh"; } > lib.log\n' + CLIENT
+    assert "CONC" not in _inert(script, LIB + 'echo "$CONC"\n')
+    assert "CONC" in _inert(script, LIB)
