@@ -116,7 +116,8 @@ def _workflows(root: Path) -> Any:
     return wf if wf.dispatches else None
 
 
-def _base_store(req: CheckRequest, base: str, result: Result) -> CurveStore:
+def _base_store(req: CheckRequest, base: str, result: Result,
+                base_cfgs: dict[str, Any]) -> CurveStore:
     """Curves and registry as the base commit has them (integrity: a change cannot bring
     its own curves)."""
     from inferencex_tools.policy.base import base_files
@@ -133,7 +134,7 @@ def _base_store(req: CheckRequest, base: str, result: Result) -> CurveStore:
     if reg is not None:
         return registry_store(reg, f"{DEFAULT_REGISTRY.as_posix()}@{base[:12]}",
                               curves_dir=root / cdir, display_dir=cdir, blobs=curves)
-    prefixes = {str(v.get("model-prefix")) for v in _base_configs(root, base).values()
+    prefixes = {str(v.get("model-prefix")) for v in base_cfgs.values()
                 if isinstance(v, dict) and v.get("model-prefix")}
     texts = [b.decode("utf-8", errors="replace")
              for p, b in base_files(root, base, "benchmarks/").items()
@@ -214,6 +215,9 @@ def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
     return keep, out
 
 
+_SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
+
+
 def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoIndex,
                 changes: Any, base_configs: dict[str, Any],
                 changed_prefixes: dict[str, str]) -> list[Row]:
@@ -226,6 +230,10 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
 
     if changes.any_under((*GLOBAL_INPUTS, "runners/")):
         return rows
+    # a launcher's or a script's closure holds the file itself and the .sh/.py/.bash
+    # files it names (effective._FILE_REF): when no such file changed, only a row's
+    # recipes can tie it to the change
+    scripts = any(f.endswith(_SCRIPT_SUFFIXES) for f in changes.files)
     keep: list[Row] = []
     for row in rows:
         if row.config != base_configs.get(row.key) or \
@@ -233,8 +241,8 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
             keep.append(row)
             continue
         files: list[str] = []
-        for fam in launcher_families(req.root, str(row.config.get("runner")),
-                                     runners.labels or None):
+        for fam in (launcher_families(req.root, str(row.config.get("runner")),
+                                      runners.labels or None) if scripts else ()):
             files.append(f"runners/launch_{fam}.sh")  # with what it sources or names
             res = resolve_script(req.root, row, fam)
             if res.script:
@@ -316,7 +324,8 @@ def run_check(req: CheckRequest) -> Result:
         from inferencex_tools.policy.base import changed_files
 
         changes = changed_files(root, req.base, req.head)
-        store = _base_store(req, changes.base, result)
+        base_cfgs = _base_configs(root, changes.base)
+        store = _base_store(req, changes.base, result, base_cfgs)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
@@ -331,7 +340,6 @@ def run_check(req: CheckRequest) -> Result:
     sources: dict[str, str] = {}
     index = RepoIndex(root)
     if changes is not None:
-        base_cfgs = _base_configs(root, changes.base)
         changed_prefixes = _curve_changes(req, changes, store, result)
         rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes)
     jobs = _jobs(req, rows, runners, wf, result)
@@ -390,14 +398,22 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
 
 
 def _base_configs(root: Path, base: str) -> dict[str, Any]:
-    from inferencex_tools.io.yamlio import load_safe
+    """The base's master configs merged (a file that does not load is left out).  A file
+    is parsed relative to the checkout's copy: blocks the change left alone are the
+    checkout's parse (which the check makes anyway), only the others are parsed."""
     from inferencex_tools.policy.base import base_files
+    from inferencex_tools.sweep.blocks import parse_like
 
     out: dict[str, Any] = {}
     for path, data in base_files(root, base, "configs/").items():
         if re.fullmatch(MASTER_RX, path):
+            here = root / path
             try:
-                doc = load_safe(data, source=path)
+                head = read_bytes(here) if here.is_file() else None
+            except InputError:
+                head = None
+            try:
+                doc = parse_like(data, path, head, path)
             except InputError:
                 continue
             if isinstance(doc, dict):

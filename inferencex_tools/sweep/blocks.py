@@ -136,3 +136,44 @@ def touched(head: str, base: str | None) -> tuple[list[Block], list[str]] | None
         return None
     old = {b.key: b.text for b in bb}
     return [b for b in hb if old.get(b.key) != b.text], list(old)
+
+
+def parse_like(raw: bytes, label: str, ref_raw: bytes | None, ref_label: str) -> Any:
+    """``raw`` parsed as a whole file would be, reusing the whole-file parse of
+    ``ref_raw`` (another revision of the same file, parsed once per process) for every
+    block whose text is the same in both: only the blocks that differ are parsed.
+
+    Used where whole-file semantics are guaranteed by the split rules; anything the
+    rules cannot vouch for (no split, aliases, a reference that is not the mapping of
+    its blocks, a block that does not load alone) is a whole-file parse of ``raw``,
+    which also raises the errors a whole-file parse raises.
+    """
+    from inferencex_tools.io.yamlio import DEFAULT_LIMITS
+    from inferencex_tools.sweep.load import load_cached
+
+    if ref_raw is None or ref_raw == raw:
+        return load_cached(ref_raw if ref_raw is not None else raw,
+                           ref_label if ref_raw is not None else label)
+    try:
+        text, ref_text = raw.decode("utf-8"), ref_raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return load_cached(raw, label)
+    if len(raw) > DEFAULT_LIMITS.max_bytes or _may_alias(text) or _may_alias(ref_text):
+        return load_cached(raw, label)  # limits count whole documents; aliases span blocks
+    blocks, ref_blocks = split(text), split(ref_text)
+    if blocks is None or ref_blocks is None:
+        return load_cached(raw, label)
+    try:
+        ref = load_cached(ref_raw, ref_label)
+    except YamlError:
+        return load_cached(raw, label)
+    if not isinstance(ref, dict) or list(ref) != [b.key for b in ref_blocks]:
+        return load_cached(raw, label)
+    same = {b.key: b.text for b in ref_blocks}
+    out: dict[str, Any] = {}
+    try:
+        for b in blocks:
+            out[b.key] = ref[b.key] if same.get(b.key) == b.text else parse_block(b, label)
+    except Unsplittable:
+        return load_cached(raw, label)
+    return out

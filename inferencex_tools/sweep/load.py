@@ -59,6 +59,12 @@ def _load_cached(raw: bytes, label: str) -> Any:
     return _CACHE[key]
 
 
+def load_cached(raw: bytes, label: str) -> Any:
+    """One YAML document, parsed once per process for the same bytes and label (the
+    result is shared: callers never mutate it)."""
+    return _load_cached(raw, label)
+
+
 def clear_cache() -> None:
     _CACHE.clear()
 
