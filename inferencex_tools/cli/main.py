@@ -8,26 +8,84 @@ usage errors (unknown option, missing argument, bad value) get the same two line
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from collections.abc import MutableMapping
 from typing import Any, NoReturn
 
 import typer
+import typer.core
 
 from inferencex_tools import __version__
-from inferencex_tools.cli import changelog
-from inferencex_tools.cli import ci as ci_cli
-from inferencex_tools.cli import config as config_cli
-from inferencex_tools.cli import launch as launch_cli
-from inferencex_tools.cli import merge as merge_cli
-from inferencex_tools.cli import policy as policy_cli
-from inferencex_tools.cli import review as review_cli
-from inferencex_tools.cli import rules as rules_cli
-from inferencex_tools.cli import sweep as sweep_cli
 from inferencex_tools.cli.common import EXIT_CODES, SETTINGS
+
+# The root's commands in help order: name → (module under cli/, attribute, help attribute
+# or None for a command; None for a group).  A command line builds only the command it
+# names (its module imported, its Typer group made into Click commands); help,
+# completion and error hints build them all.
+_LAZY: dict[str, tuple[str, str, str | None, bool]] = {
+    "rules": ("rules", "rules", None, False),
+    "merge-with-reuse": ("merge", "merge_with_reuse", "HELP", False),
+    "review": ("review", "review", "HELP", False),
+    "changelog": ("changelog", "app", None, True),
+    "ci": ("ci", "app", None, True),
+    "labels": ("ci", "labels_app", None, True),
+    "policy": ("policy", "app", None, True),
+    "sweep": ("sweep", "app", None, True),
+    "config": ("config", "app", None, True),
+    "launch": ("launch", "app", None, True),
+}
+
+
+class _Root(typer.core.TyperGroup):
+    """The root group; its commands are built on first use (see :data:`_LAZY`)."""
+
+    _pending: list[str]
+
+    @property
+    def commands(self) -> MutableMapping[str, Any]:
+        for name in list(self._pending):
+            self._load(name)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: MutableMapping[str, Any]) -> None:
+        self._commands = value
+        self._pending = [n for n in _LAZY if n not in value]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self._pending:
+            self._load(cmd_name)
+        return self._commands.get(cmd_name)
+
+    def _load(self, name: str) -> None:
+        """Build one command exactly as ``app.command``/``app.add_typer`` would."""
+        self._pending.remove(name)
+        module, attr, help_attr, group = _LAZY[name]
+        mod = importlib.import_module(f"inferencex_tools.cli.{module}")
+        one = typer.Typer()
+        if group:
+            one.add_typer(getattr(mod, attr), name=name)
+            cmd: Any = typer.main.get_group_from_info(
+                one.registered_groups[0], pretty_exceptions_short=app.pretty_exceptions_short,
+                suggest_commands=app.suggest_commands, rich_markup_mode=app.rich_markup_mode)
+        else:
+            one.command(name, help=getattr(mod, help_attr) if help_attr else None)(
+                getattr(mod, attr))
+            cmd = typer.main.get_command_from_info(
+                one.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode)
+        self._commands[name] = cmd
+        ordered = sorted(self._commands.items(),
+                         key=lambda kv: list(_LAZY).index(kv[0]) if kv[0] in _LAZY else len(_LAZY))
+        self._commands.clear()
+        self._commands.update(ordered)
+
 
 app = typer.Typer(
     name="ixtool",
+    cls=_Root,
     help="CI and PR toolkit for InferenceX-style LLM inference benchmark repositories.\n\n"
     f"{EXIT_CODES}\n\n"
     "\b\nExamples:\n  ixtool changelog validate --base origin/main\n"
@@ -38,17 +96,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(changelog.app, name="changelog")
-app.add_typer(ci_cli.app, name="ci")
-app.add_typer(ci_cli.labels_app, name="labels")
-app.command("rules")(rules_cli.rules)
-app.command("merge-with-reuse", help=merge_cli.HELP)(merge_cli.merge_with_reuse)
-app.add_typer(policy_cli.app, name="policy")
-app.command("review", help=review_cli.HELP)(review_cli.review)
-app.add_typer(sweep_cli.app, name="sweep")
-app.add_typer(config_cli.app, name="config")
-app.add_typer(launch_cli.app, name="launch")
-
 
 
 def _version(value: bool) -> None:
