@@ -216,3 +216,19 @@ def test_base_change_to_a_file_a_launcher_sources_traces_its_rows(
     res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[key]))
     assert set(res.info["base"]["traced-keys"]) == {key}
     assert any(helper in r for r in res.info["base"]["traced-keys"][key])
+
+
+def test_base_config_only_change_traces_only_that_key(real_tree: Path, tmp_path: Path) -> None:
+    """A change to one config block (and the changelog) selects that key's rows only: the
+    other rows' launchers, scripts and recipes cannot depend on a changed .yaml file
+    that no recipe setting names."""
+    cfg = "configs/nvidia-master.yaml"
+    text = (real_tree / cfg).read_text(encoding="utf-8")
+    start = text.index(f"\n{SEED_KEY}:\n") + 1
+    block = text[start:text.index("\n", text.index("  image: ", start))]
+    repo = _changed_clone(real_tree, tmp_path, {cfg: (block, block + "-rebuilt")})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1"))
+    traced = res.info["base"]["traced-keys"]
+    assert set(traced) == {SEED_KEY}, traced
+    assert traced[SEED_KEY] == [f"config block of {SEED_KEY} changed"]
+    assert {r["config-key"] for r in res.info["rows"]} == {SEED_KEY}
