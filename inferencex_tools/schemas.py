@@ -66,15 +66,265 @@ def validator(name: str) -> Any:
 
 
 @cache
-def def_validator(name: str, definition: str) -> Any:
-    """Validator for one ``$defs`` member of a schema (e.g. a changelog entry)."""
+def _def_schema(name: str, definition: str) -> dict[str, Any]:
     schema = load_schema(name)
-    sub = {
+    return {
         "$schema": schema.get("$schema"),
         "$defs": schema.get("$defs", {}),
         "$ref": f"#/$defs/{definition}",
     }
-    return _strict_class(schema)(sub)
+
+
+@cache
+def def_validator(name: str, definition: str) -> Any:
+    """Validator for one ``$defs`` member of a schema (e.g. a changelog entry)."""
+    return _strict_class(load_schema(name))(_def_schema(name, definition))
+
+
+# ------------------------------------------------------------- valid-instance fast path
+#
+# Most documents ixtool validates are valid (a PR's new changelog entries, the config
+# blocks it touched).  :func:`_valid` decides validity without jsonschema (whose import
+# and validator set-up cost more than a PR gate's own checks) for the keywords ixtool's
+# schemas use, with jsonschema's semantics under the strict-integer type checker.  It
+# answers True (valid), False (invalid) or None (not sure: a keyword, reference or value
+# it does not model).  Only True is trusted: anything else goes through jsonschema, which
+# also produces the messages.
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "definitions", "title",
+                          "description", "default", "examples", "deprecated", "readOnly",
+                          "writeOnly"})
+_ASSERTIONS = frozenset({"type", "enum", "const", "properties", "required",
+                         "additionalProperties", "items", "minItems", "maxItems",
+                         "uniqueItems", "minLength", "maxLength", "pattern", "minimum",
+                         "maximum", "exclusiveMinimum", "exclusiveMaximum", "minProperties",
+                         "maxProperties", "propertyNames", "allOf", "anyOf", "oneOf", "not",
+                         "if", "then", "else", "$ref"})
+_MAX_DEPTH = 48  # deeper documents go to jsonschema (whose own recursion limit applies)
+_DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _is_type(instance: Any, t: Any) -> bool | None:
+    if t == "object":
+        return isinstance(instance, dict)
+    if t == "array":
+        return isinstance(instance, list)
+    if t == "string":
+        return isinstance(instance, str)
+    if t == "integer":  # the strict checker of _strict_class
+        return isinstance(instance, int) and not isinstance(instance, bool)
+    if t == "number":
+        if isinstance(instance, bool):
+            return False
+        if isinstance(instance, int | float):
+            return True
+        return None if isinstance(instance, complex) or hasattr(instance, "__float__") \
+            else False
+    if t == "boolean":
+        return isinstance(instance, bool)
+    if t == "null":
+        return instance is None
+    return None
+
+
+def _equal(a: Any, b: Any) -> bool | None:
+    """jsonschema's equality for scalars (booleans are never numbers); None for
+    containers."""
+    if a is b:
+        return True
+    if isinstance(a, str) or isinstance(b, str):
+        return bool(a == b)
+    if isinstance(a, list | tuple | dict) or isinstance(b, list | tuple | dict):
+        return None
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    try:
+        return bool(a == b)
+    except Exception:  # an exotic value: let jsonschema decide
+        return None
+
+
+def _all(results: Any) -> bool | None:
+    unsure = False
+    for r in results:
+        if r is False:
+            return False
+        if r is None:
+            unsure = True
+    return None if unsure else True
+
+
+class _Quick:
+    """One validity check of ``instance`` against ``root`` (see :func:`quick_valid`)."""
+
+    def __init__(self, root: dict[str, Any]) -> None:
+        self.root = root
+
+    def valid(self, schema: Any, x: Any, depth: int = 0) -> bool | None:
+        if schema is True or schema is False:
+            return schema
+        if not isinstance(schema, dict) or depth > _MAX_DEPTH or (
+                "$id" in schema and schema is not self.root):
+            return None  # a nested $id moves the base of references
+        unsure = False
+        for kw, v in schema.items():
+            if kw in _ANNOTATIONS:
+                continue
+            if kw not in _ASSERTIONS:
+                return None
+            r = self._keyword(kw, v, schema, x, depth)
+            if r is False:
+                return False
+            if r is None:
+                unsure = True
+        return None if unsure else True
+
+    def _ref(self, ref: Any) -> Any:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        node: Any = self.root
+        for part in ref[1:].split("/")[1:]:
+            if "~" in part or "%" in part or not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def _keyword(self, kw: str, v: Any, schema: dict[str, Any], x: Any, depth: int
+                 ) -> bool | None:
+        d = depth + 1
+        if kw == "$ref":
+            target = self._ref(v)
+            return None if target is None else self.valid(target, x, d)
+        if kw in _SCALAR_KEYWORDS:
+            return _SCALAR_KEYWORDS[kw](v, x)
+        if kw in ("allOf", "anyOf", "oneOf"):
+            return self._combined(kw, v, x, d)
+        if kw == "not":
+            r = self.valid(v, x, d)
+            return None if r is None else not r
+        if kw == "if":
+            r = self.valid(v, x, d)
+            if r is None:
+                return None
+            branch = "then" if r else "else"
+            return self.valid(schema[branch], x, d) if branch in schema else True
+        if kw in ("then", "else"):
+            return True  # applied through "if"
+        if isinstance(x, dict):
+            return self._object(kw, v, schema, x, d)
+        if isinstance(x, list):
+            return self._array(kw, v, schema, x, d)
+        if isinstance(x, str):
+            return _string(kw, v, x)
+        return _number(kw, v, x)
+
+    def _combined(self, kw: str, v: Any, x: Any, d: int) -> bool | None:
+        if not isinstance(v, list) or not v:
+            return None
+        rs = [self.valid(sub, x, d) for sub in v]
+        if kw == "allOf":
+            return _all(rs)
+        if None in rs:
+            return True if kw == "anyOf" and True in rs else None
+        return (rs.count(True) >= 1) if kw == "anyOf" else (rs.count(True) == 1)
+
+    def _array(self, kw: str, v: Any, schema: dict[str, Any], x: list[Any], d: int
+               ) -> bool | None:
+        if kw == "items":
+            if not isinstance(v, dict | bool) or "prefixItems" in schema:
+                return None
+            return _all(self.valid(v, e, d) for e in x)
+        if kw in ("minItems", "maxItems"):
+            return _bound(kw, len(x), v)
+        if kw == "uniqueItems":
+            if v is not True:
+                return None if v is not False else True
+            if not all(isinstance(e, str) for e in x):
+                return None
+            return len(set(x)) == len(x)
+        return True
+
+    def _object(self, kw: str, v: Any, schema: dict[str, Any], x: dict[Any, Any], d: int
+                ) -> bool | None:
+        if kw == "properties":
+            if not isinstance(v, dict):
+                return None
+            return _all(self.valid(sub, x[k], d) for k, sub in v.items() if k in x)
+        if kw == "required":
+            if not isinstance(v, list):
+                return None
+            return all(k in x for k in v)
+        if kw == "additionalProperties":
+            if "patternProperties" in schema:
+                return None
+            props = schema.get("properties", {})
+            if not isinstance(props, dict):
+                return None
+            return _all(self.valid(v, x[k], d) for k in x if k not in props)
+        if kw == "propertyNames":
+            return _all(self.valid(v, k, d) for k in x)
+        if kw in ("minProperties", "maxProperties"):
+            return _bound(kw, len(x), v)
+        return True
+
+
+def _type_kw(v: Any, x: Any) -> bool | None:
+    hits = [_is_type(x, t) for t in (v if isinstance(v, list) else [v])]
+    return True if True in hits else (None if None in hits else False)
+
+
+def _enum_kw(v: Any, x: Any) -> bool | None:
+    if not isinstance(v, list):
+        return None
+    eq = [_equal(x, e) for e in v]
+    return True if True in eq else (None if None in eq else False)
+
+
+_SCALAR_KEYWORDS: dict[str, Callable[[Any, Any], bool | None]] = {
+    "type": _type_kw, "enum": _enum_kw, "const": lambda v, x: _equal(x, v)}
+
+
+def _string(kw: str, v: Any, x: str) -> bool | None:
+    if kw in ("minLength", "maxLength"):
+        return _bound(kw, len(x), v)
+    if kw == "pattern":
+        import re
+
+        return None if not isinstance(v, str) else re.search(v, x) is not None
+    return True
+
+
+def _number(kw: str, v: Any, x: Any) -> bool | None:
+    if kw not in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        return True
+    num = _is_type(x, "number")
+    if num is None or not isinstance(v, int | float) or isinstance(v, bool):
+        return None
+    if not num:
+        return True
+    if kw == "minimum":
+        return bool(x >= v)
+    if kw == "maximum":
+        return bool(x <= v)
+    return bool(x > v) if kw == "exclusiveMinimum" else bool(x < v)
+
+
+def _bound(kw: str, n: int, v: Any) -> bool | None:
+    if not isinstance(v, int) or isinstance(v, bool):
+        return None
+    return n >= v if kw.startswith("min") else n <= v
+
+
+def quick_valid(name: str, instance: Any, *, definition: str | None = None) -> bool:
+    """True when ``instance`` is certainly valid against ``schemas/<name>.schema.json``
+    (or one of its ``$defs``) without jsonschema; False means "ask jsonschema"."""
+    root = _def_schema(name, definition) if definition else load_schema(name)
+    if root.get("$schema") != _DRAFT_2020:
+        return False
+    try:
+        return _Quick(root).valid(root, instance) is True
+    except RecursionError:
+        return False
 
 
 # ------------------------------------------------------------------- schema → findings
@@ -223,6 +473,8 @@ def schema_issues(name: str, instance: Any, *, definition: str | None = None
                   ) -> list[SchemaIssue]:
     """Validate ``instance`` against ``schemas/<name>.schema.json`` (or one of its
     ``$defs``); the violations, ordered by path."""
+    if quick_valid(name, instance, definition=definition):
+        return []
     v = def_validator(name, definition) if definition else validator(name)
     issues = []
     try:
