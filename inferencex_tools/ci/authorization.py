@@ -30,11 +30,13 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.ci.ids import is_run_id, run_id
 from inferencex_tools.errors import InputError
-from inferencex_tools.io.github import Comment
+
+if TYPE_CHECKING:
+    from inferencex_tools.io.github import Comment
 
 COMMAND = "/reuse-sweep-run"
 AUTHORIZING = frozenset({"admin", "write"})  # collaborator permission (maintain → write)
@@ -127,6 +129,8 @@ def comments_from_json(data: Any) -> list[tuple[Comment, str | None]]:
     """Comments of a ``--comments`` file (GitHub API shape, each with the
     ``author_permission`` the workflow looked up) and their authors' permission.
     Items without a usable id, body, time or login are skipped (they cannot count)."""
+    from inferencex_tools.io.github import Comment
+
     if not isinstance(data, list):
         raise InputError("comments file: expected a JSON list of issue comments",
                          hint="pass the list the workflow's reuse-comments job wrote")

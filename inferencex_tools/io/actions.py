@@ -31,7 +31,6 @@ Both files are appended to atomically (:func:`~inferencex_tools.io.files.atomic_
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +118,8 @@ def format_outputs(pairs: Pairs, *, delimiter: str | None = None) -> str:
     The heredoc delimiter is ``ixtool_<random>`` and regenerated until it occurs in no
     line of the value; an explicit ``delimiter`` (tests) that occurs raises ValueError.
     """
+    import secrets  # only where a delimiter is drawn (start-up time)
+
     out: list[str] = []
     for name, value in _items(pairs):
         if "\n" not in value and "\r" not in value:
