@@ -9,13 +9,11 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, UsageError, key_hint
 from inferencex_tools.io.files import atomic_write, read_bytes
 from inferencex_tools.io.layout import MASTER_RX, RUNNERS, master_files
-from inferencex_tools.policy.check import RowOutcome, Verdict
-from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
 from inferencex_tools.policy.pipeline import (
     Job,
     JobTrace,
@@ -52,6 +50,8 @@ from inferencex_tools.policy.trace import Session, namespaces_available, trace_s
 from inferencex_tools.progress import ProgressFn
 from inferencex_tools.report.findings import Finding, Result
 
+if TYPE_CHECKING:  # judging and tracing modules load only when a row is traced
+    from inferencex_tools.policy.check import RowOutcome, Verdict
 
 @dataclass
 class CheckRequest:
@@ -199,6 +199,7 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
 def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
     """The jobs whose framework serves with an engine ixtool judges; the others get no
     trace and a "not checked" outcome that names the framework."""
+    from inferencex_tools.policy.check import RowOutcome
     from inferencex_tools.policy.engines import ENGINES, framework_engine
 
     keep: list[Job] = []
@@ -367,6 +368,8 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
     if not jobs:
         result.info["isolation"] = "namespaces" if namespaces_available() else "basic"
         return outcomes
+    from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
+
     with Session(req.root, isolate=req.isolate,
                  allow_unsandboxed=req.allow_unsandboxed) as session:
         runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
