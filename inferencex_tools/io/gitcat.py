@@ -65,6 +65,12 @@ class GitReader:
         if not ref or ref.startswith("-") or any(c in ref for c in "\0\n"):
             raise GitError(f"invalid git ref {ref!r}")
         if ref not in self._resolved:
+            # through the cat-file process the blob reads use anyway (same name
+            # resolution as rev-parse, one process fewer); rev-parse decides otherwise
+            sha = self._peeled_commit(ref)
+            if sha is not None:
+                self._resolved[ref] = self._resolved[sha] = sha
+                return sha
             try:
                 sha = self._run("rev-parse", "--verify", "--quiet", "--end-of-options",
                                 f"{ref}^{{commit}}").strip()
@@ -74,6 +80,16 @@ class GitReader:
                                "fetch-depth: 0") from None
             self._resolved[ref] = self._resolved[sha] = sha
         return self._resolved[ref]
+
+    def _peeled_commit(self, ref: str) -> str | None:
+        """The commit ``ref`` names, from ``git cat-file --batch`` (None: not sure)."""
+        try:
+            obj = self._object(f"{ref}^{{commit}}", want="commit")
+        except (GitError, OSError, ValueError):
+            return None
+        if obj is None or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", obj[0]):
+            return None
+        return obj[0]
 
     def merge_base(self, a: str, b: str) -> str:
         sa, sb = self.resolve(a), self.resolve(b)
@@ -87,8 +103,10 @@ class GitReader:
             raise GitError(f"{a} and {b} have no common history") from None
 
     # --------------------------------------------------------------------- objects
-    def _object(self, spec: str) -> tuple[str, bytes] | None:
-        if "\n" in spec:
+    def _object(self, spec: str, want: str | None = None) -> tuple[str, bytes] | None:
+        """(type, content) of ``spec``; with ``want``, (object id, content) of an object
+        of that type."""
+        if "\n" in spec or "\r" in spec:
             return None
         stdin, stdout = self._cat()
         stdin.write(spec.encode() + b"\n")
@@ -105,6 +123,8 @@ class GitReader:
                            f"{MAX_BLOB // (1024 * 1024)} MiB limit")
         data = stdout.read(size)
         stdout.read(1)  # the newline after the content
+        if want is not None:
+            return (header[0], data) if header[1] == want else None
         return header[1], data
 
     def message(self, ref: str) -> str:

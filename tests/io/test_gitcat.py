@@ -44,3 +44,31 @@ def test_bad_refs(temp_repo: TempRepo, ref: str) -> None:
 def test_not_a_repository(tmp_path: object) -> None:
     with pytest.raises(GitError):
         GitReader(str(tmp_path))
+
+
+def test_resolve_agrees_with_rev_parse(temp_repo: TempRepo) -> None:
+    """resolve() reads through cat-file --batch; every ref form gives what
+    ``git rev-parse --verify REF^{commit}`` gives, and no rev-parse process runs."""
+    temp_repo.write("f", "1")
+    first = temp_repo.commit("one")
+    temp_repo.write("f", "2")
+    temp_repo.commit("two")
+    temp_repo.git("tag", "-a", "v1", "-m", "annotated", first)
+    temp_repo.git("branch", "feature/x", first)
+    tree = temp_repo.git("rev-parse", "HEAD^{tree}").strip()
+    refs = ["HEAD", "HEAD~1", "main", "v1", "feature/x", first, first[:10], "HEAD^{commit}"]
+    r = GitReader(temp_repo.path)
+    runs: list[tuple[str, ...]] = []
+    run = r._run
+    r._run = lambda *a: runs.append(a) or run(*a)  # type: ignore[method-assign]
+    try:
+        for ref in refs:
+            want = temp_repo.git("rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+            assert r.resolve(ref) == want, ref
+        assert not runs
+        for bad in (tree, "HEAD~5", "no such ref", "v1:f"):
+            with pytest.raises(GitError):
+                r.resolve(bad)
+        assert r.message("v1").startswith("one")
+    finally:
+        r.close()
