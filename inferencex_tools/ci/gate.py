@@ -73,6 +73,7 @@ class GateContext:
     base: str | None  # merge-base (pr) or range base
     head: str
     changed: list[str] = field(default_factory=list)
+    blobs: Any = None  # _Blobs: the same (ref, path) reads for every stage
 
 
 PolicyStage = Callable[[GateContext], list[Finding]]
@@ -344,6 +345,10 @@ def default_policy_stage(ctx: GateContext) -> list[Finding]:
         return []
     from inferencex_tools.policy import service as policy_service
 
+    scope = _policy_scope(ctx)
+    if scope:  # the rows of other keys cannot be selected: judge only these keys' rows
+        return list(policy_service.run_check(policy_service.CheckRequest(
+            root=ctx.repo.root, base=ctx.base, head=ctx.head, config_keys=scope)).findings)
     check = getattr(policy_service, "run_check_incremental", None)
     if check is not None:  # the policy area's incremental mode (policy check --base)
         return list(check(ctx.repo.root, base=ctx.base, head=ctx.head).findings)
@@ -351,6 +356,54 @@ def default_policy_stage(ctx: GateContext) -> list[Finding]:
         return []  # no recipe changed: nothing for a full check to find that is new
     res = policy_service.run_check(policy_service.CheckRequest(root=ctx.repo.root))
     return list(res.findings)
+
+
+_SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
+_EVERY_ROW = ("runners/", ".github/workflows/", "golden_al_distribution/", RUNNERS)
+
+
+def _policy_scope(ctx: GateContext) -> list[str] | None:
+    """The config keys whose rows the incremental policy check can select, when the
+    change cannot select any other row; None when it may (then the whole check runs).
+
+    ``policy check --base`` selects a row when its config block changed, or its curve,
+    or a file its launchers, scripts or recipes read (``.sh``/``.py``/``.bash`` files
+    and the recipes themselves), or the workflows, runners.yaml or runners/ (every row).
+    So when no such file changed and no master config names a changed file (where a
+    recipe setting would: the raw text, with no escapes that could spell a name), only
+    the rows of the keys whose blocks changed can be selected.  The checkout must be
+    the head (the check reads the master configs from it)."""
+    from inferencex_tools.io.layout import master_files
+    from inferencex_tools.sweep import blocks as B
+
+    blobs = ctx.blobs
+    if ctx.base is None or blobs is None or not ctx.changed:
+        return None
+    if any(p.endswith(_SCRIPT_SUFFIXES) or p.startswith(_EVERY_ROW) for p in ctx.changed):
+        return None
+    root = ctx.repo.root
+    heads = _master_paths(blobs, ctx.head)
+    on_disk = [p.relative_to(root).as_posix() for p in master_files(root)]
+    if on_disk != heads:
+        return None
+    keys: list[str] = []
+    for p in sorted(set(heads) | set(_master_paths(blobs, ctx.base))):
+        head, base = blobs.get(ctx.head, p), blobs.get(ctx.base, p)
+        if head is None:
+            continue  # a removed file: its keys have no rows at the head
+        try:
+            if (root / p).read_bytes() != head:
+                return None
+        except OSError:
+            return None
+        text = head.decode("utf-8", "replace")
+        if "\\" in text or any(c.rsplit("/", 1)[-1] in text for c in ctx.changed):
+            return None
+        t = B.touched(text, base.decode("utf-8", "replace") if base is not None else None)
+        if t is None:
+            return None
+        keys += [b.key for b in t[0]]
+    return keys or None
 
 
 # --------------------------------------------------------------------------- matrix
@@ -541,8 +594,8 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
                 result.add(R.HEAD_UNAVAILABLE.at(LABELS_FILE, None, None,
                                                  f"base revision unavailable: {exc}"))
                 base = None
-        ctx = GateContext(repo=repo, decision=decision, base=base, head=head)
         blobs = _Blobs(repo)
+        ctx = GateContext(repo=repo, decision=decision, base=base, head=head, blobs=blobs)
         if base is not None:
             ctx.changed = _changed_paths(repo, base, head)
         masters = _master_paths(blobs, head)
