@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -178,6 +177,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         if stat.S_ISDIR(st.st_mode):
             raise WriteError(f"{p}: is a directory, cannot write it as a file")
         mode = stat.S_IMODE(st.st_mode)
+    import tempfile  # here, not at start-up (random, hashlib): most runs never write
+
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".ixtool-tmp",
                                         dir=directory)
