@@ -29,7 +29,7 @@ from inferencex_tools.launch.rules import (
     VAR_DROPPED,
 )
 from inferencex_tools.launch.slurmargs import gpus_requested, last_value, parse_slurm_args
-from inferencex_tools.launch.stages import LaunchTrace, args_of
+from inferencex_tools.launch.stages import CONTAINER_TOOLS, LaunchTrace, args_of
 from inferencex_tools.report.findings import Finding
 from inferencex_tools.safetext import bounded_json
 
@@ -72,7 +72,7 @@ class ServerLaunch:
 
     @property
     def command(self) -> list[str]:
-        return [self.tool, *self.argv]
+        return [*self.tool.split(" "), *self.argv]  # "python3 -m sglang.launch_server"
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": self.tool, "argv": self.argv, "command": shlex.join(self.command),
@@ -128,15 +128,20 @@ class Inspection:
 
 
 def inspect_launch(lt: LaunchTrace, *, row: dict[str, Any], script: str | None,
-                   launcher: str, workflow_env: dict[str, str]) -> Inspection:
-    """Allocation, job step, server launch, launcher exports and findings of one launch."""
+                   launcher: str, workflow_env: dict[str, str],
+                   reads: frozenset[str] | None = None) -> Inspection:
+    """Allocation, job step, server launch, launcher exports and findings of one launch.
+
+    ``reads``: the variables the step's script reads, when the step gets an explicit
+    list of variables (a workflow variable the launcher leaves out matters only if the
+    script reads it); None: every variable counts."""
     out = Inspection()
     out.allocation = _allocation(lt, launcher, out.findings)
     if lt.step_record is None:
         out.findings.append(NO_STEP.at(launcher, None, None,
                                          f"no srun step ran {script or 'a benchmark script'}"))
     else:
-        _job_step(lt, out, launcher, workflow_env)
+        _job_step(lt, out, launcher, workflow_env, reads)
     if lt.step_script is not None and script is not None and lt.step_script != script:
         out.findings.append(OTHER_SCRIPT.at(
             launcher, None, None, f"the job step runs {lt.step_script}, the row resolves to "
@@ -158,6 +163,8 @@ def _allocation(lt: LaunchTrace, launcher: str, findings: list[Finding]) -> Allo
     itself); NO_ALLOCATION when there is none."""
     step_rec = lt.step_record
     alloc_rec = next((r for r in lt.launcher.records if r.tool in ALLOC_TOOLS), None)
+    if alloc_rec is None and step_rec is not None and step_rec.tool in CONTAINER_TOOLS:
+        return _container_allocation(lt)  # the node itself: no scheduler
     if alloc_rec is None and step_rec is not None \
             and "--jobid" not in parse_slurm_args(args_of(step_rec))[0]:
         alloc_rec = step_rec
@@ -175,6 +182,36 @@ def _allocation(lt: LaunchTrace, launcher: str, findings: list[Finding]) -> Allo
         gpus=gpus_requested(opts), gres=last_value(opts, "--gres"),
         time=last_value(opts, "--time"), exclusive="--exclusive" in opts,
         job_name=last_value(opts, "--job-name"))
+
+
+def _container_allocation(lt: LaunchTrace) -> Allocation:
+    """A job step a container runtime runs on the node itself (``docker run``): its GPUs
+    (``--gpus N``, ``device=0,1``), name, image, mounts and working directory."""
+    assert lt.step_record is not None and lt.container is not None
+    args = [lt.show(a) for a in args_of(lt.step_record)]
+    c = lt.container
+    return Allocation(
+        tool=lt.step_record.tool, argv=args, nodes=1, gpus=docker_gpus(c.gpus),
+        job_name=next((a.split("=", 1)[1] for a in args if a.startswith("--name=")), None),
+        container_image=lt.show(c.image) if c.image else None,
+        container_mounts=[f"{lt.show(h)}:{lt.show(m)}" for h, m in c.mounts],
+        container_workdir=c.workdir)
+
+
+def docker_gpus(value: str | None) -> int | None:
+    """GPUs a container runtime's ``--gpus`` value gives (``8``, ``count=8``,
+    ``"device=0,1"``); None for ``all`` or nothing."""
+    if not value:
+        return None
+    v = value.strip("'\"")
+    for part in v.split(","):
+        if part.startswith("count="):
+            v = part[6:]
+    if v.isdigit():
+        return int(v)
+    if v.startswith("device="):
+        return len([d for d in v[7:].split(",") if d])
+    return None
 
 
 def _flat(s: str) -> str:
@@ -217,13 +254,14 @@ def mapped_to_storage(value: str, got: str) -> bool:
 
 
 def _job_step(lt: LaunchTrace, out: Inspection, launcher: str,
-              workflow_env: dict[str, str]) -> None:
+              workflow_env: dict[str, str], reads: frozenset[str] | None) -> None:
     """The job step's command, its container (into the allocation), what the launcher
     added to the environment and which workflow variables it lost (VAR_DROPPED)."""
     assert lt.step_record is not None
-    out.step = ["srun", *[lt.show(a) for a in args_of(lt.step_record)]]
+    out.step = [lt.step_record.tool, *[lt.show(a) for a in args_of(lt.step_record)]]
     sopts, _ = parse_slurm_args(out.step[1:])
-    if out.allocation is not None:
+    # (a container runtime's step is the allocation itself: _container_allocation)
+    if out.allocation is not None and lt.container is None:
         out.allocation.container_image = last_value(sopts, "--container-image")
         mounts = last_value(sopts, "--container-mounts")
         out.allocation.container_mounts = mounts.split(",") if mounts else []
@@ -235,6 +273,8 @@ def _job_step(lt: LaunchTrace, out: Inspection, launcher: str,
         got = lt.step_env.get(k)
         if k == "GITHUB_WORKSPACE" or got == v or (got is not None and mapped_to_storage(v, got)):
             continue
+        if got is None and reads is not None and k not in reads:
+            continue  # left out of an explicit list, and the script does not read it
         out.findings.append(VAR_DROPPED.at(
             launcher, None, None,
             f"{k}={v!r} is exported by the workflow but the job step sees "
@@ -253,8 +293,12 @@ def _script_processes(lt: LaunchTrace, out: Inspection) -> None:
             env = {k: show(v) for k, v in sorted(rec.env.items())
                    if k not in SANDBOX_ENV and k != "GITHUB_WORKSPACE"
                    and lt.step_env.get(k) != show(v)}
+            argv = args_of(rec)
+            if rec.tool.startswith("python -m "):  # the arguments after the module
+                mod = rec.tool.split(" ")[-1]
+                argv = argv[argv.index(mod) + 1:] if mod in argv else argv
             out.server = ServerLaunch(rec.tool.replace("python -m ", "python3 -m "),
-                                      [show(a) for a in args_of(rec)], env)
+                                      [show(a) for a in argv], env)
         elif rec.tool in SIDECAR_TOOLS:
             out.sidecars.append([rec.tool, *[show(a) for a in args_of(rec)]])
 
@@ -262,8 +306,10 @@ def _script_processes(lt: LaunchTrace, out: Inspection) -> None:
 def _allocation_checks(a: Allocation, row: dict[str, Any], launcher: str) -> list[Finding]:
     """The allocation against the row: stated pieces, GPU count, container image."""
     out: list[Finding] = []
-    for piece, value in (("partition", a.partition), ("time limit", a.time),
-                         ("container image", a.container_image)):
+    pieces = [("container image", a.container_image)]
+    if a.tool not in CONTAINER_TOOLS:  # a scheduler's allocation (the node needs none)
+        pieces[:0] = [("partition", a.partition), ("time limit", a.time)]
+    for piece, value in pieces:
         if not value:
             out.append(ALLOC_UNRESOLVED.at(
                 launcher, None, None, f"the allocation states no {piece}"))
@@ -368,6 +414,9 @@ def format_command(cmd: list[str], indent: str = "  ") -> str:
     while i < len(cmd) and not cmd[i].startswith("-"):
         head.append(cmd[i])
         i += 1
+    if head and i + 1 < len(cmd) and cmd[i] == "-m":  # python3 -m module
+        head += cmd[i:i + 2]
+        i += 2
     parts.append(shlex.join(head))
     while i < len(cmd):
         a = cmd[i]
@@ -428,6 +477,14 @@ def format_job_text(job: RenderedJob) -> str:
 
 def _allocation_lines(a: Allocation) -> list[str]:
     gpus = f"{a.gpus} (--gres={a.gres})" if a.gres else _stated(a.gpus)
+    if a.tool in CONTAINER_TOOLS:  # on the node itself, no scheduler
+        return [
+            f"container ({a.tool} run on the node): gpus {gpus} · name {_stated(a.job_name)}",
+            f"  image {_stated(a.container_image)} · mounts "
+            f"{_stated(', '.join(a.container_mounts))} · workdir "
+            f"{_stated(a.container_workdir)}",
+            "  $ " + shlex.join([a.tool, *a.argv]),
+        ]
     return [
         f"slurm allocation ({a.tool}): partition {_stated(a.partition)} · "
         f"account {_stated(a.account)} · nodes {_stated(a.nodes)} · gpus {gpus}",

@@ -39,7 +39,7 @@ from inferencex_tools.launch.rules import (
     SUBMIT_FAILED,
 )
 from inferencex_tools.launch.sbatch import BatchJob, BatchOptions
-from inferencex_tools.launch.stages import trace_launch
+from inferencex_tools.launch.stages import explicit_env, trace_launch, variables_read
 from inferencex_tools.launch.targets import resolve
 from inferencex_tools.report.findings import Result
 
@@ -122,9 +122,12 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
         workflows=workflows)
     lt = trace_launch(root, res.launcher, dict(job.workflow_env), script=res.script,
                       timeout=timeout, allow_unsandboxed=allow_unsandboxed)
+    reads = None
+    if explicit_env(lt) and lt.step_script and not lt.step_script.startswith("/"):
+        reads = variables_read(root, lt.step_script, lt.step_env)
     an = inspect_launch(lt, row=row, script=res.script, launcher=res.launcher,
-                 workflow_env={k: v for k, v in job.workflow_env.items()
-                               if k != "GITHUB_WORKSPACE"})
+                        workflow_env={k: v for k, v in job.workflow_env.items()
+                                      if k != "GITHUB_WORKSPACE"}, reads=reads)
     job.allocation, job.step, job.server = an.allocation, an.step, an.server
     job.launcher_env, job.sidecars = an.launcher_env, an.sidecars
     job.findings.extend(an.findings)

@@ -4,12 +4,14 @@ namespaces when available, timeout).
 
 1. **Launcher**: ``runners/launch_<family>.sh`` runs with the workflow's variables.
    The sandbox root stands for the checkout (``$GITHUB_WORKSPACE``).  Its Slurm
-   calls (``salloc``/``sbatch``/``srun``) are recorded, not run.
-2. **Job step**: the benchmark script named by the recorded ``srun`` runs with the
-   environment that step would see (the launcher's environment plus ``--export``
-   additions), in the container's view: paths under the container's workspace
-   mount are handed to the script as relative paths below :data:`WS_TOKEN`, so
-   the script writes inside the sandbox, and are mapped back for display.
+   calls (``salloc``/``sbatch``/``srun``) and container runs (``docker run``) are
+   recorded; the sandbox stands for the node, so staging steps run there
+   (``sbcast`` copies, an ``srun`` with no container and no script runs its command).
+2. **Job step**: the benchmark script named by the recorded ``srun`` (or ``docker
+   run`` / ``podman run``) runs with the environment that step would see (the
+   launcher's environment plus ``--export`` additions; a container runtime's
+   ``--env`` list), in the container's view: the checkout at each mount of the
+   workspace or of a copy the launcher staged, paths as the job has them.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from pathlib import Path
 
 from inferencex_tools.launch.slurmargs import parse_slurm_args, step_runs
 from inferencex_tools.policy.trace import Record, TraceResult, trace_script
+from inferencex_tools.workflow.step import Step, step_of
 
 WS_TOKEN = "_ixtool_workspace_"
 RUNNER_WORKSPACE = "/github/workspace"  # $GITHUB_WORKSPACE as the launcher stage sees it
 HOST_WORKSPACE = "$GITHUB_WORKSPACE"
 # variables of the sandbox itself, not of the launch
 SANDBOX_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "TMPDIR", "LANG", "SHLVL", "_"})
+CONTAINER_TOOLS = ("docker", "podman")  # job steps run by a container runtime on the node
 
 
 def args_of(rec: Record) -> list[str]:
@@ -43,6 +47,7 @@ class LaunchTrace:
     mounts: list[tuple[str, str]] = field(default_factory=list)  # (host, container)
     workdir: str = HOST_WORKSPACE  # the step's working directory (container view)
     step_script: str | None = None  # the benchmark script the job step runs
+    container: Step | None = None  # a container runtime's step (docker/podman run)
     script: TraceResult | None = None
 
     def show(self, value: str) -> str:
@@ -99,18 +104,31 @@ def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str 
     if rec is None:
         return lt
     root_s = lt.launcher.root
+    # the directories that hold the checkout when the step starts: the workspace, and
+    # the copies the launcher staged (seen by the sandbox when the step was recorded)
+    holds = {root_s, *(c.rstrip("/") or "/" for c in lt.launcher.checkout_copies)}
     lt.step_record = rec
-    lt.mounts = _mounts(rec)
-    lt.step_script = _step_script(rec, root_s, lt.mounts)
-    opts = _opts(args_of(rec))
-    container = bool(opts.get("--container-image"))
+    if rec.tool in CONTAINER_TOOLS:
+        lt.container = _container_step(rec)
+        assert lt.container is not None
+        lt.mounts = list(lt.container.mounts)
+        container = True
+        workdir = lt.container.workdir
+    else:
+        lt.mounts = _mounts(rec)
+        opts = _opts(args_of(rec))
+        container = bool(opts.get("--container-image"))
+        workdir = (opts.get("--container-workdir") or [""])[-1]
+    lt.step_script = _step_script(rec, root_s, lt.mounts, holds)
+    ws_at = tuple(c for h, c in lt.mounts if h in holds)
     if container:
-        ws_mount = next((c for h, c in lt.mounts if h == root_s), None)
-        lt.workdir = (opts.get("--container-workdir") or [""])[-1] or ws_mount or "/"
-    lt.step_env = {k: lt.show(v) for k, v in _step_env(rec, root_s).items()}
+        lt.workdir = workdir or (ws_at[0] if ws_at else "/")
+    if lt.container is not None:
+        lt.step_env = {k: lt.show(v) for k, v in lt.container.env.items()}
+    else:
+        lt.step_env = {k: lt.show(v) for k, v in _step_env(rec, root_s).items()}
     if lt.step_script is None or lt.step_script.startswith("/"):
         return lt
-    ws_at = tuple(c for h, c in lt.mounts if h == root_s)
     if container and ws_at:
         # the container's view: the checkout at its mount point(s), paths as the job has them
         senv = {k: v.replace(HOST_WORKSPACE, RUNNER_WORKSPACE) for k, v in lt.step_env.items()}
@@ -123,24 +141,48 @@ def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str 
     return lt
 
 
+def _container_step(rec: Record) -> Step | None:
+    """A container runtime's ``run`` that runs a script (image, mounts, env, workdir)."""
+    return step_of(rec.tool, rec.argv, rec.env) if rec.tool in CONTAINER_TOOLS else None
+
+
+def _runs(rec: Record, script: str | None) -> bool:
+    """Does the recorded call run ``script`` (any benchmark script when None)?"""
+    if rec.tool == "srun":
+        return step_runs(args_of(rec), script)
+    step = _container_step(rec)
+    ran = step.script if step is not None else None
+    if ran is None:
+        return False
+    if script is None:
+        return ran.endswith(".sh") and "benchmarks/" in ran
+    return ran == script or ran.endswith("/" + script)
+
+
 def _job_step(records: list[Record], script: str | None) -> Record | None:
-    """The srun that runs ``script``, else the first srun running any benchmark script."""
-    steps = [r for r in records if r.tool == "srun"]
-    return next((r for r in steps if step_runs(args_of(r), script)), None) or \
-        next((r for r in steps if step_runs(args_of(r), None)), None)
+    """The srun (or docker/podman run) that runs ``script``, else the first that runs any
+    benchmark script."""
+    steps = [r for r in records if r.tool == "srun" or r.tool in CONTAINER_TOOLS]
+    return next((r for r in steps if _runs(r, script)), None) or \
+        next((r for r in steps if _runs(r, None)), None)
 
 
-def _step_script(rec: Record, root: str, mounts: list[tuple[str, str]]) -> str | None:
+def _step_script(rec: Record, root: str, mounts: list[tuple[str, str]],
+                 holds: set[str]) -> str | None:
     """The script the job step runs, repository-relative when it can be (a container
-    path under the workspace mount is mapped back); None when it runs no ``.sh``."""
-    _, cmd = parse_slurm_args(args_of(rec))
-    ran = next((c for c in cmd if c.endswith(".sh")), None)
+    path under a mount of the checkout is mapped back); None when it runs no ``.sh``."""
+    if rec.tool in CONTAINER_TOOLS:
+        step = _container_step(rec)
+        ran = step.script if step is not None else None
+    else:
+        _, cmd = parse_slurm_args(args_of(rec))
+        ran = next((c for c in cmd if c.endswith(".sh")), None)
     if ran is None:
         return None
     ran = ran.replace(root + "/", "")
     if ran.startswith("/"):  # a container path of the workspace mount
         ran = next((ran[len(c) + 1:] for h, c in mounts
-                    if h == root and ran.startswith(c + "/")), ran)
+                    if h in holds and ran.startswith(c + "/")), ran)
     return ran
 
 
@@ -154,3 +196,42 @@ def _script_env(lt: LaunchTrace, container: bool) -> dict[str, str]:
             v = WS_TOKEN + v[len(w):]
         senv[k] = v.replace(HOST_WORKSPACE, WS_TOKEN)
     return senv
+
+
+def explicit_env(lt: LaunchTrace) -> bool:
+    """Does the job step get an explicit list of variables (a container runtime's
+    ``--env``; ``srun --export`` without ``ALL``) rather than the launcher's whole
+    environment?"""
+    if lt.step_record is None:
+        return False
+    if lt.container is not None:
+        return True
+    specs = _opts(args_of(lt.step_record)).get("--export", [])
+    return bool(specs) and "ALL" not in specs[-1].split(",")
+
+
+def variables_read(root: Path, script: str, env: dict[str, str]) -> frozenset[str] | None:
+    """The variables ``script`` (with the repository files it names: libraries it
+    sources, helpers it runs) reads; None when it reads them dynamically (any may count)."""
+    import os
+
+    from inferencex_tools.policy.effective import closure
+    from inferencex_tools.policy.trace import SKIP_DIRS
+
+    by_name: dict[str, list[str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        rel = os.path.relpath(dirpath, root)
+        for n in filenames:
+            by_name.setdefault(n, []).append(n if rel == "." else f"{rel}/{n}")
+
+    def read(path: str) -> str | None:
+        if os.path.basename(path) not in by_name or path not in by_name[os.path.basename(path)]:
+            return None
+        try:
+            return (root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    c = closure(script, read, by_name, env)
+    return None if c.everything else c.plain | frozenset(c.projections)

@@ -274,7 +274,13 @@ case $IX_TOOL in
             fi
         done ;;
     srun|docker|podman)
-        if [[ $IX_STOP == *" $IX_TOOL "* ]] && ix_runs_script "$@"; then ix_stop; fi ;;
+        if ix_runs_script "$@"; then  # a job step: which mounts hold a copy of the checkout
+            source "$IX_LIB"; ix_checkout_copies "$@"
+            [[ $IX_STOP == *" $IX_TOOL "* ]] && ix_stop
+        elif [[ $IX_TOOL == srun ]]; then  # a staging step runs here (the node is the sandbox)
+            source "$IX_LIB"; ix_srun_stage "$@"
+        fi ;;
+    sbcast) source "$IX_LIB"; ix_sbcast "$@" || exit 1 ;;
     srtctl)
         if [[ " $* " == *" apply "* ]]; then
             printf '✅ Job 4242 submitted\n'
@@ -337,6 +343,69 @@ ix_opt() {  # value of --name=V / --name V in "$@" (first); $1 = option name
         shift
     done
     return 1
+}
+
+# srun options written as "--opt value" (inferencex_tools.workflow.step._SRUN_VALUE_OPTS)
+IX_SRUN_VALUED=" --jobid --nodes --ntasks --partition --account --time --job-name --export
+ --container-image --container-mounts --container-workdir --container-name --container-env
+ --gres --nodelist --exclude --mem --cpus-per-task --ntasks-per-node --gpus --gpus-per-node
+ --mpi --output --error --chdir --dependency --qos --reservation --constraint --distribution
+ --cpu-bind --overlap-force -N -n -p -A -t -J -w -x -c -o -e -D -G -C -q "
+IX_SRUN_VALUED=${IX_SRUN_VALUED//$'\n'/ }
+
+ix_srun_stage() {  # an srun step with no container and no script: its command runs here
+    local a
+    while (($#)); do
+        a=$1
+        case $a in
+            --) shift; break ;;
+            --container-*) return 0 ;;
+            --*=*) shift ;;
+            -*) if [[ $IX_SRUN_VALUED == *" $a "* ]]; then shift 2; else shift; fi ;;
+            *) break ;;
+        esac
+    done
+    (($#)) || return 0
+    trap - TERM INT HUP
+    exec "$@"
+}
+
+ix_sbcast() {  # the node is the sandbox: the file is copied where the job step reads it
+    local a skip=0 pos=() keep=()
+    for a in "$@"; do
+        if [[ $skip == 1 ]]; then skip=0; continue; fi
+        case $a in
+            -j|--jobid|-F|--fanout|-s|--size|-t|--timeout) skip=1 ;;
+            -p|--preserve) keep=(-p) ;;
+            -*) ;;
+            *) pos+=("$a") ;;
+        esac
+    done
+    ((${#pos[@]} == 2)) || return 0
+    cp "${keep[@]}" -f -- "${pos[0]}" "${pos[1]}"
+}
+
+ix_checkout_copies() {  # note each mount source of a job step holding a copy of the checkout
+    local a next=0 specs=() spec m src e ws=$IX_ROOT/ws
+    for a in "$@"; do
+        if [[ $next == 1 ]]; then specs+=("$a"); next=0; continue; fi
+        case $a in
+            --container-mounts=*|--volume=*) specs+=("${a#*=}") ;;
+            --container-mounts|-v|--volume) next=1 ;;
+        esac
+    done
+    for spec in "${specs[@]}"; do
+        local IFS=,
+        for m in $spec; do
+            src=${m%%:*}
+            [[ $m == *:* && -d $src && ! $src -ef $ws ]] || continue
+            for e in "$IX_ROOT"/repo/*; do
+                [[ -e $src/${e##*/} ]] || continue 2
+            done
+            [[ -e $e ]] && ix_note "checkout copy: $src"
+        done
+    done
+    return 0
 }
 
 ix_fake_venv() {
@@ -661,7 +730,7 @@ source() {
     builtin source "$@"
 }
 .() { source "$@"; }
-PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; source "$0"'
+PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; builtin source "$0"'
 @BASH@ --noprofile --norc -c "$TRACED" "$1" < /dev/null
 '''
 

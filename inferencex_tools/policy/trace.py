@@ -126,6 +126,9 @@ class TraceResult:
     notes: list[str] = field(default_factory=list)  # what the sandbox stood in for
     sandbox: str = ""  # the trace directory as the script saw it
     cpu_seconds: float | None = None  # the traced processes' CPU (when the sandbox knows)
+    # directories holding a copy of the checkout when a job step mounted them (staged
+    # by the launcher: sbcast, tar, cp -r …), as the script saw them
+    checkout_copies: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -1050,6 +1053,8 @@ class Session:
                 res.events.append("write outside the sandbox directory blocked")
             elif line.startswith("missing runner file") and line not in res.notes:
                 res.notes.append(line)
+            elif line.startswith("checkout copy: ") and line[15:] not in res.checkout_copies:
+                res.checkout_copies.append(line[15:])
         if ledger.tampered:
             res.timed_out, res.returncode, res.stopped = True, None, False
             res.events.append("stopped by the sandbox: the trace's bookkeeping was tampered "

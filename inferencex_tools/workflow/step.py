@@ -46,6 +46,8 @@ class Step:
     mounts: list[tuple[str, str]] = field(default_factory=list)  # (host, container)
     container: bool = False
     notes: list[str] = field(default_factory=list)
+    image: str | None = None  # the container image (``docker run IMAGE``, --container-image)
+    gpus: str | None = None  # the container runtime's ``--gpus`` value
 
 
 def _split_opts(args: Sequence[str], value_opts: frozenset[str]) -> tuple[list[tuple[str, str]],
@@ -160,7 +162,8 @@ def container_step(tool: str, args: Sequence[str], env: Mapping[str, str]) -> St
             entry = v
     if entry:
         command = [entry, *command]
-    step = Step(tool, command, _script_of(command), step_env, workdir, mounts, True, notes)
+    step = Step(tool, command, _script_of(command), step_env, workdir, mounts, True, notes,
+                image=image, gpus=next((v for k, v in reversed(opts) if k == "--gpus"), None))
     step.notes.append(f"image {image}: its own environment is not known here")
     return step
 

@@ -65,3 +65,17 @@ def test_seed_key_renders_at_every_concurrency(real_tree: Path) -> None:
     jobs = doc["info"]["jobs"]  # type: ignore[index]
     assert len({(j["arm"], j["conc"]) for j in jobs}) == len(jobs) > 1
     assert all(j["server"] for j in jobs)
+
+
+@pytest.mark.parametrize(("key", "conc"), [
+    ("dsr1-fp8-mi300x-sglang", "4"),  # checkout staged with tar + sbcast + srun bash -c
+    ("qwen3.5-fp4-rtx6000pro-sglang", "1"),  # docker run on the node, no Slurm
+])
+def test_staging_and_docker_launchers_render_on_the_real_tree(real_tree: Path, key: str,
+                                                              conc: str) -> None:
+    rc, doc = _render(real_tree, "--config-key", key, "--arm", "1", "--conc", conc)
+    jobs = doc["info"]["jobs"]  # type: ignore[index]
+    assert rc == 0, [f["message"] for f in doc.get("findings", [])]  # type: ignore[union-attr]
+    job = jobs[0]
+    assert job["server"] and "sglang.launch_server" in job["server"]["command"]
+    assert job["allocation"]["container-image"]
