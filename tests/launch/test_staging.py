@@ -137,9 +137,10 @@ def test_sbcast_copies_and_staging_srun_runs(tmp_path: Path) -> None:
         "sbcast --jobid=7 -f /tmp/src.txt /tmp/dst.txt\n"
         "srun --jobid 7 -N 1 bash -c 'cat /tmp/dst.txt > staged.txt'\n"
         "srun --jobid=7 --container-image=x bash -c 'echo no > container.txt'\n"
+        "srun --jobid=7 bash -c 'exec 9>/raid/none/x.lock'\n"  # the node's own file: tolerated
         "cat staged.txt\n"
         "[[ ! -e container.txt ]]\n")
     tr = trace_script(tmp_path, "l.sh", {})
     assert tr.returncode == 0, tr.stderr_tail
     assert tr.stdout_tail.strip() == "hello"
-    assert [r.tool for r in tr.records] == ["sbcast", "srun", "srun"]
+    assert [r.tool for r in tr.records] == ["sbcast", "srun", "srun", "srun"]
