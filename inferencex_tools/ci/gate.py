@@ -621,6 +621,7 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
 
             atomic_write(req.matrix_out, (json.dumps(matrix) + "\n").encode())
     outputs = _outputs(req, decision, result, stages, matrix)
+    decision = _adopted_decision(req, decision)  # the summary and explanation agree
     result.info["decision"] = decision.to_dict()
     result.info["stages"] = stages
     result.info["outputs"] = {k: v for k, v in outputs if k != "decision"}

@@ -192,7 +192,9 @@ def _container_allocation(lt: LaunchTrace) -> Allocation:
     c = lt.container
     return Allocation(
         tool=lt.step_record.tool, argv=args, nodes=1, gpus=docker_gpus(c.gpus),
-        job_name=next((a.split("=", 1)[1] for a in args if a.startswith("--name=")), None),
+        job_name=next((a.split("=", 1)[1] if "=" in a else args[i + 1]
+                       for i, a in enumerate(args[:-1])
+                       if a == "--name" or a.startswith("--name=")), None),
         container_image=lt.show(c.image) if c.image else None,
         container_mounts=[f"{lt.show(h)}:{lt.show(m)}" for h, m in c.mounts],
         container_workdir=c.workdir)

@@ -51,7 +51,7 @@ for v in $(compgen -e); do
     case $v in PATH|HOME|PWD|OLDPWD|SHLVL|_|@DROP@) ;; *) ENVS+=(--env "$v") ;; esac
 done
 docker rm -f "bmk-$EXP_NAME" >/dev/null 2>&1 || true
-docker run --rm --name="bmk-$EXP_NAME" --gpus="$GPU_COUNT" --ipc=host \
+docker run --rm --name "bmk-$EXP_NAME" --gpus="$GPU_COUNT" --ipc=host \
     --volume "$WORKSPACE:/workspace/" --workdir=/workspace/ "${ENVS[@]}" \
     --entrypoint=/bin/bash "$IMAGE" "$SCRIPT"
 '''
