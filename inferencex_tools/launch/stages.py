@@ -107,6 +107,26 @@ def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str 
     # the directories that hold the checkout when the step starts: the workspace, and
     # the copies the launcher staged (seen by the sandbox when the step was recorded)
     holds = {root_s, *(c.rstrip("/") or "/" for c in lt.launcher.checkout_copies)}
+    container, ws_at = _take_step(lt, rec, holds)
+    if lt.step_script is None or lt.step_script.startswith("/"):
+        return lt
+    if container and ws_at:
+        # the container's view: the checkout at its mount point(s), paths as the job has them
+        senv = {k: v.replace(HOST_WORKSPACE, RUNNER_WORKSPACE) for k, v in lt.step_env.items()}
+        with Session(root, allow_unsandboxed=allow_unsandboxed) as session:
+            lt.script = session.trace(lt.step_script, senv, timeout=timeout,
+                                      workspace_at=(*ws_at, RUNNER_WORKSPACE), cwd=lt.workdir)
+        return lt
+    lt.script = trace_script(root, lt.step_script, _script_env(lt, container),
+                             timeout=timeout, allow_unsandboxed=allow_unsandboxed)
+    return lt
+
+
+def _take_step(lt: LaunchTrace, rec: Record, holds: set[str]) -> tuple[bool, tuple[str, ...]]:
+    """Fill ``lt`` from the job step ``rec``: mounts, script, working directory and
+    environment (container view).  Returns (runs in a container, the container paths of
+    the checkout)."""
+    root_s = lt.launcher.root
     lt.step_record = rec
     if rec.tool in CONTAINER_TOOLS:
         lt.container = _container_step(rec)
@@ -123,22 +143,9 @@ def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str 
     ws_at = tuple(c for h, c in lt.mounts if h in holds)
     if container:
         lt.workdir = workdir or (ws_at[0] if ws_at else "/")
-    if lt.container is not None:
-        lt.step_env = {k: lt.show(v) for k, v in lt.container.env.items()}
-    else:
-        lt.step_env = {k: lt.show(v) for k, v in _step_env(rec, root_s).items()}
-    if lt.step_script is None or lt.step_script.startswith("/"):
-        return lt
-    if container and ws_at:
-        # the container's view: the checkout at its mount point(s), paths as the job has them
-        senv = {k: v.replace(HOST_WORKSPACE, RUNNER_WORKSPACE) for k, v in lt.step_env.items()}
-        with Session(root, allow_unsandboxed=allow_unsandboxed) as session:
-            lt.script = session.trace(lt.step_script, senv, timeout=timeout,
-                                      workspace_at=(*ws_at, RUNNER_WORKSPACE), cwd=lt.workdir)
-        return lt
-    lt.script = trace_script(root, lt.step_script, _script_env(lt, container),
-                             timeout=timeout, allow_unsandboxed=allow_unsandboxed)
-    return lt
+    env = lt.container.env if lt.container is not None else _step_env(rec, root_s)
+    lt.step_env = {k: lt.show(v) for k, v in env.items()}
+    return container, ws_at
 
 
 def _container_step(rec: Record) -> Step | None:
