@@ -370,6 +370,7 @@ ix_srun_stage() {
     done
     (($#)) || return 0
     trap - TERM INT HUP
+    if [[ -n $ix_fd ]]; then exec {ix_fd}>&-; ix_fd=""; fi  # the ledger stays the stubs'
     "$@" && exit 0
     ix_note "srun step failed (tolerated): $*"
     exit 0
