@@ -13,10 +13,9 @@ import pytest
 
 from inferencex_tools.merge.service import Hooks, MergeRequest, run_merge
 from inferencex_tools.report.findings import Result
-from tests.merge.fake_github import PR, FakeGitHub, Run
+from tests.forge import PRN, SLUG, ForgeWorld, init_origin
+from tests.merge.fake_github import PR, Run
 
-SLUG = "acme/bench"
-PRN = 7
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Maintainer", "GIT_AUTHOR_EMAIL": "maint@example.invalid",
     "GIT_COMMITTER_NAME": "Maintainer", "GIT_COMMITTER_EMAIL": "maint@example.invalid",
@@ -44,12 +43,7 @@ class Crash(Exception):
 
 
 @dataclass
-class World:
-    tmp: Path
-    bare: Path
-    seed: Path
-    user: Path
-    fake: FakeGitHub
+class World(ForgeWorld):
     now: list[float] = field(default_factory=lambda: [0.0])
     progress: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)
@@ -106,9 +100,6 @@ class World:
         git(other, "push", "-q", "origin", "feat")
         return git(other, "rev-parse", "HEAD")
 
-    def clone_user(self) -> None:
-        git(self.tmp, "clone", "-q", str(self.bare), str(self.user))
-
     # -- running -------------------------------------------------------------------------
     def hooks(self) -> Hooks:
         def sleep(s: float) -> None:
@@ -143,19 +134,12 @@ class World:
         out = git(self.bare, "log", "--format=%H", "refs/heads/feat", "--grep=Ixtool-Reuse-Run")
         return [ln for ln in out.splitlines() if ln]
 
-    def writes(self) -> list[tuple[str, str, int]]:
-        return [e for e in self.fake.log if e[0] in ("POST", "PUT", "PATCH", "DELETE")]
-
 
 @pytest.fixture(scope="session")
 def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """origin.git + seed clone with main = README + changelog, built once per session."""
     root = tmp_path_factory.mktemp("merge-template")
-    bare = root / "origin.git"
-    git(root, "init", "-q", "--bare", "-b", "main", str(bare))
-    seed = root / "seed"
-    git(root, "clone", "-q", str(bare), str(seed))
-    git(seed, "checkout", "-q", "-b", "main")
+    _bare, seed = init_origin(root, ENV)
     for rel, text, msg in (("README.md", "bench\n", "init"),
                            ("perf-changelog.yaml", BASE, "changelog")):
         (seed / rel).write_text(text)
@@ -177,12 +161,11 @@ def world(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     shutil.copytree(_template / "origin.git", bare, symlinks=True)
     shutil.copytree(_template / "seed", seed, symlinks=True)
     git(seed, "remote", "set-url", "origin", str(bare))
-    fake = FakeGitHub(bare, SLUG).start()
-    w = World(tmp=tmp_path, bare=bare, seed=seed, user=tmp_path / "user", fake=fake)
+    w = World.serve(tmp_path, bare, seed, ENV)
     try:
         yield w
     finally:
-        fake.stop()
+        w.fake.stop()
 
 
 # ----------------------------------------------------------------------------- assertions

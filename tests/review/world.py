@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import GIT_ENV, ROOT, git
-from tests.merge.fake_github import PR, FakeGitHub
+from tests.forge import PRN, SLUG, ForgeWorld, init_origin
+from tests.merge.fake_github import PR
 
-SLUG = "acme/bench"
-PRN = 7
 MTP_KEY = "minimaxm3-fp8-h200-vllm-agentic-mtp"
 SIBLING_KEY = "minimaxm3-fp8-h200-vllm-agentic"
 MTP_SCRIPT = "benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh"
@@ -51,13 +50,7 @@ def seed_files() -> tuple[dict[str, str], dict[str, str]]:
 
 
 @dataclass
-class World:
-    tmp: Path
-    bare: Path
-    seed: Path
-    user: Path
-    fake: FakeGitHub
-
+class World(ForgeWorld):
     def write(self, files: dict[str, str]) -> None:
         for rel, text in files.items():
             p = self.seed / rel
@@ -94,21 +87,14 @@ def make_world(tmp: Path, pr_files: dict[str, str] | None = None, *, body: str =
     base, pr = seed_files()
     if pr_files is not None:
         pr = {**pr, **pr_files}
-    bare = tmp / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], env=GIT_ENV,
-                   check=True)
-    seed = tmp / "seed"
-    seed.mkdir()
-    git(seed, "init", "-q", "-b", "main")
-    git(seed, "remote", "add", "origin", str(bare))
-    fake = FakeGitHub(bare, SLUG).start()
-    w = World(tmp, bare, seed, tmp / "user", fake)
+    bare, seed = init_origin(tmp, GIT_ENV)
+    w = World.serve(tmp, bare, seed, GIT_ENV)
     w.commit_push("main", base, "base: the non-MTP sibling")
     git(seed, "checkout", "-q", "-b", "feat")
     w.commit_push("feat", pr, "Add the MiniMax-M3 EAGLE3 (MTP) H200 vLLM agentic recipe")
-    fake.add_pr(PR(PRN, "feat", "Add minimaxm3-fp8-h200-vllm-agentic-mtp", list(labels),
-                   body=body))
-    subprocess.run(["git", "clone", "-q", str(bare), str(w.user)], env=GIT_ENV, check=True)
+    w.fake.add_pr(PR(PRN, "feat", "Add minimaxm3-fp8-h200-vllm-agentic-mtp", list(labels),
+                     body=body))
+    w.clone_user()
     w.checkout_pr()
     os.environ.pop("IXTOOL_TRACEBACK", None)
     return w
