@@ -119,24 +119,14 @@ def _documented_codes(cmd: Any) -> set[int]:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.conftest import TREE_SNAPSHOT
+def tree(real_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A writable copy of the session's real tree with a ``matrix.json`` committed."""
+    from tests.conftest import clone_real_tree, git
 
-    if not TREE_SNAPSHOT.is_file():
-        pytest.skip("the real InferenceX tree (../shared) is not available")
-    import tarfile
-
-    dest = tmp_path_factory.mktemp("walk")
-    with tarfile.open(TREE_SNAPSHOT) as tar:
-        tar.extractall(dest, filter="data")
-    root = dest / "inferencex"
+    root = clone_real_tree(real_tree, tmp_path_factory.mktemp("walk") / "inferencex")
     (root / "matrix.json").write_text(json.dumps([{"runner": "h200", "framework": "x"}]))
-    import subprocess
-
-    from tests.conftest import GIT_ENV
-
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "tree"]):
-        subprocess.run(["git", *args], cwd=root, env=GIT_ENV, check=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "matrix.json")
     return root
 
 
