@@ -73,6 +73,7 @@ def make_repo(tmp: Path) -> Path:
 def run(repo: Path, jobs: int, base: str | None) -> tuple[float, float, object]:
     from inferencex_tools.policy.service import CheckRequest, run_check
 
+    print(f"  (load before: {os.getloadavg()[0]:.1f})")
     c0, t0 = cpu(), time.perf_counter()
     res = run_check(CheckRequest(root=repo, jobs=jobs, base=base))
     return time.perf_counter() - t0, cpu() - c0, res
@@ -88,6 +89,10 @@ def report(name: str, wall: float, cpu_s: float, res: object, target: float) -> 
           f"{info.get('unique-traces', 0)}, wall {wall:.1f} s, cpu {cpu_s:.1f} s "
           f"(x{wall / target:.2f} of the {target:.0f} s target), exit "
           f"{res.exit_code()}, load after {os.getloadavg()[0]:.1f}")  # type: ignore[attr-defined]
+    stages = info.get("stages", {})
+    if stages:  # per stage: jobs → traces run (what deduplication saved where)
+        print("  stages: " + ", ".join(f"{k} {v[0]} jobs → {v[1]} traces"
+                                       for k, v in stages.items()))
     print(f"  rows {len(rows)} (single-node {len(single)}, to a server command "
           f"{launched} = {100 * launched / max(1, len(single)):.1f}%)")
     print("  findings per rule: " + ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
