@@ -513,6 +513,32 @@ def _logical_lines(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1024)
+def _occurrences(text: str) -> tuple[tuple[str, bool, bool,
+                                           tuple[tuple[str, bool, bool], ...]], ...]:
+    """Per logical line of ``text`` that holds a word: (its first word, is one simple
+    command, is a top-level ``echo``/``printf`` without ``-v``, and per word: (the
+    word, is not assigned there, is a bare name))."""
+    out = []
+    for line, kind in _logical_lines(text):
+        occs = []
+        for m in _OCC.finditer(line):
+            before, after = line[:m.start()].rstrip(), line[m.end():].lstrip()
+            unassigned = not (before.endswith(("++", "--")) or after.startswith(("++", "--"))
+                              or _ASSIGN_OP.match(after))
+            bare = not before.endswith(("$", "{")) and not after.startswith("}")
+            occs.append((m.group(0), unassigned, bare))
+        if not occs:
+            continue
+        head = line.split(None, 1)[0]
+        raw_ok = kind != "text" and "$(" not in line.replace("$((", "") and \
+            not _META.search(_dequote(line))
+        echo_top = head in ("echo", "printf") and kind == "top" and \
+            not re.search(r"\s-v", line)
+        out.append((head, raw_ok, echo_top, tuple(occs)))
+    return tuple(out)
+
+
 def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
                 funcs: Mapping[str, str], defined: Mapping[str, list[str]]) -> frozenset[str]:
     """The names of ``names`` whose every occurrence in ``segments`` (text, may print)
@@ -538,26 +564,18 @@ def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
     left = set(names)
     counts: dict[str, int] = {}
     for text, top in segments:
-        for line, kind in _logical_lines(text):
-            occs = [m for m in _OCC.finditer(line) if m.group(0) in left]
-            if not occs:
-                continue
-            head = line.split(None, 1)[0] if line.strip() else ""
-            raw_ok = kind != "text" and "$(" not in line.replace("$((", "") and \
-                not _META.search(_dequote(line))
-            prints = head in ("echo", "printf") and top and kind == "top" and may_print \
-                and not re.search(r"\s-v", line)
-            for m in occs:
-                name = m.group(0)
+        for head, raw_ok, echo_top, occs in _occurrences(text):
+            prints = echo_top and top and may_print
+            for name, unassigned, bare in occs:
+                if name not in left:
+                    continue
                 counts[name] = counts.get(name, 0) + 1
-                before, after = line[:m.start()].rstrip(), line[m.end():].lstrip()
                 if not raw_ok:
                     ok = False
                 elif head in recorders or prints:  # recorded / printed, never assigned
-                    ok = not (before.endswith(("++", "--")) or after.startswith(("++", "--"))
-                              or _ASSIGN_OP.match(after))
+                    ok = unassigned
                 elif head in checkers:  # a bare name: its presence is tested
-                    ok = not before.endswith(("$", "{")) and not after.startswith("}")
+                    ok = bare
                 else:
                     ok = False
                 if not ok:
