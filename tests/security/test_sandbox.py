@@ -316,10 +316,17 @@ def test_disk_written_by_a_trace_is_capped(tmp_path: Path, where: str) -> None:
 
 @NS
 def test_every_process_ends_with_the_trace(tmp_path: Path) -> None:
+    # the real sleep (PATH's is the trace's 0.05 s stub: the orphans would end anyway)
+    sleep = shutil.which("sleep", path="/usr/bin:/bin")
+    assert sleep is not None
     tag = f"ixtool-orphan-{os.getpid()}"
-    _trace(tmp_path, f"setsid bash -c 'exec -a {tag} sleep 300' & disown\n"
-           f"(setsid nohup bash -c 'exec -a {tag} sleep 300' &)\nexit 0\n")
+    tr = _trace(tmp_path, f"setsid bash -c 'exec -a {tag} {sleep} 300' & disown\n"
+                f"(setsid nohup bash -c 'exec -a {tag} {sleep} 300' >/dev/null 2>&1 &)\n"
+                f"{sleep} 0.5\nps -eo args | grep -c '^{tag}'\nexit 0\n")
+    assert tr.stdout_tail.split()[-1] == "2", tr.stdout_tail  # they ran
     left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True, check=False)
+    for pid in left.stdout.split():
+        subprocess.run(["kill", "-9", pid], check=False)
     assert left.stdout.strip() == "", left.stdout
 
 
