@@ -36,9 +36,10 @@ ENV_READERS = {
                     "configuration neutralised), as io/git.py gives GitPython",
 }
 # Not part of ixtool's runtime: the program the policy sandbox runs in place of the
-# GPU tools, and the trace server it runs inside its namespaces (a standalone script
-# run by path); printing, reading the environment and exiting is what they are for.
-NOT_IXTOOL = {"policy/_stubs.py", "policy/_sandboxd.py"}
+# GPU tools, the trace server it runs inside its namespaces and the subreaper of
+# unsandboxed traces (standalone scripts run by path); printing, reading the
+# environment and exiting is what they are for.
+NOT_IXTOOL = {"policy/_stubs.py", "policy/_sandboxd.py", "policy/_reaper.py"}
 # TEMPORARY: work in progress in other areas; the owner deletes the entry.
 TEMPORARY: dict[str, set[str]] = {
     "environ": set(),

@@ -29,7 +29,7 @@ class Stop(Exception):
     pass
 
 
-def _stop(signum: int, frame: object) -> None:
+def _stop(signum: int, _frame: object) -> None:
     raise Stop(signum)
 
 
