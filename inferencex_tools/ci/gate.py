@@ -345,10 +345,11 @@ def default_policy_stage(ctx: GateContext) -> list[Finding]:
         return []
     from inferencex_tools.policy import service as policy_service
 
-    scope = _policy_scope(ctx)
-    if scope:  # the rows of other keys cannot be selected: judge only these keys' rows
+    if ctx.base is not None:  # the incremental check, sharing the gate's git reader
+        scope = _policy_scope(ctx)  # when other keys' rows cannot be selected: these only
         return list(policy_service.run_check(policy_service.CheckRequest(
-            root=ctx.repo.root, base=ctx.base, head=ctx.head, config_keys=scope)).findings)
+            root=ctx.repo.root, base=ctx.base, head=ctx.head, config_keys=scope or None,
+            git=ctx.repo.reader)).findings)
     check = getattr(policy_service, "run_check_incremental", None)
     if check is not None:  # the policy area's incremental mode (policy check --base)
         return list(check(ctx.repo.root, base=ctx.base, head=ctx.head).findings)

@@ -27,6 +27,7 @@ class GitReader:
 
     def __init__(self, path: str | os.PathLike[str] = ".") -> None:
         self._cwd = Path(path)
+        self._memo: dict[tuple[str, ...], str] = {}
         try:
             top = self._run("rev-parse", "--show-toplevel").strip()
         except GitError:
@@ -38,12 +39,21 @@ class GitReader:
 
     # ------------------------------------------------------------------ processes
     def _run(self, *args: str) -> str:
+        if args in self._memo:  # queries about immutable objects (resolved ids) only
+            return self._memo[args]
         p = subprocess.run(["git", *args], cwd=self._cwd, env=_ENV, capture_output=True,
                            check=False)
         if p.returncode != 0:
             err = p.stderr.decode("utf-8", "replace").strip()
             raise GitError(f"git {' '.join(args[:3])} failed: {err[:300]}")
         return p.stdout.decode("utf-8", "replace")
+
+    def _kept(self, *args: str) -> str:
+        """``_run`` for a query whose answer cannot change (its refs are resolved object
+        ids): asked once per reader."""
+        out = self._run(*args)
+        self._memo[args] = out
+        return out
 
     def _cat(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None:
@@ -94,7 +104,7 @@ class GitReader:
     def merge_base(self, a: str, b: str) -> str:
         sa, sb = self.resolve(a), self.resolve(b)
         try:
-            return self._run("merge-base", sa, sb).strip()
+            return self._kept("merge-base", sa, sb).strip()
         except GitError:
             if (self.root / ".git" / "shallow").exists():
                 raise ShallowCloneError(
@@ -143,7 +153,7 @@ class GitReader:
 
     def names(self, ref: str, folder: str) -> list[str]:
         """Paths of the files directly in ``folder`` at ``ref``."""
-        out = self._run("ls-tree", "-z", self.resolve(ref), "--", folder.rstrip("/") + "/")
+        out = self._kept("ls-tree", "-z", self.resolve(ref), "--", folder.rstrip("/") + "/")
         names = []
         for entry in out.split("\0"):
             meta, _, path = entry.partition("\t")
@@ -152,8 +162,8 @@ class GitReader:
         return sorted(names)
 
     def paths(self, ref: str, *folders: str) -> set[str]:
-        out = self._run("ls-tree", "-r", "--name-only", "-z", self.resolve(ref), "--",
-                        *folders)
+        out = self._kept("ls-tree", "-r", "--name-only", "-z", self.resolve(ref), "--",
+                         *folders)
         return {p for p in out.split("\0") if p}
 
     def blob_ids(self, ref: str, *folders: str) -> dict[str, str]:
@@ -163,7 +173,7 @@ class GitReader:
         if folders:
             args += ["--", *folders]
         out: dict[str, str] = {}
-        for entry in self._run(*args).split("\0"):
+        for entry in self._kept(*args).split("\0"):
             meta, _, path = entry.partition("\t")
             parts = meta.split(" ")
             if path and len(parts) == 3 and parts[1] == "blob":
@@ -171,8 +181,8 @@ class GitReader:
         return out
 
     def changed(self, a: str, b: str) -> list[str]:
-        out = self._run("diff", "--name-only", "--no-renames", "--no-ext-diff", "-z",
-                        self.resolve(a), self.resolve(b))
+        out = self._kept("diff", "--name-only", "--no-renames", "--no-ext-diff", "-z",
+                         self.resolve(a), self.resolve(b))
         return [p for p in out.split("\0") if p]
 
     def remote_slug(self, remote: str) -> str | None:

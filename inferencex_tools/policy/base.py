@@ -45,10 +45,13 @@ class Changes:
         return any(f.startswith(ps) for f in self.files)
 
 
-def changed_files(root: Path, ref: str, head: str | None = None) -> Changes:
+def changed_files(root: Path, ref: str, head: str | None = None, *,
+                  reader: GitReader | None = None) -> Changes:
     """Paths that differ between the merge-base of ``ref`` and HEAD (or ``head``) and the
-    working tree (or, with ``head``, that commit)."""
-    reader = GitReader(root)
+    working tree (or, with ``head``, that commit).  ``reader``: an open reader of the
+    repository at ``root`` to use (and leave open) instead of a new one."""
+    own = reader is None
+    reader = reader or GitReader(root)
     try:
         tip = reader.resolve(head or "HEAD")
         base = reader.merge_base(ref, tip)
@@ -57,7 +60,8 @@ def changed_files(root: Path, ref: str, head: str | None = None) -> Changes:
         at_base = reader.blob_ids(base)
         top = reader.root
     finally:
-        reader.close()
+        if own:
+            reader.close()
     here: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = [d for d in dirnames if d not in SKIP]
@@ -73,9 +77,12 @@ def changed_files(root: Path, ref: str, head: str | None = None) -> Changes:
     return Changes(base, changed)
 
 
-def base_files(root: Path, commit: str, prefix: str) -> dict[str, bytes]:
-    """Every file under ``prefix`` at ``commit`` (path → bytes)."""
-    reader = GitReader(root)
+def base_files(root: Path, commit: str, prefix: str, *,
+               reader: GitReader | None = None) -> dict[str, bytes]:
+    """Every file under ``prefix`` at ``commit`` (path → bytes); ``reader`` as for
+    :func:`changed_files`."""
+    own = reader is None
+    reader = reader or GitReader(root)
     try:
         out: dict[str, bytes] = {}
         for path in sorted(reader.blob_ids(commit, prefix.rstrip("/") or ".")):
@@ -85,7 +92,8 @@ def base_files(root: Path, commit: str, prefix: str) -> dict[str, bytes]:
                     out[path] = data
         return out
     finally:
-        reader.close()
+        if own:
+            reader.close()
 
 
 @dataclass

@@ -68,6 +68,7 @@ class CheckRequest:
     base: str | None = None
     head: str | None = None  # with base: compare this commit, not the working tree
     progress: ProgressFn | None = None  # (done, total, what) as traces finish
+    git: Any = None  # with base: an open io.gitcat.GitReader of root to share (the gate's)
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -124,7 +125,7 @@ def _base_store(req: CheckRequest, base: str, result: Result,
 
     root = req.root
     cdir = DEFAULT_REGISTRY.parent.as_posix()
-    blobs = base_files(root, base, cdir + "/")
+    blobs = base_files(root, base, cdir + "/", reader=req.git)
     curves = {k.rsplit("/", 1)[-1]: v for k, v in blobs.items()
               if k.count("/") == 1 and k.endswith(".yaml") and
               not k.endswith("/" + DEFAULT_REGISTRY.name)}
@@ -137,7 +138,7 @@ def _base_store(req: CheckRequest, base: str, result: Result,
     prefixes = {str(v.get("model-prefix")) for v in base_cfgs.values()
                 if isinstance(v, dict) and v.get("model-prefix")}
     texts = [b.decode("utf-8", errors="replace")
-             for p, b in base_files(root, base, "benchmarks/").items()
+             for p, b in base_files(root, base, "benchmarks/", reader=req.git).items()
              if p.endswith((".sh", ".yaml", ".yml", ".py")) and len(b) <= 512 * 1024]
     readme = blobs.get(f"{cdir}/README.md")
     return derived_store(curves, display_dir=cdir, curves_dir=root / cdir,
@@ -324,8 +325,8 @@ def run_check(req: CheckRequest) -> Result:
     if req.base is not None:
         from inferencex_tools.policy.base import changed_files
 
-        changes = changed_files(root, req.base, req.head)
-        base_cfgs = _base_configs(root, changes.base)
+        changes = changed_files(root, req.base, req.head, reader=req.git)
+        base_cfgs = _base_configs(root, changes.base, req.git)
         store = _base_store(req, changes.base, result, base_cfgs)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
@@ -400,7 +401,7 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
     return run_check(CheckRequest(root=root, base=base, head=head if base else None))
 
 
-def _base_configs(root: Path, base: str) -> dict[str, Any]:
+def _base_configs(root: Path, base: str, git: Any = None) -> dict[str, Any]:
     """The base's master configs merged (a file that does not load is left out).  A file
     is parsed relative to the checkout's copy: blocks the change left alone are the
     checkout's parse (which the check makes anyway), only the others are parsed."""
@@ -408,7 +409,7 @@ def _base_configs(root: Path, base: str) -> dict[str, Any]:
     from inferencex_tools.sweep.blocks import parse_like
 
     out: dict[str, Any] = {}
-    for path, data in base_files(root, base, "configs/").items():
+    for path, data in base_files(root, base, "configs/", reader=git).items():
         if re.fullmatch(MASTER_RX, path):
             here = root / path
             try:

@@ -92,3 +92,15 @@ def test_history_scope_gives_the_whole_checks_findings(history_repo: Path) -> No
                                     config_keys=scope))
     assert scoped.findings == whole.findings and whole.findings
     assert scoped.info["base"]["traced-keys"] == whole.info["base"]["traced-keys"]
+
+
+def test_gate_policy_stage_equals_the_incremental_check(history_repo: Path) -> None:
+    """The stage (scoped, on the gate's own git reader) finds what the policy area's
+    incremental check finds on its own."""
+    ctx = _ctx(history_repo)
+    try:
+        got = G.default_policy_stage(ctx)
+    finally:
+        ctx.repo.reader.close()
+    whole = run_check_incremental(history_repo, base=ctx.base, head=ctx.head)
+    assert got == whole.findings and got

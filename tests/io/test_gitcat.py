@@ -72,3 +72,34 @@ def test_resolve_agrees_with_rev_parse(temp_repo: TempRepo) -> None:
         assert r.message("v1").startswith("one")
     finally:
         r.close()
+
+
+def test_queries_about_resolved_objects_run_once(temp_repo: TempRepo,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from inferencex_tools.io import gitcat
+
+    temp_repo.write("configs/a-master.yaml", "a: 1\n")
+    base = temp_repo.commit("one")
+    temp_repo.write("configs/b-master.yaml", "b: 1\n")
+    head = temp_repo.commit("two")
+    r = GitReader(temp_repo.path)
+    spawned: list[list[str]] = []
+    real = subprocess.run
+
+    def counting(args: list[str], **kw: object) -> object:
+        spawned.append(args)
+        return real(args, **kw)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(gitcat.subprocess, "run", counting)
+    try:
+        for _ in range(3):
+            assert r.merge_base("HEAD~1", "HEAD") == base
+            assert r.changed(base, head) == ["configs/b-master.yaml"]
+            assert r.names(head, "configs") == ["configs/a-master.yaml",
+                                                "configs/b-master.yaml"]
+            assert set(r.blob_ids(base, "configs")) == {"configs/a-master.yaml"}
+        assert [a[1] for a in spawned] == ["merge-base", "diff", "ls-tree", "ls-tree"]
+    finally:
+        r.close()
