@@ -69,8 +69,9 @@ def _append(repo: TempRepo, block: bytes) -> None:
 # ------------------------------------------------------------ G18: odd YAML roots
 
 @pytest.mark.parametrize("raw,what", [
-    (b"42\n", "int"), (b"just a string\n", "str"), (b"config-keys: [a]\npr-link: XXX\n", "dict"),
-    (b"~\n", "empty"), (b"3.5\n", "float"), (b"true\n", "bool"), (b"- a\n- 1\n", None),
+    (b"42\n", "found an integer"), (b"just a string\n", "found a string"),
+    (b"config-keys: [a]\npr-link: XXX\n", "found a mapping"), (b"~\n", "found empty"),
+    (b"3.5\n", "found a number"), (b"true\n", "found a boolean"), (b"- a\n- 1\n", None),
 ])
 def test_odd_root_standalone(tmp_path: Path, raw: bytes, what: str | None) -> None:
     (tmp_path / "perf-changelog.yaml").write_bytes(raw)
