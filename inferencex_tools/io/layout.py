@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 MASTER_GLOB = "configs/*-master.yaml"
 MASTER_RX = r"configs/[^/]*-master\.yaml"  # the same set, for paths listed at a git ref
 RUNNERS = "configs/runners.yaml"
+# folders of a checkout that are not the repository's content (tools' caches, venvs)
+SKIP_DIRS = (".git", "__pycache__", ".venv", "venv", ".tox", "node_modules", ".mypy_cache",
+             ".ruff_cache", ".pytest_cache", ".hypothesis")
 
 
 def master_files(root: Path) -> list[Path]:

@@ -222,8 +222,8 @@ def variables_read(root: Path, script: str, env: dict[str, str]) -> frozenset[st
     sources, helpers it runs) reads; None when it reads them dynamically (any may count)."""
     import os
 
+    from inferencex_tools.io.layout import SKIP_DIRS
     from inferencex_tools.policy.effective import closure
-    from inferencex_tools.policy.trace import SKIP_DIRS
 
     by_name: dict[str, list[str]] = {}
     for dirpath, dirnames, filenames in os.walk(root):

@@ -8,13 +8,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import YamlError
 from inferencex_tools.io.yamlio import load_safe
-from inferencex_tools.policy.trace import Record
 from inferencex_tools.safetext import bounded_json
 from inferencex_tools.schemas import short_repr
+
+if TYPE_CHECKING:
+    from inferencex_tools.policy.trace import Record
 
 ENGINES = ("vllm", "sglang", "trt", "atom")
 FRAMEWORK_ENGINE = {

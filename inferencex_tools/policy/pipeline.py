@@ -27,14 +27,16 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.policy.effective import Analyzer, key
 from inferencex_tools.policy.resolve import Row
-from inferencex_tools.policy.trace import Record, Session, TraceResult
 from inferencex_tools.progress import ProgressFn
 from inferencex_tools.workflow import LocalPaths, Workflows, job_environment
 from inferencex_tools.workflow.step import Step, step_of
+
+if TYPE_CHECKING:  # the tracer loads only when something is traced
+    from inferencex_tools.policy.trace import Record, Session, TraceResult
 
 WORKSPACE = "/github/workspace"
 RUNNER_ROOT = "/github/runner"
@@ -112,6 +114,8 @@ def _to_job_view(value: str, inner: str, ws: str) -> str:
 
 def job_view(rec: Record, inner: str, ws: str = WORKSPACE) -> Record:
     """A record with the sandbox's paths mapped back to the job's own paths."""
+    from inferencex_tools.policy.trace import Record
+
     return Record(tool=rec.tool, argv=tuple(_to_job_view(a, inner, ws) for a in rec.argv),
                   env={k: _to_job_view(v, inner, ws) for k, v in rec.env.items()},
                   cwd=_to_job_view(rec.cwd, inner, ws),
@@ -183,7 +187,7 @@ class RepoIndex:
     """The repository's files and the analysis of what its scripts observe."""
 
     def __init__(self, repo: Path) -> None:
-        from inferencex_tools.policy.trace import SKIP_DIRS
+        from inferencex_tools.io.layout import SKIP_DIRS
 
         self.repo = repo
         files: list[str] = []

@@ -46,7 +46,6 @@ from inferencex_tools.policy.store import (
     open_store,
     registry_store,
 )
-from inferencex_tools.policy.trace import Session, namespaces_available, trace_script
 from inferencex_tools.progress import ProgressFn
 from inferencex_tools.report.findings import Finding, Result
 
@@ -200,7 +199,6 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
 def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
     """The jobs whose framework serves with an engine ixtool judges; the others get no
     trace and a "not checked" outcome that names the framework."""
-    from inferencex_tools.policy.check import RowOutcome
     from inferencex_tools.policy.engines import ENGINES, framework_engine
 
     keep: list[Job] = []
@@ -210,6 +208,8 @@ def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
         if framework_engine(fw) is not None:
             keep.append(j)
             continue
+        from inferencex_tools.policy.check import RowOutcome
+
         o = RowOutcome(j.row, j.launcher, [], [], family=j.family)
         o.unchecked = (f"framework '{fw}' serves with no engine ixtool models "
                        f"({', '.join(ENGINES)}): its launch cannot be judged")
@@ -367,9 +367,10 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
     outcomes: list[RowOutcome] = []
     result.info["traces"] = result.info["unique-traces"] = 0
     if not jobs:
-        result.info["isolation"] = "namespaces" if namespaces_available() else "basic"
+        result.info["isolation"] = "none needed"  # nothing traced: no sandbox probed
         return outcomes
     from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
+    from inferencex_tools.policy.trace import Session
 
     with Session(req.root, isolate=req.isolate,
                  allow_unsandboxed=req.allow_unsandboxed) as session:
@@ -589,6 +590,8 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
             raise UsageError(f"--set expects VAR=VALUE, got {a!r}",
                              hint="e.g. --set CONC=64")
         env[name] = value
+    from inferencex_tools.policy.trace import trace_script
+
     tr = trace_script(root, script, env, timeout=timeout)
     launches = []
     for rec in tr.records:

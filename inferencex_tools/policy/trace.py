@@ -49,6 +49,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from inferencex_tools.io.layout import SKIP_DIRS
 from inferencex_tools.io.sandbox import (
     Child,
     SandboxUnavailable,
@@ -76,8 +77,6 @@ BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--fork",
            "--kill-child", "--mount-proc")
 # not part of what a job checks out (caches, virtual environments)
-SKIP_DIRS = (".git", "__pycache__", ".venv", "venv", ".tox", "node_modules", ".mypy_cache",
-             ".ruff_cache", ".pytest_cache", ".hypothesis")
 # absolute paths that stay as they are when an environment is localised
 SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys",
                    "/opt", "/var/run", "/run")
