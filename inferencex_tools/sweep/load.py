@@ -40,18 +40,18 @@ class Runners:
     raw: bytes = b""
 
 
-_CACHE: dict[tuple[str, str], Any] = {}
+_CACHE: dict[tuple[str, bytes], Any] = {}
 _CACHE_MAX = 16
 
 
 def _load_cached(raw: bytes, label: str) -> Any:
-    """load_safe, memoised per process by content digest (inputs are never mutated).
+    """load_safe, memoised per process by content (inputs are never mutated).
 
-    from-changelog and test suites load the same master files many times.
+    from-changelog and test suites load the same master files many times.  The bytes
+    themselves are the key (hashed once by Python, compared with memcmp): no digest
+    library to load at start-up.
     """
-    import hashlib
-
-    key = (label, hashlib.sha256(raw).hexdigest())
+    key = (label, raw)
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.pop(next(iter(_CACHE)))
