@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 DEFAULT_REPO = "SemiAnalysisAI/InferenceX"
@@ -22,6 +23,19 @@ def check_slug(slug: str) -> str:
     if not _SLUG_RX.match(slug):
         raise UsageError(f"invalid repository slug {slug!r}", hint="use OWNER/NAME")
     return slug
+
+
+def repo_slug(explicit: str | None, remote_slug: Callable[[str], object] | None) -> str:
+    """The repository a command works for: ``explicit`` (checked), else the GitHub slug
+    of the ``upstream`` or ``origin`` remote, else the InferenceX default."""
+    if explicit:
+        return check_slug(explicit)
+    if remote_slug is not None:
+        for remote in ("upstream", "origin"):
+            slug = remote_slug(remote)
+            if slug:
+                return str(slug)
+    return DEFAULT_REPO
 
 
 def pr_url(repo: str, number: int | str) -> str:

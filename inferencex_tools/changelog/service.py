@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
+from inferencex_tools.changelog.links import repo_slug
 from inferencex_tools.changelog.validate import (
     ChangeAnalysis,
     Options,
@@ -42,16 +42,8 @@ class ValidateRequest:
 def _repo_slug(explicit: str | None, git_repo: GitRepo | None, actions: ActionsEnv) -> str:
     """--repo, else $GITHUB_REPOSITORY (the base repository under Actions), else the
     ``upstream`` or ``origin`` remote's GitHub slug, else the InferenceX default."""
-    if explicit:
-        return check_slug(explicit)
-    if actions.repository:
-        return check_slug(actions.repository)
-    if git_repo is not None:
-        for remote in ("upstream", "origin"):
-            slug = git_repo.remote_slug(remote)
-            if slug:
-                return str(slug)
-    return DEFAULT_REPO
+    return repo_slug(explicit or actions.repository,
+                     git_repo.remote_slug if git_repo is not None else None)
 
 
 def _blob(git_repo: GitRepo, ref: str, rel: str) -> bytes | None:

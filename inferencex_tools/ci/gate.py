@@ -211,15 +211,9 @@ class _Repo:
 # ----------------------------------------------------------------------- changelog
 
 def _slug(req: GateRequest, repo: Any) -> str:
-    from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
+    from inferencex_tools.changelog.links import repo_slug
 
-    if req.repo_slug:
-        return check_slug(req.repo_slug)
-    for remote in ("upstream", "origin"):
-        s = repo.remote_slug(remote)
-        if s:
-            return str(s)
-    return DEFAULT_REPO
+    return repo_slug(req.repo_slug, repo.remote_slug)
 
 
 def _master_paths(blobs: _Blobs, ref: str) -> list[str]:

@@ -104,15 +104,9 @@ def _default_base(git: GitReader) -> str:
 
 
 def _slug(req: ReviewRequest, git: GitReader) -> str:
-    from inferencex_tools.changelog.links import DEFAULT_REPO, check_slug
+    from inferencex_tools.changelog.links import repo_slug
 
-    if req.repo:
-        return check_slug(req.repo)
-    for remote in ("upstream", "origin"):
-        s = git.remote_slug(remote)
-        if s:
-            return s
-    return DEFAULT_REPO
+    return repo_slug(req.repo, git.remote_slug)
 
 
 def _configs_at(ctx: _Ctx, ref: str) -> dict[str, Any]:
