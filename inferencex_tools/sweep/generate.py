@@ -611,6 +611,16 @@ def _max_eligible(row: Row) -> Any:
     return max(elig) if elig else None
 
 
+_EXACT = (str, int, bool, type(None))
+
+
+def _part(x: Any) -> Any:
+    """One part of a grouping key, equal exactly when the parts' JSON texts are equal
+    (``1``, ``1.0`` and ``true`` stay apart): the value with its type for the plain
+    scalars, the JSON text otherwise (floats, lists)."""
+    return (type(x), x) if type(x) in _EXACT else json.dumps(x, default=str)
+
+
 @dataclass
 class _EvalGroups:
     """Rows competing for the eval mark (§4.1), by kind."""
@@ -635,7 +645,7 @@ class _EvalGroups:
         elif r["conc"] >= MIN_EVAL_CONC:
             sk = (r["model"], r["runner"], r["framework"], r["precision"], r["isl"], r["osl"],
                   r["spec-decoding"], r["dp-attn"])
-            self.sn.setdefault(tuple(json.dumps(x, default=str) for x in sk), []).append(r)
+            self.sn.setdefault(tuple(_part(x) for x in sk), []).append(r)
 
     def _add_agentic(self, r: Row, is_mn: bool) -> None:
         if is_mn:
@@ -644,7 +654,7 @@ class _EvalGroups:
                 self.mn.setdefault("A" + _para_key(r), []).append((r, m))
         else:
             k = (r["model"], r["runner"], r["framework"], r["precision"])
-            self.ag.setdefault(tuple(json.dumps(x, default=str) for x in k), []).append(r)
+            self.ag.setdefault(tuple(_part(x) for x in k), []).append(r)
 
 
 def mark_evals(rows: list[Row], *, agentic: bool) -> None:
