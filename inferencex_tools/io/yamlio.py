@@ -51,6 +51,17 @@ except ImportError:  # pragma: no cover - clib is a dependency
     _HAVE_C = False
 
 
+_ALIAS_HINT = "aliases are not needed in ixtool's files; expand them"
+
+
+def _limit_at(mark: Any, detail: str, hint: str, *, source: str = "<input>") -> LimitExceeded:
+    """A resource-limit error at a parser mark (1-based line and column; none without a
+    mark)."""
+    return LimitExceeded(detail, source=source,
+                         line=mark.line + 1 if mark else None,
+                         column=mark.column + 1 if mark else None, hint=hint, kind="limit")
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits applied to every YAML document ixtool reads."""
@@ -76,14 +87,8 @@ class _LimitedComposer(Composer):
     def return_alias(self, a: Any) -> Any:
         self.alias_count += 1
         if self.alias_count > self.max_aliases:
-            raise LimitExceeded(
-                f"more than {self.max_aliases} YAML aliases",
-                source="",
-                line=a.start_mark.line + 1 if a.start_mark else None,
-                column=a.start_mark.column + 1 if a.start_mark else None,
-                hint="aliases are not needed in ixtool's files; expand them",
-                kind="limit",
-            )
+            raise _limit_at(a.start_mark, f"more than {self.max_aliases} YAML aliases",
+                           _ALIAS_HINT, source="")
         return a
 
 
@@ -122,14 +127,8 @@ class _LimitedSafeConstructor(SafeConstructor):
             self.alias_hits[0] += 1
             hits = self.alias_hits[0]
             if hits > self.max_aliases:
-                mark = getattr(node, "start_mark", None)
-                raise LimitExceeded(
-                    f"more than {self.max_aliases} YAML aliases",
-                    line=mark.line + 1 if mark else None,
-                    column=mark.column + 1 if mark else None,
-                    hint="aliases are not needed in ixtool's files; expand them",
-                    kind="limit",
-                )
+                raise _limit_at(getattr(node, "start_mark", None),
+                               f"more than {self.max_aliases} YAML aliases", _ALIAS_HINT)
         return super().construct_object(node, deep)
 
     check_mapping_key = _check_mapping_key
@@ -166,14 +165,10 @@ def _bounded_int(original: Any) -> Any:
             digits = sum(ch.isalnum() for ch in text) - (2 if text.lstrip("+-")[:2].lower()
                                                          in ("0x", "0o", "0b") else 0)
             if digits > MAX_INT_DIGITS:
-                mark = getattr(node, "start_mark", None)
-                raise LimitExceeded(
-                    f"integer of {digits:,} digits (over the {MAX_INT_DIGITS:,}-digit limit)",
-                    line=mark.line + 1 if mark else None,
-                    column=mark.column + 1 if mark else None,
-                    hint="no value ixtool reads is that long; quote it if it is text",
-                    kind="limit",
-                )
+                raise _limit_at(getattr(node, "start_mark", None),
+                               f"integer of {digits:,} digits (over the "
+                               f"{MAX_INT_DIGITS:,}-digit limit)",
+                               "no value ixtool reads is that long; quote it if it is text")
         return original(self, node)
 
     return construct
@@ -278,7 +273,7 @@ def _expanded_size(data: Any, cap: int, source: str) -> int:
             if total > cap:
                 raise LimitExceeded(
                     f"aliases expand to more than {cap:,} nodes (a 'billion laughs' document?)",
-                    source=source, hint="aliases are not needed in ixtool's files; expand them",
+                    source=source, hint=_ALIAS_HINT,
                     kind="limit",
                 )
         memo[key] = total
