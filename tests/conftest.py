@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +79,20 @@ def temp_repo(tmp_path: Path) -> Iterator[TempRepo]:
 
 
 TREE_SNAPSHOT = SHARED / "corpus" / "inferencex-tree-843c6254f.tar.xz"
+
+
+CORPUS_CONFIGS = ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml")
+
+
+def copy_corpus(corpus: Path, dest: Path, *, configs: tuple[str, ...] = CORPUS_CONFIGS,
+                changelog: bool = True) -> None:
+    """The real corpus's config files (into ``dest/configs``) and, with ``changelog``,
+    its perf-changelog.yaml into ``dest``."""
+    (dest / "configs").mkdir(parents=True, exist_ok=True)
+    for name in configs:
+        shutil.copyfile(corpus / "configs" / name, dest / "configs" / name)
+    if changelog:
+        shutil.copyfile(corpus / "perf-changelog.yaml", dest / "perf-changelog.yaml")
 
 
 def extract_real_tree(dest: Path) -> Path:

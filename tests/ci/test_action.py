@@ -25,7 +25,7 @@ import yaml
 from inferencex_tools.ci.labels import Decision, Facts, decide
 from inferencex_tools.ci.outputs import output_pairs
 from tests.ci.action_harness import Runner, evaluate
-from tests.conftest import TempRepo
+from tests.conftest import TempRepo, copy_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -235,10 +235,7 @@ def test_working_directory_and_sarif(runner: Runner) -> None:
 
 
 def test_sweep_runs_through_the_action(runner: Runner, corpus: Path) -> None:
-    cfg = runner.workspace / "configs"
-    cfg.mkdir()
-    for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml"):
-        shutil.copyfile(corpus / "configs" / name, cfg / name)
+    copy_corpus(corpus, runner.workspace, changelog=False)
     args = ("--config-files configs/amd-master.yaml configs/nvidia-master.yaml "
             "--runner-config configs/runners.yaml --model-prefix dsr1")
     run = runner.run_action({"command": "sweep full", "args": args})

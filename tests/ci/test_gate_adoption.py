@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TempRepo
+from tests.conftest import TempRepo, copy_corpus
 
 ENTRY = """
 - config-keys:
@@ -29,10 +28,7 @@ ENTRY = """
 def pr_repo(temp_repo: TempRepo, corpus: Path) -> tuple[TempRepo, str, str]:
     """The real configs and changelog (base) and a PR appending an entry whose pr-link
     is a placeholder (head): an error finding of the changelog stage."""
-    (temp_repo.path / "configs").mkdir(exist_ok=True)
-    for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml"):
-        shutil.copyfile(corpus / "configs" / name, temp_repo.path / "configs" / name)
-    shutil.copyfile(corpus / "perf-changelog.yaml", temp_repo.path / "perf-changelog.yaml")
+    copy_corpus(corpus, temp_repo.path)
     base = temp_repo.commit("base")
     with (temp_repo.path / "perf-changelog.yaml").open("a") as fh:
         fh.write(ENTRY)

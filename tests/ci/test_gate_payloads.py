@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 
 from inferencex_tools.ci.gate import JOB_OUTPUT_LIMIT, GateRequest, gate, output_size
 from tests.ci.test_truth_table import ROWS, cells_of
-from tests.conftest import TempRepo
+from tests.conftest import CORPUS_CONFIGS, TempRepo, copy_corpus
 
 EVENTS = Path(__file__).resolve().parents[1] / "cases" / "ci" / "events"
 ENTRY = """
@@ -36,10 +35,7 @@ ENTRY = """
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> dict[str, Any]:
     r = TempRepo(tmp_path_factory.mktemp("payloads") / "repo")
-    for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml", "ci-priority.yaml"):
-        (r.path / "configs").mkdir(exist_ok=True)
-        shutil.copyfile(corpus / "configs" / name, r.path / "configs" / name)
-    shutil.copyfile(corpus / "perf-changelog.yaml", r.path / "perf-changelog.yaml")
+    copy_corpus(corpus, r.path, configs=(*CORPUS_CONFIGS, "ci-priority.yaml"))
     base = r.commit("base")
     with (r.path / "perf-changelog.yaml").open("a") as fh:
         fh.write(ENTRY)
