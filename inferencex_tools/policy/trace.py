@@ -594,34 +594,73 @@ def _read_pipe(fd: int, pipes: dict[int, _Tail], sel: selectors.BaseSelector) ->
         sel.unregister(fd)
 
 
+PIPE_SIZE = 1 << 20  # a trace's output pipes (what it writes between two batched reads)
+BATCH = 0.02  # seconds between two reads of a running trace's pipes
+
+
+def _widen(fds: Iterable[int]) -> None:
+    """Pipes of :data:`PIPE_SIZE` where the system allows it (fewer blocked writers
+    between two batched reads; the default still works, the writer waits a little)."""
+    for fd in fds:
+        with contextlib.suppress(OSError, AttributeError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+
+
+def _drain_open(pipes: dict[int, _Tail], open_fds: set[int]) -> None:
+    """Everything the still open pipes hold now (EOF closes a pipe's entry)."""
+    for fd in list(open_fds):
+        while True:
+            try:
+                b = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                b = b""
+            if not b:
+                open_fds.discard(fd)
+                break
+            pipes[fd].add(b)
+
+
 def _collect(pipes: dict[int, _Tail], sock: socket.socket, ledger: _LedgerPipe,
              grace: float = 2.0) -> dict[str, Any] | None:
-    """Read the pipes until the trace server answers, then until the pipes close."""
-    sel = selectors.DefaultSelector()
-    for fd in pipes:
+    """Read the pipes until the trace server answers, then until the pipes close.
+
+    The pipes are read in batches (every :data:`BATCH` seconds and when the answer
+    comes), not at each write: a traced shell writes its ``set -x`` trace one line at a
+    time, and waking up for each line cost ixtool more CPU than the trace itself."""
+    open_fds = set(pipes)
+    for fd in open_fds:
         os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    sel.register(sock.fileno(), selectors.EVENT_READ)
-    sel.register(ledger.fd, selectors.EVENT_READ)
     reply: dict[str, Any] | None = None
-    answered: float | None = None
+    sel = selectors.DefaultSelector()
+    sel.register(sock.fileno(), selectors.EVENT_READ)
     try:
-        while answered is None or len(sel.get_map()) > 1:
-            if answered is not None and time.monotonic() - answered > grace:
+        while True:
+            ready = sel.select(timeout=BATCH)
+            _drain_open(pipes, open_fds)
+            ledger.pump()
+            if ready:
+                reply = _recv_json(sock)
                 break
-            for key, _ in sel.select(timeout=0.5):
-                fd = int(key.fd)
-                if fd == sock.fileno():
-                    reply = _recv_json(sock)
-                    answered = time.monotonic()
-                    sel.unregister(fd)
-                    continue
-                if fd == ledger.fd:
-                    ledger.pump()
-                    continue
-                _read_pipe(fd, pipes, sel)
     finally:
         sel.close()
+    # the trace's processes are gone with its pid namespace: the pipes close now
+    # (a server that died leaves nothing behind either)
+    answered = time.monotonic()
+    wait = selectors.DefaultSelector()
+    for fd in open_fds:
+        wait.register(fd, selectors.EVENT_READ)
+    try:
+        while open_fds and time.monotonic() - answered <= grace:
+            wait.select(timeout=BATCH)
+            before = set(open_fds)
+            _drain_open(pipes, open_fds)
+            for fd in before - open_fds:
+                wait.unregister(fd)
+            ledger.pump()
+    finally:
+        wait.close()
     return reply
 
 
@@ -989,6 +1028,7 @@ class Session:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         xr, xw = os.pipe()
+        _widen((out_r, err_r, xr))
         start = time.monotonic()
         try:
             _send_json(srv.sock, req, [out_w, err_w, xw])

@@ -339,3 +339,23 @@ def test_a_failed_trace_names_the_missing_variable(tmp_path: Path, body: str,
     msg, data = failure_message(tr)
     assert dict(data)["missing_variables"] == missing, msg
     assert "last traced line: " in msg and "missing variable" in msg
+
+
+def test_batched_reads_keep_every_output(tmp_path: Path) -> None:
+    """The pipes are read in batches, not at each write: a trace that writes more than a
+    pipe holds (stdout, stderr, its `set -x` lines) and many records still ends, with
+    the tails, the last traced line and every record it made."""
+    text = ("#!/bin/bash\n"
+            "for i in $(seq 3000); do printf '%0200d\\n' \"$i\"; done\n"
+            "for i in $(seq 3000); do printf '%0200d\\n' \"$i\" >&2; done\n"
+            "for i in $(seq 60); do git rev-parse \"r$i\" > /dev/null; done\n"
+            "i=0; while ((i < 5000)); do ((i += 1)); done\n"
+            "echo last-out; echo last-err >&2\n"
+            "final_step=1\n")
+    repo = mini_repo(tmp_path, "loud.sh", text)
+    tr = trace_script(repo, f"{SUB}/loud.sh", {"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert tr.returncode == 0, tr.stderr_tail[-400:]
+    assert tr.stdout_tail.endswith("last-out\n") and tr.stderr_tail.endswith("last-err\n")
+    assert tr.last_line is not None and tr.last_line.endswith("final_step=1"), tr.last_line
+    revs = [r.argv[-1] for r in tr.records if r.tool == "git"]
+    assert revs == [f"r{i}" for i in range(1, 61)]
