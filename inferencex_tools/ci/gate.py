@@ -343,7 +343,7 @@ def default_policy_stage(ctx: GateContext) -> list[Finding]:
         scope = _policy_scope(ctx)  # when other keys' rows cannot be selected: these only
         return list(policy_service.run_check(policy_service.CheckRequest(
             root=ctx.repo.root, base=ctx.base, head=ctx.head, config_keys=scope or None,
-            git=ctx.repo.reader)).findings)
+            git=ctx.repo.reader, keys_are_change=bool(scope))).findings)
     check = getattr(policy_service, "run_check_incremental", None)
     if check is not None:  # the policy area's incremental mode (policy check --base)
         return list(check(ctx.repo.root, base=ctx.base, head=ctx.head).findings)

@@ -23,7 +23,7 @@ Per curve file ``<prefix>_<method>[_<variant>].yaml`` (G-13):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from inferencex_tools.policy.curves import Curve, Registry, RegistryEntry, parse_curve
@@ -133,10 +133,17 @@ def _header_facts(header: Iterable[str]) -> tuple[str | None, str | None, str | 
     return method, draft, sample
 
 
-def _facts(name: str, curve: Curve, prefixes: list[str], readme: Mapping[str, str]) -> CurveFacts:
+def _model_prefix(stem: str, prefixes: Container[str]) -> str:
+    """The longest model prefix that is the stem or starts it before a ``_``/``-``."""
+    cuts = [i for i, c in enumerate(stem) if c in "_-" and i] + [len(stem)]
+    return next((stem[:i] for i in reversed(cuts) if stem[:i] in prefixes),
+                stem.split("_")[0])
+
+
+def _facts(name: str, curve: Curve, prefixes: Container[str],
+           readme: Mapping[str, str]) -> CurveFacts:
     stem = name[:-5] if name.endswith(".yaml") else name
-    prefix = next((p for p in prefixes
-                   if stem == p or stem.startswith((p + "_", p + "-"))), stem.split("_")[0])
+    prefix = _model_prefix(stem, prefixes)
     rest = [t for t in re.split(r"[_-]+", stem[len(prefix):]) if t]
     method, draft, sample = _header_facts(curve.header)
     if method is None:
@@ -160,10 +167,11 @@ def _draft_ids(texts: Iterable[str]) -> set[str]:
 
 
 def derive_registry(curves: Mapping[str, bytes], *, readme: str | None,
-                    prefixes: Iterable[str], recipe_texts: Iterable[str],
+                    prefixes: Container[str], recipe_texts: Iterable[str],
                     registry_file: str) -> Derived:
-    """Registry rows for ``curves`` (file name → bytes)."""
-    ps = sorted(set(prefixes), key=len, reverse=True)
+    """Registry rows for ``curves`` (file name → bytes).  ``prefixes``: the master
+    configs' model prefixes (a set, or a lookup that parses only what it needs)."""
+    ps = frozenset(prefixes) if isinstance(prefixes, list | tuple) else prefixes
     rm = _readme_methods(readme)
     out = Derived(Registry(registry_file, 1, []))
     for name in sorted(curves):

@@ -136,10 +136,18 @@ def conc_values(entry: dict[str, Any]) -> list[int]:
     return out
 
 
+_KEY_LINE = re.compile(r"^([^\s#][^:]*):\s*(#.*)?$")
+
+
 def key_lines(text: str) -> dict[str, int]:
+    """Top-level key → its 1-based line (the first, for a repeated key)."""
     out: dict[str, int] = {}
+    match = _KEY_LINE.match
     for i, line in enumerate(text.splitlines(), 1):
-        m = re.match(r"^([^\s#][^:]*):\s*(#.*)?$", line)
+        # most lines are indented, comments or values: not a key line (no regex needed)
+        if not line or line[0] in " \t#" or ":" not in line:
+            continue
+        m = match(line)
         if m:
             out.setdefault(m.group(1).strip().strip("'\""), i)
     return out

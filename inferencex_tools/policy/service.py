@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,9 @@ class CheckRequest:
     head: str | None = None  # with base: compare this commit, not the working tree
     progress: ProgressFn | None = None  # (done, total, what) as traces finish
     git: Any = None  # with base: an open io.gitcat.GitReader of root to share (the gate's)
+    # with base: config_keys are every config block the change touched (``ci gate``), so
+    # only their blocks are parsed; the other blocks are the base's own
+    keys_are_change: bool = False
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -79,7 +83,17 @@ def _rel(p: Path, root: Path) -> str:
 
 # ------------------------------------------------------------------------- inputs
 
-def _configs(req: CheckRequest, result: Result) -> tuple[Any, list[str]]:
+def _scope(req: CheckRequest) -> set[str] | None:
+    """The config keys whose blocks alone are parsed (see ``keys_are_change``)."""
+    keys = req.config_keys
+    if not req.keys_are_change or req.base is None or not keys or \
+            any(c in k for k in keys for c in "*?["):
+        return None
+    return set(keys)
+
+
+def _configs(req: CheckRequest, result: Result, scope: set[str] | None = None
+             ) -> tuple[Any, list[str]]:
     from inferencex_tools.sweep.load import merge_masters
 
     root = req.root
@@ -88,12 +102,42 @@ def _configs(req: CheckRequest, result: Result) -> tuple[Any, list[str]]:
         raise InputError(f"no master configs under {root / 'configs'}",
                          hint="pass --configs FILE…")
     parts = [(_rel(f, root), read_bytes(f)) for f in files]
+    if scope is not None:
+        scoped = _scoped_configs(parts, scope)
+        if scoped is not None:
+            return scoped, [p for p, _ in parts]
     try:
         configs = merge_masters(parts)
     except InputError as exc:
         result.add(CONFIG_INVALID.at(parts[0][0], None, None, str(exc)))
         return None, [p for p, _ in parts]
     return configs, [p for p, _ in parts]
+
+
+def _scoped_configs(parts: list[tuple[str, bytes]], scope: set[str]) -> Any:
+    """The configs with only the ``scope`` keys parsed (their blocks), or None where the
+    files cannot be split safely or a key is missing (then the whole files are)."""
+    from inferencex_tools.sweep import blocks as B
+    from inferencex_tools.sweep.load import Configs
+
+    out = Configs()
+    seen: set[str] = set()
+    try:
+        for label, raw in parts:
+            blocks = B.split(raw.decode("utf-8"))
+            if blocks is None:
+                return None
+            for b in blocks:
+                if b.key in seen:
+                    return None  # a key in two files: the whole-file path reports it
+                seen.add(b.key)
+                if b.key in scope:
+                    out.data[b.key] = B.parse_block(b, label)
+                    out.origin[b.key] = label
+            out.sources[label] = raw
+    except (UnicodeDecodeError, B.Unsplittable):
+        return None
+    return out if set(out.data) == scope else None
 
 
 def _runners(root: Path) -> Any:
@@ -117,7 +161,7 @@ def _workflows(root: Path) -> Any:
 
 
 def _base_store(req: CheckRequest, base: str, result: Result,
-                base_cfgs: dict[str, Any]) -> CurveStore:
+                prefixes: Container[str]) -> CurveStore:
     """Curves and registry as the base commit has them (integrity: a change cannot bring
     its own curves)."""
     from inferencex_tools.policy.base import base_files
@@ -134,15 +178,13 @@ def _base_store(req: CheckRequest, base: str, result: Result,
     if reg is not None:
         return registry_store(reg, f"{DEFAULT_REGISTRY.as_posix()}@{base[:12]}",
                               curves_dir=root / cdir, display_dir=cdir, blobs=curves)
-    prefixes = {str(v.get("model-prefix")) for v in base_cfgs.values()
-                if isinstance(v, dict) and v.get("model-prefix")}
     texts = [b.decode("utf-8", errors="replace")
              for p, b in base_files(root, base, "benchmarks/", reader=req.git).items()
              if p.endswith((".sh", ".yaml", ".yml", ".py")) and len(b) <= 512 * 1024]
     readme = blobs.get(f"{cdir}/README.md")
     return derived_store(curves, display_dir=cdir, curves_dir=root / cdir,
                          readme=readme.decode("utf-8", errors="replace") if readme else None,
-                         prefixes=sorted(prefixes), recipe_texts=texts)
+                         prefixes=prefixes, recipe_texts=texts)
 
 
 # ------------------------------------------------------------------------- rows & jobs
@@ -326,13 +368,13 @@ def run_check(req: CheckRequest) -> Result:
         from inferencex_tools.policy.base import changed_files
 
         changes = changed_files(root, req.base, req.head, reader=req.git)
-        base_cfgs = _base_configs(root, changes.base, req.git)
-        store = _base_store(req, changes.base, result, base_cfgs)
+        base_cfgs, prefixes = _base_configs(root, changes.base, req.git, _scope(req))
+        store = _base_store(req, changes.base, result, prefixes)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
-    configs, files = _configs(req, result)
+    configs, files = _configs(req, result, _scope(req))
     result.checked.extend(files)
     if configs is None:
         return _finish(result, store, [], {}, started, req)
@@ -402,27 +444,53 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
     return run_check(CheckRequest(root=root, base=base, head=head if base else None))
 
 
-def _base_configs(root: Path, base: str, git: Any = None) -> dict[str, Any]:
-    """The base's master configs merged (a file that does not load is left out).  A file
-    is parsed relative to the checkout's copy: blocks the change left alone are the
-    checkout's parse (which the check makes anyway), only the others are parsed."""
+def _base_configs(root: Path, base: str, git: Any = None, scope: set[str] | None = None
+                  ) -> tuple[dict[str, Any], Container[str]]:
+    """The base's master configs merged (a file that does not load is left out) and
+    their model prefixes.  A file is parsed relative to the checkout's copy: blocks the
+    change left alone are the checkout's parse (which the check makes anyway), only the
+    others are parsed.  With ``scope`` only those keys' blocks are parsed, and the model
+    prefixes are looked up block by block as the curves ask for them."""
     from inferencex_tools.policy.base import base_files
+    from inferencex_tools.sweep import blocks as B
+
+    files = [(p, data) for p, data in base_files(root, base, "configs/", reader=git).items()
+             if re.fullmatch(MASTER_RX, p)]
+    if scope is not None:
+        out = _scoped_configs(files, scope & _keys_of(files))
+        if out is not None:
+            return out.data, B.FieldValues(files, "model-prefix")
+    full = _parsed_like_checkout(root, files)
+    return full, {str(v.get("model-prefix")) for v in full.values()
+                  if isinstance(v, dict) and v.get("model-prefix")}
+
+
+def _keys_of(files: list[tuple[str, bytes]]) -> set[str]:
+    from inferencex_tools.sweep import blocks as B
+
+    keys: set[str] = set()
+    for _, raw in files:
+        blocks = B.split(raw.decode("utf-8", "replace"))
+        keys.update(b.key for b in blocks or ())
+    return keys
+
+
+def _parsed_like_checkout(root: Path, files: list[tuple[str, bytes]]) -> dict[str, Any]:
     from inferencex_tools.sweep.blocks import parse_like
 
     out: dict[str, Any] = {}
-    for path, data in base_files(root, base, "configs/", reader=git).items():
-        if re.fullmatch(MASTER_RX, path):
-            here = root / path
-            try:
-                head = read_bytes(here) if here.is_file() else None
-            except InputError:
-                head = None
-            try:
-                doc = parse_like(data, path, head, path)
-            except InputError:
-                continue
-            if isinstance(doc, dict):
-                out.update(doc)
+    for path, data in files:
+        here = root / path
+        try:
+            head = read_bytes(here) if here.is_file() else None
+        except InputError:
+            head = None
+        try:
+            doc = parse_like(data, path, head, path)
+        except InputError:
+            continue
+        if isinstance(doc, dict):
+            out.update(doc)
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,7 @@ def registry_store(data: bytes, shown: str, *, curves_dir: Path, display_dir: st
 
 
 def derived_store(curves: dict[str, bytes], *, display_dir: str, curves_dir: Path,
-                  readme: str | None, prefixes: list[str],
+                  readme: str | None, prefixes: Container[str],
                   recipe_texts: list[str]) -> CurveStore:
     from inferencex_tools.policy.derive import derive_registry
 

@@ -177,3 +177,99 @@ def parse_like(raw: bytes, label: str, ref_raw: bytes | None, ref_label: str) ->
     except Unsplittable:
         return load_cached(raw, label)
     return out
+
+
+# A value a block can hold only where its text spells it: it starts with a letter (no
+# int, float, date or collection prints so, except these YAML words) and has no quote.
+_SPELLED = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "inf", "nan",
+                         "y", "n"})
+
+
+class FieldValues:
+    """Whether some entry of a set of master files has ``field`` (truthy) whose ``str()``
+    is a given value, parsing only the blocks that can hold the value: the answer of a
+    whole-file parse of each file (a file that does not load counts for nothing) where
+    the blocks left unparsed load — the premise of a scoped check, whose unparsed blocks
+    are the base's own, untouched by the change.
+
+    A value that is a plain name (:data:`_SPELLED`) can come from a block only if the
+    block's text contains it: without escapes (a block with ``\\`` is parsed at once),
+    a scalar that prints as such a name is written out on one line, and an alias or a
+    merge brings text from its own block (:func:`split` guarantees that).  Any other
+    value, an unsplittable file or a block that does not load alone parses whole files.
+    """
+
+    def __init__(self, files: list[tuple[str, bytes]], field: str) -> None:
+        from inferencex_tools.io.yamlio import DEFAULT_LIMITS
+
+        self.field = field
+        self._raw = dict(files)
+        self._values: dict[str, set[str]] = {label: set() for label, _ in files}
+        self._pending: dict[str, list[Block]] = {}
+        self._texts: dict[str, str] = {}
+        for label, raw in files:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self._whole(label)
+                continue
+            blocks = split(text) if len(raw) <= DEFAULT_LIMITS.max_bytes else None
+            if blocks is None:
+                self._whole(label)
+                continue
+            self._texts[label] = text
+            self._pending[label] = [b for b in blocks if "\\" not in b.text]
+            for b in blocks:
+                if "\\" in b.text and label in self._pending:
+                    self._parse(label, b)
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, str):
+            return False
+        if _SPELLED.fullmatch(value) is None or value.lower() in _YAML_WORDS:
+            for label in list(self._pending):
+                self._whole(label)
+        if any(value in vs for vs in self._values.values()):
+            return True
+        line = f"{self.field}: {value}"
+        for label in list(self._pending):
+            if value not in self._texts[label]:
+                continue  # no block of this file spells it
+            # blocks that spell the field with the value first: usually the first parse
+            todo = sorted((b for b in self._pending[label] if value in b.text),
+                          key=lambda b: line not in b.text)
+            for b in todo:
+                if not self._parse(label, b):
+                    break  # the whole file was parsed instead
+                self._pending[label].remove(b)
+                if value in self._values[label]:
+                    return True
+        return any(value in vs for vs in self._values.values())
+
+    def _add(self, label: str, entry: Any) -> None:
+        if isinstance(entry, dict) and entry.get(self.field):
+            self._values[label].add(str(entry.get(self.field)))
+
+    def _parse(self, label: str, block: Block) -> bool:
+        """One block's value; False when it took a whole-file parse instead."""
+        try:
+            self._add(label, parse_block(block, label))
+            return True
+        except Unsplittable:
+            self._whole(label)
+            return False
+
+    def _whole(self, label: str) -> None:
+        from inferencex_tools.errors import InputError
+        from inferencex_tools.sweep.load import load_cached
+
+        self._pending.pop(label, None)
+        self._values[label] = set()
+        try:
+            doc = load_cached(self._raw[label], label)
+        except (YamlError, InputError):
+            return
+        if isinstance(doc, dict):
+            for entry in doc.values():
+                self._add(label, entry)

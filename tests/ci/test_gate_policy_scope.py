@@ -88,19 +88,51 @@ def test_history_scope_gives_the_whole_checks_findings(history_repo: Path) -> No
         want_keys += [b.key for b in t[0]]
     assert scope == want_keys and scope
     whole = run_check_incremental(history_repo, base=ctx.base, head=ctx.head)
-    scoped = run_check(CheckRequest(root=history_repo, base=ctx.base, head=ctx.head,
-                                    config_keys=scope))
-    assert scoped.findings == whole.findings and whole.findings
-    assert scoped.info["base"]["traced-keys"] == whole.info["base"]["traced-keys"]
+    for only_blocks in (False, True):  # keys_are_change: only the scope's blocks parsed
+        scoped = run_check(CheckRequest(root=history_repo, base=ctx.base, head=ctx.head,
+                                        config_keys=scope, keys_are_change=only_blocks))
+        assert scoped.findings == whole.findings and whole.findings
+        assert scoped.info["base"]["traced-keys"] == whole.info["base"]["traced-keys"]
 
 
-def test_gate_policy_stage_equals_the_incremental_check(history_repo: Path) -> None:
-    """The stage (scoped, on the gate's own git reader) finds what the policy area's
-    incremental check finds on its own."""
-    ctx = _ctx(history_repo)
+def test_real_tree_scope_parses_only_the_changed_blocks(
+        real_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spec-decoding key's block edited on the real tree (no registry: the curves'
+    model prefixes are looked up block by block): the stage finds what the whole
+    incremental check finds, and no master config is parsed whole."""
+    import re
+
+    from inferencex_tools.sweep import load
+    from tests.conftest import clone_real_tree, git
+
+    root = clone_real_tree(real_tree, tmp_path / "tree")
+    master = root / "configs" / "nvidia-master.yaml"
+    text = master.read_text(encoding="utf-8")
+    blocks = B.split(text)
+    assert blocks is not None
+    block = next(b for b in blocks if re.search(r"spec-decoding: \"?mtp", b.text)
+                 and "conc-list: [" in b.text and "multinode: true" not in b.text)
+    edited = re.sub(r"conc-list: \[([^]]*)\]", r"conc-list: [\1, 3]", block.text, count=1)
+    master.write_text(text.replace(block.text, edited), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "one block")
+    ctx = _ctx(root)
+    assert G._policy_scope(ctx) == [block.key]
+    whole_files: list[str] = []
+    real = load._load_cached
+
+    def spy(raw: bytes, label: str) -> object:
+        if label.endswith("-master.yaml"):
+            whole_files.append(label)
+        return real(raw, label)
+
+    load.clear_cache()
+    monkeypatch.setattr(load, "_load_cached", spy)
     try:
         got = G.default_policy_stage(ctx)
     finally:
         ctx.repo.reader.close()
-    whole = run_check_incremental(history_repo, base=ctx.base, head=ctx.head)
-    assert got == whole.findings and got
+    assert whole_files == []
+    monkeypatch.setattr(load, "_load_cached", real)
+    whole = run_check_incremental(root, base="HEAD~1", head="HEAD")
+    assert got == whole.findings
+    assert list(whole.info["base"]["traced-keys"]) == [block.key] and whole.info["traces"]

@@ -76,3 +76,29 @@ def test_header_fields_and_yaml_round_trip(tmp_path: Path) -> None:
     explicit = open_store(None, None, root=tmp_path)
     assert explicit.source == "registry" and explicit.findings == []
     assert {e.curve for e in explicit.registry.entries} == set(curves)
+
+
+def test_prefix_lookup_derives_what_the_prefix_set_derives(real_tree: Path) -> None:
+    """The registry derived with the model prefixes looked up block by block (the gate's
+    scoped check) equals the one derived from every prefix of the parsed configs."""
+    from inferencex_tools.io.layout import master_files
+    from inferencex_tools.sweep.blocks import FieldValues
+
+    cdir = real_tree / "golden_al_distribution"
+    curves = {p.name: p.read_bytes() for p in sorted(cdir.glob("*.yaml"))}
+    prefixes, texts = derivation_inputs(real_tree)
+    lookup = FieldValues([(p.name, p.read_bytes()) for p in master_files(real_tree)],
+                         "model-prefix")
+    a = derive_registry(curves, readme=None, prefixes=prefixes, recipe_texts=texts,
+                        registry_file="r")
+    b = derive_registry(curves, readme=None, prefixes=lookup, recipe_texts=texts,
+                        registry_file="r")
+    assert a.registry.entries == b.registry.entries and a.registry.entries
+    assert a.findings == b.findings and a.ambiguous == b.ambiguous
+    # a prefix that is also a longer curve-name start wins over a shorter one
+    d = derive_registry({"k3-x_mtp.yaml": curve("m", "B300, vLLM MTP")}, readme=None,
+                        prefixes=FieldValues([("f", b"a:\n  model-prefix: k3\n"
+                                                    b"b:\n  model-prefix: k3-x\n")],
+                                             "model-prefix"),
+                        recipe_texts=[], registry_file="r")
+    assert [e.model_prefix for e in d.registry.entries] == ["k3-x"]
