@@ -372,10 +372,14 @@ def _align(a: ChangeAnalysis) -> None:
     description or PR link); otherwise the base entry was deleted and the head
     entry is new.  A new entry before any kept base entry is "inserted mid-file".
     """
-    bs = [e.signature for e in a.base.entries]
-    hs = [e.signature for e in a.head.entries]
+    base, head = a.base.entries, a.head.entries
+    if len(base) <= len(head) and all(b.data is h.data for b, h in zip(base, head)):
+        a.new_entries = head[len(base):]  # the head extends the base's own parse
+        return
+    bs = [e.signature for e in base]
+    hs = [e.signature for e in head]
     if bs == hs[: len(bs)]:
-        a.new_entries = a.head.entries[len(bs):]
+        a.new_entries = head[len(bs):]
         return
     kept: list[tuple[int, int]] = []  # (base index, head index): equal or paired
     deleted: list[int] = []
