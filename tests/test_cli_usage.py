@@ -175,3 +175,26 @@ def test_repo_is_owner_name_and_a_directory_is_root(tmp_path: Path) -> None:
     assert "--repo OWNER/NAME" in ixtool(tmp_path, "ci", "gate", "--help").stdout
     p = ixtool(tmp_path, "launch", "render", "--repo", str(tmp_path), "--config-key", "k")
     assert "ixtool: warning: --repo" in p.stderr and "--root" in p.stderr
+
+
+def test_a_command_line_builds_only_the_commands_it_names() -> None:
+    """The root and each group build a command on first use: `ixtool sweep full` builds
+    the sweep group and its `full` command only; help builds every command, in the
+    order they are registered."""
+    import typer
+
+    from inferencex_tools.cli import main
+    from inferencex_tools.cli import sweep as sweep_cli
+
+    root = typer.main.get_command(main.app)
+    assert isinstance(root, main._Root)
+    ctx = root.make_context("ixtool", ["sweep", "full"], resilient_parsing=True)
+    group = root.get_command(ctx, "sweep")
+    assert isinstance(group, main._Group)
+    assert list(root._commands) == ["sweep"] and list(group._commands) == []
+    assert group.get_command(ctx, "full").name == "full"
+    assert list(group._commands) == ["full"]
+    registered = [c.name or typer.main.get_command_name(c.callback.__name__)
+                  for c in sweep_cli.app.registered_commands if c.callback]
+    assert len(registered) > 2 and list(group.commands) == registered
+    assert list(root.commands) == list(main._LAZY)

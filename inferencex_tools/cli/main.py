@@ -8,10 +8,12 @@ usage errors (unknown option, missing argument, bad value) get the same two line
 
 from __future__ import annotations
 
+import copy
 import importlib
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
+from functools import partial
 from typing import Any, NoReturn
 
 import typer
@@ -38,49 +40,104 @@ _LAZY: dict[str, tuple[str, str, str | None, bool]] = {
 }
 
 
-class _Root(typer.core.TyperGroup):
-    """The root group; its commands are built on first use (see :data:`_LAZY`)."""
+class _LazyGroup(typer.core.TyperGroup):
+    """A group whose commands are Click commands built on first use: a command line
+    builds only the command it names; help, completion and error hints build them all
+    (in the order :meth:`_order` gives)."""
 
-    _pending: list[str]
+    _pending: dict[str, Callable[[], Any]]
 
     @property
     def commands(self) -> MutableMapping[str, Any]:
         for name in list(self._pending):
-            self._load(name)
+            self._build(name)
         return self._commands
 
     @commands.setter
     def commands(self, value: MutableMapping[str, Any]) -> None:
         self._commands = value
-        self._pending = [n for n in _LAZY if n not in value]
+        self._pending = self._initial_pending(value)
+
+    def _initial_pending(self, built: MutableMapping[str, Any]) -> dict[str, Callable[[], Any]]:
+        return {}
+
+    def _order(self) -> list[str]:
+        return list(self._commands)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in self._pending:
-            self._load(cmd_name)
+            self._build(cmd_name)
         return self._commands.get(cmd_name)
 
-    def _load(self, name: str) -> None:
-        """Build one command exactly as ``app.command``/``app.add_typer`` would."""
-        self._pending.remove(name)
+    def _build(self, name: str) -> None:
+        self._commands[name] = self._pending.pop(name)()
+        order = self._order()
+        ordered = sorted(self._commands.items(),
+                         key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+        self._commands.clear()
+        self._commands.update(ordered)
+
+
+class _Group(_LazyGroup):
+    """A command group (``ixtool sweep`` …): its commands are built as ``get_group_from_info``
+    would build them, one at a time."""
+
+    _names: list[str]
+
+    def defer(self, app_: typer.Typer) -> None:
+        """Take ``app_``'s registered commands as pending builds."""
+        self._names = []
+        for info in app_.registered_commands:
+            assert info.callback is not None
+            name = info.name or typer.main.get_command_name(info.callback.__name__)
+            self._names.append(name)
+            self._pending[name] = partial(
+                typer.main.get_command_from_info, info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode)
+
+    def _order(self) -> list[str]:
+        return self._names
+
+
+class _Root(_LazyGroup):
+    """The root group; its commands are built on first use (see :data:`_LAZY`)."""
+
+    def _initial_pending(self, built: MutableMapping[str, Any]) -> dict[str, Callable[[], Any]]:
+        return {n: partial(self._load, n) for n in _LAZY if n not in built}
+
+    def _order(self) -> list[str]:
+        return list(_LAZY)
+
+    def _load(self, name: str) -> Any:
+        """Build one command exactly as ``app.command``/``app.add_typer`` would (a group's
+        own commands on first use)."""
         module, attr, help_attr, group = _LAZY[name]
         mod = importlib.import_module(f"inferencex_tools.cli.{module}")
         one = typer.Typer()
         if group:
-            one.add_typer(getattr(mod, attr), name=name)
-            cmd: Any = typer.main.get_group_from_info(
+            sub: typer.Typer = getattr(mod, attr)
+            if sub.registered_groups:  # nested groups: built whole
+                one.add_typer(sub, name=name)
+                return typer.main.get_group_from_info(
+                    one.registered_groups[0], pretty_exceptions_short=app.pretty_exceptions_short,
+                    suggest_commands=app.suggest_commands, rich_markup_mode=app.rich_markup_mode)
+            shell = copy.copy(sub)  # the group itself, its commands deferred
+            shell.registered_commands = []
+            shell.info = copy.copy(sub.info)
+            shell.info.cls = _Group
+            one.add_typer(shell, name=name)
+            cmd = typer.main.get_group_from_info(
                 one.registered_groups[0], pretty_exceptions_short=app.pretty_exceptions_short,
                 suggest_commands=app.suggest_commands, rich_markup_mode=app.rich_markup_mode)
-        else:
-            one.command(name, help=getattr(mod, help_attr) if help_attr else None)(
-                getattr(mod, attr))
-            cmd = typer.main.get_command_from_info(
-                one.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
-                rich_markup_mode=app.rich_markup_mode)
-        self._commands[name] = cmd
-        ordered = sorted(self._commands.items(),
-                         key=lambda kv: list(_LAZY).index(kv[0]) if kv[0] in _LAZY else len(_LAZY))
-        self._commands.clear()
-        self._commands.update(ordered)
+            assert isinstance(cmd, _Group)
+            cmd.defer(sub)
+            return cmd
+        one.command(name, help=getattr(mod, help_attr) if help_attr else None)(
+            getattr(mod, attr))
+        return typer.main.get_command_from_info(
+            one.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode)
 
 
 app = typer.Typer(
