@@ -373,7 +373,8 @@ def _align(a: ChangeAnalysis) -> None:
     entry is new.  A new entry before any kept base entry is "inserted mid-file".
     """
     base, head = a.base.entries, a.head.entries
-    if len(base) <= len(head) and all(b.data is h.data for b, h in zip(base, head)):
+    if len(base) <= len(head) and all(
+            b.data is h.data for b, h in zip(base, head[:len(base)], strict=True)):
         a.new_entries = head[len(base):]  # the head extends the base's own parse
         return
     bs = [e.signature for e in base]
