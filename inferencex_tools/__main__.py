@@ -1,4 +1,4 @@
-from inferencex_tools.cli.main import run
+from inferencex_tools.cli.main import main
 
 if __name__ == "__main__":
-    run()
+    main()

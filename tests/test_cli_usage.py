@@ -4,6 +4,9 @@ accepted anywhere, version, completion, the summary line and the progress helper
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -198,3 +201,46 @@ def test_a_command_line_builds_only_the_commands_it_names() -> None:
                   for c in sweep_cli.app.registered_commands if c.callback]
     assert len(registered) > 2 and list(group.commands) == registered
     assert list(root.commands) == list(main._LAZY)
+
+
+def _entry(tmp_path: Path, prelude: str, *argv: str) -> subprocess.CompletedProcess[bytes]:
+    """``cli.main.main()`` as the process entry, after ``prelude`` (Python) ran."""
+    code = (f"import sys\n{prelude}\nsys.argv = ['ixtool', *{list(argv)!r}]\n"
+            "from inferencex_tools.cli.main import main\nmain()\n")
+    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          check=False, timeout=120)
+
+
+def test_process_entry_flushes_output_runs_exit_handlers_and_keeps_the_code(
+        tmp_path: Path, corpus: Path) -> None:
+    """main() ends the process without interpreter teardown: a megabyte of stdout, the
+    exit status (0, 1, 2) and the atexit handlers are all kept."""
+    marker = tmp_path / "atexit-ran"
+    prelude = (f"import atexit\natexit.register(lambda: open({str(marker)!r}, 'w').close())")
+    p = _entry(tmp_path, prelude, "--version")
+    assert p.returncode == 0 and p.stdout.startswith(b"ixtool ") and marker.exists()
+    marker.unlink()
+    p = _entry(tmp_path, prelude, "sweep", "full", "--bogus")
+    assert p.returncode == 2 and b"no such option" in p.stderr and marker.exists()
+    marker.unlink()
+    (tmp_path / "perf-changelog.yaml").write_text("- not: an entry\n", encoding="utf-8")
+    p = _entry(tmp_path, prelude, "changelog", "validate", "perf-changelog.yaml",
+               "--format", "json")
+    assert p.returncode == 1 and json.loads(p.stdout)["findings"] and marker.exists()
+    marker.unlink()
+    configs = corpus / "configs"
+    p = _entry(tmp_path, prelude, "sweep", "full", "--config-files",
+               str(configs / "nvidia-master.yaml"), str(configs / "amd-master.yaml"),
+               "--runner-config", str(configs / "runners.yaml"))
+    assert p.returncode == 0 and len(p.stdout) > 1_000_000 and marker.exists()
+    assert p.stdout.endswith(b"]\n") and json.loads(p.stdout)
+
+
+def test_process_entry_waits_for_other_threads(tmp_path: Path) -> None:
+    """With another thread alive the interpreter exits as usual (it waits for it)."""
+    done = tmp_path / "thread-done"
+    prelude = ("import threading, time\n"
+               f"threading.Thread(target=lambda: (time.sleep(0.5), "
+               f"open({str(done)!r}, 'w').close())).start()")
+    p = _entry(tmp_path, prelude, "--version")
+    assert p.returncode == 0 and done.exists()

@@ -8,10 +8,12 @@ usage errors (unknown option, missing argument, bad value) get the same two line
 
 from __future__ import annotations
 
+import atexit
 import copy
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Callable, MutableMapping
 from functools import partial
 from typing import Any, NoReturn
@@ -234,6 +236,29 @@ def run(argv: list[str] | None = None) -> NoReturn:
                   "this is a bug; re-run with --traceback and report it")
         _fail(*mapped)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def main() -> NoReturn:
+    """The process entry (console script, ``python -m inferencex_tools``): :func:`run`,
+    then the process ends without tearing the interpreter down.  Output is flushed and
+    the exit handlers run first; what is skipped is freeing every parsed object and
+    module one by one (about a tenth of a 150 ms command).  With another thread alive,
+    or output that cannot be flushed, the interpreter exits as usual."""
+    try:
+        run()
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            code = 0
+        if not isinstance(code, int) or threading.active_count() > 1:
+            raise
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise exc from None
+        getattr(atexit, "_run_exitfuncs", lambda: None)()
+        os._exit(code)
 
 
 def _normalize_metavars(command: Any) -> None:
