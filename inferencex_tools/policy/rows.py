@@ -111,7 +111,10 @@ def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
     lines = {f: key_lines(raw.decode("utf-8", errors="replace"))
              for f, raw in configs.sources.items()}
     _spec_keys(configs, globs, lines, out)
-    try:
+    from inferencex_tools.sweep.service import validate_for_generation
+
+    try:  # the generator's own precondition: configs it would refuse never reach it
+        validate_for_generation(configs)
         m = generate_matrix(configs, runners, SweepRequest(mode="full", no_evals=True))
     except InputError as exc:
         out.error = str(exc)

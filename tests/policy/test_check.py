@@ -379,3 +379,23 @@ def test_baseline_round_trip(tmp_path: Path, corpus: Path) -> None:
     rc, found = run("--baseline", str(known))
     assert rc == 1 and [r for r, _ in found] == ["PO202"], found
     assert "third-key" in json.dumps(found) or "nosuchmodel" in json.dumps(found)
+
+
+def test_rows_of_configs_the_generator_refuses_come_from_the_configs() -> None:
+    """A config the sweep generator's validation refuses (here a real historical shape:
+    ``kv-offload-backend: mooncake`` where a mapping is required) never reaches the
+    generator: the rows come from the master configs, no internal error."""
+    from pathlib import Path
+
+    from inferencex_tools.policy.rows import policy_rows
+    from inferencex_tools.sweep.load import Runners, merge_masters
+
+    case = Path(__file__).parent.parent / "cases" / "sweep" / "config" / "ok-agentic-dram.yaml"
+    text = case.read_text(encoding="utf-8").replace(
+        'kv-offload-backend: { name: mooncake, version: "0.3" }', "kv-offload-backend: mooncake")
+    configs = merge_masters([("x-master.yaml", text.encode())])
+    runners = Runners(labels={"h200-dgxc": ["h200-dgxc_0"]}, hardware={
+        "cluster:h200-dgxc": {"available-cpu-dram-mib": 2_000_000, "gpus-per-node": 8}})
+    rs = policy_rows(configs, runners, globs=None, all_evals=False)
+    assert rs.error is not None and "failed validation" in rs.error
+    assert rs.rows == [] and rs.spec_keys  # the service enumerates rows from the configs
