@@ -213,8 +213,12 @@ def _rows(req: CheckRequest, configs: Any, runners: Any, result: Result
 
 
 def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
-          result: Result) -> list[Job]:
+          result: Result) -> tuple[list[Job], list[RowOutcome]]:
+    """The rows' jobs, and a "not checked" outcome for each row whose config entry is
+    too malformed to give a job's environment (rows straight from configs the sweep
+    generator refused)."""
     jobs: list[Job] = []
+    malformed: list[RowOutcome] = []
     reported: set[tuple[str, str]] = set()
 
     def no_launcher(row: Row, tag: str, why: str) -> None:
@@ -230,12 +234,21 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
         if not families:
             no_launcher(row, label, f"no runners/launch_<family>.sh for runner '{label}'")
         for fam in families:
-            job = make_job(wf, row, fam, node_for(fam, label, runners.labels))
+            try:
+                job = make_job(wf, row, fam, node_for(fam, label, runners.labels))
+            except (TypeError, ValueError, AttributeError, KeyError) as exc:
+                from inferencex_tools.policy.check import RowOutcome
+
+                o = RowOutcome(row, None, [], [], family=fam)
+                o.unchecked = (f"its config entry is malformed ({type(exc).__name__}: {exc}); "
+                               "`ixtool config validate` shows where")
+                malformed.append(o)
+                break
             if job.launcher is None or not (req.root / job.launcher).is_file():
                 no_launcher(row, fam, f"runner '{label}' → {fam}: {job.launcher} does not exist")
             else:
                 jobs.append(job)
-    return jobs
+    return jobs, malformed
 
 
 def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
@@ -386,14 +399,14 @@ def run_check(req: CheckRequest) -> Result:
     if changes is not None:
         changed_prefixes = _curve_changes(req, changes, store, result)
         rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes)
-    jobs = _jobs(req, rows, runners, wf, result)
+    jobs, malformed = _jobs(req, rows, runners, wf, result)
     result.info["job-environment"] = "workflows" if wf is not None else "built-in"
     if changes is not None:
         jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes)
         result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                                "changed-files": sorted(changes.files), "traced-keys": why}
     jobs, unmodeled = _modeled(jobs)
-    outcomes: list[RowOutcome] = list(unmodeled)
+    outcomes: list[RowOutcome] = [*malformed, *unmodeled]
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
     if changes is None:
         _coverage(spec_keys, outcomes, result)

@@ -399,3 +399,17 @@ def test_rows_of_configs_the_generator_refuses_come_from_the_configs() -> None:
     rs = policy_rows(configs, runners, globs=None, all_evals=False)
     assert rs.error is not None and "failed validation" in rs.error
     assert rs.rows == [] and rs.spec_keys  # the service enumerates rows from the configs
+
+
+def test_a_malformed_config_entry_is_not_checked_with_a_reason(tmp_path: Path,
+                                                              corpus: Path) -> None:
+    """Rows straight from configs the generator refused: an entry too malformed for a
+    job's environment (kv-offload-backend a string, as in a real historical commit) is a
+    "not checked" verdict naming the problem, never an internal error."""
+    config = CONFIG.replace("kv-offload-backend: { name: mooncake }",
+                            "kv-offload-backend: mooncake")
+    res = check(seed_repo(tmp_path, config=config), corpus)
+    assert res.info["rows-from"].startswith("master configs (sweep generator:")
+    not_checked = [f for f in res.findings if f.rule == "PO308"]
+    assert len(not_checked) == 1 and "malformed" in not_checked[0].message
+    assert not_checked[0].data["config_keys"] == [KEY]
