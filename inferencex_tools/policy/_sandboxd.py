@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -103,13 +104,13 @@ def mountinfo() -> list[tuple[str, int]]:
 
 def bind_ro(src: str, dst: str) -> None:
     """Bind ``src`` at ``dst`` read-only, whatever the source mount allows (a user
-    namespace keeps the source's locked flags: they are repeated in the remount)."""
+    namespace keeps the source's locked flags: they are repeated in the remount).
+
+    ``src`` is below the server's host view, whose mounts (and their flags) do not
+    change after :func:`prepare`: the bind has the flags of the view's mount holding
+    ``src`` (:func:`_flags`, read once per server, not once per bind)."""
     mount(src, dst, None, MS_BIND | MS_REC)
-    flags = 0
-    for mp, f in mountinfo():
-        if mp == dst:
-            flags = f
-    mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+    mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _flags(src))
 
 
 def _write(path: str, text: str) -> None:
@@ -180,6 +181,8 @@ def prepare(stage: str) -> str:
             continue
         with contextlib.suppress(OSError):
             mount(None, mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+    _FLAGS.clear()
+    _FLAGS.update(mountinfo())  # the view's mounts as every trace will find them
     return host
 
 
@@ -290,7 +293,8 @@ _FLAGS: dict[str, int] = {}
 
 
 def _flags(path: str) -> int:
-    """The per-mount flags of the mount holding ``path`` (a remount must repeat them)."""
+    """The per-mount flags of the mount holding ``path`` (a remount must repeat them),
+    from the server's mount table as :func:`prepare` left it (read there, once)."""
     if not _FLAGS:
         _FLAGS.update(mountinfo())
     best = max((mp for mp in _FLAGS if path == mp or path.startswith(mp.rstrip("/") + "/")),
@@ -415,6 +419,9 @@ def main() -> int:
         return 1
     send(sock, {"ready": True})
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # what the server holds stays shared with its forks: no collection walks (and so
+    # copies) those pages in a trace's short-lived processes
+    gc.freeze()
     while True:
         req, fds = recv(sock)
         if req is None:
@@ -423,6 +430,7 @@ def main() -> int:
         report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            gc.disable()
             sock.close()
             os.close(report_r)
             run_trace(req, fds, host, report_w)

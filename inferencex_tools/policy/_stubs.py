@@ -103,10 +103,14 @@ LEDGER_FNS = r'''
     printf '%s %s %s\n' "$@P@rid" "$__ix_k" "$__ix_v" >&"$@P@fd"
     ((++@P@lines))
 }
-@P@env() {  # the environment, with builtins only
+@P@env() {  # the environment (what `compgen -e` lists), without a subshell
+    local -  # (the options are restored on return: a `set -u` caller's arrays)
+    set +u
     local __ix_n
     local -a __ix_e=()
-    for __ix_n in $(compgen -e); do __ix_e+=("$__ix_n=${!__ix_n}"); done
+    for __ix_n in @ALL_NAMES@; do
+        [[ ${!__ix_n@a} == *x* ]] && __ix_e+=("$__ix_n=${!__ix_n}")
+    done
     @P@items E "${__ix_e[@]}"
 }
 '''
@@ -194,6 +198,27 @@ ix_stop() {
     exit 0
 }
 
+ix_job() {  # allocate a simulated Slurm job (named $1): its id in IX_JOB
+    [[ -d $IX_JOBS ]] || "$IX_MKDIR" -p "$IX_JOBS" 2>/dev/null
+    IX_JOB=$((4200 + RANDOM % 1000))
+    printf '%s\n' "$1" > "$IX_JOBS/$IX_JOB"
+}
+
+ix_opt() {  # value of --name=V / --name V in "$@" (first) in IX_OPT; $1 = option name
+    local want=$1; shift
+    IX_OPT=""
+    while (($#)); do
+        case $1 in
+            "$want"=*) IX_OPT=${1#*=}; break ;;
+            "$want") IX_OPT=${2-}; break ;;
+        esac
+        shift
+    done
+    (($#)) || return 1
+    while [[ $IX_OPT == *$'\n' ]]; do IX_OPT=${IX_OPT%$'\n'}; done  # as $(…) gave it
+    return 0
+}
+
 ix_runs_script() {  # is one of the arguments a .sh script (the benchmark step)?
     local a
     for a in "$@"; do
@@ -203,7 +228,7 @@ ix_runs_script() {  # is one of the arguments a .sh script (the benchmark step)?
 }
 
 case $IX_TOOL in
-    python|python3|python3.*) source "$IX_LIB"; ix_python "$@" ;;
+    python|python3|python3.*) source "$IX_LIB-py"; ix_python "$@" ;;
     sed)
         "$IX_SED" "$@" && exit 0
         rc=$?
@@ -230,10 +255,10 @@ esac
 
 ix_record "$IX_TOOL" "$IX_TOOL" "$@"
 
-case $IX_TOOL in  # the helpers of the tools that do more than record
-    hf|huggingface-cli|nvidia-smi|rocm-smi|salloc|sbatch|squeue|scancel|git|uv|curl|wget|\
-    pip|pip3)
-        source "$IX_LIB" ;;
+case $IX_TOOL in  # the helpers of the tools that do more than record (a part each)
+    hf|huggingface-cli) source "$IX_LIB-hf" ;;
+    nvidia-smi|rocm-smi) source "$IX_LIB-smi" ;;
+    uv|pip|pip3) source "$IX_LIB-py" ;;
 esac
 case $IX_TOOL in
     hf|huggingface-cli) ix_hf "$@" ;;
@@ -243,11 +268,11 @@ case $IX_TOOL in
     amd-smi) printf 'GPU: 0\n' ;;
     ibv_devinfo) printf 'hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n' ;;
     salloc)
-        id=$(ix_job "$(ix_opt --job-name "$@")")
-        printf 'salloc: Granted job allocation %s\n' "$id" >&2 ;;
+        ix_opt --job-name "$@"; ix_job "$IX_OPT"
+        printf 'salloc: Granted job allocation %s\n' "$IX_JOB" >&2 ;;
     sbatch)
-        id=$(ix_job "$(ix_opt --job-name "$@")")
-        printf 'Submitted batch job %s\n' "$id"
+        ix_opt --job-name "$@"; ix_job "$IX_OPT"
+        printf 'Submitted batch job %s\n' "$IX_JOB"
         [[ $IX_STOP == *" sbatch "* ]] && ix_stop ;;
     scontrol)
         if [[ " $* " == *" hostnames "* ]]; then
@@ -255,8 +280,9 @@ case $IX_TOOL in
         fi ;;
     squeue)
         if [[ " $* " == *"%N"* ]]; then printf 'node-[1-4]\n'; exit 0; fi
-        name=$(ix_opt --name "$@") || name=""
-        jid=$(ix_opt -j "$@") || jid=$(ix_opt --jobs "$@") || jid=""
+        name=""; jid=""
+        ix_opt --name "$@" && name=$IX_OPT
+        { ix_opt -j "$@" || ix_opt --jobs "$@"; } && jid=$IX_OPT
         for f in "$IX_JOBS"/*; do
             [[ -f $f ]] || continue
             id=${f##*/}
@@ -265,7 +291,8 @@ case $IX_TOOL in
             printf '%s\n' "$id"
         done ;;
     scancel)
-        name=$(ix_opt --name "$@") || name=""
+        name=""
+        ix_opt --name "$@" && name=$IX_OPT
         for f in "$IX_JOBS"/*; do
             [[ -f $f ]] || continue
             id=${f##*/}
@@ -275,12 +302,12 @@ case $IX_TOOL in
         done ;;
     srun|docker|podman)
         if ix_runs_script "$@"; then  # a job step: which mounts hold a copy of the checkout
-            source "$IX_LIB"; ix_checkout_copies "$@"
+            source "$IX_LIB-job"; ix_checkout_copies "$@"
             [[ $IX_STOP == *" $IX_TOOL "* ]] && ix_stop
         elif [[ $IX_TOOL == srun ]]; then  # a staging step runs here (the node is the sandbox)
-            source "$IX_LIB"; ix_srun_stage "$@"
+            source "$IX_LIB-job"; ix_srun_stage "$@"
         fi ;;
-    sbcast) source "$IX_LIB"; ix_sbcast "$@" || exit 1 ;;
+    sbcast) source "$IX_LIB-job"; ix_sbcast "$@" || exit 1 ;;
     srtctl)
         if [[ " $* " == *" apply "* ]]; then
             printf '✅ Job 4242 submitted\n'
@@ -313,7 +340,8 @@ case $IX_TOOL in
             ix_fake_venv "${d:-.venv}"
         fi ;;
     curl|wget)
-        out=$(ix_opt -o "$@") || out=$(ix_opt --output "$@") || out=""
+        out=""
+        { ix_opt -o "$@" || ix_opt --output "$@"; } && out=$IX_OPT
         [[ -n $out && $out != - ]] && : > "$out" 2>/dev/null ;;
     flock) ;;
 esac
@@ -323,28 +351,10 @@ esac
 exit 0
 '''
 
-# The stub's helpers for the tools that do more than record (sourced on demand: the
-# stub itself stays short, it runs for every stubbed call).
-STUB_LIB = r'''ix_job() {  # allocate a simulated Slurm job; echo its id
-    local name=$1 id
-    [[ -d $IX_JOBS ]] || "$IX_MKDIR" -p "$IX_JOBS" 2>/dev/null
-    id=$((4200 + RANDOM % 1000))
-    printf '%s\n' "$name" > "$IX_JOBS/$id"
-    printf '%s' "$id"
-}
-
-ix_opt() {  # value of --name=V / --name V in "$@" (first); $1 = option name
-    local want=$1; shift
-    while (($#)); do
-        case $1 in
-            "$want"=*) printf '%s' "${1#*=}"; return 0 ;;
-            "$want") printf '%s' "$2"; return 0 ;;
-        esac
-        shift
-    done
-    return 1
-}
-
+# The stub's helpers for the tools that do more than record, in parts sourced on demand
+# (the stub itself stays short, it runs for every stubbed call; a part is parsed only
+# by the tools that need it).  Job steps (srun, docker, podman, sbcast):
+STUB_LIB_JOB = r'''
 # srun options written as "--opt value" (inferencex_tools.workflow.step._SRUN_VALUE_OPTS)
 IX_SRUN_VALUED=" --jobid --nodes --ntasks --partition --account --time --job-name --export
  --container-image --container-mounts --container-workdir --container-name --container-env
@@ -413,8 +423,10 @@ ix_checkout_copies() {  # note each mount source of a job step holding a copy of
     done
     return 0
 }
+'''
 
-ix_fake_venv() {
+# python, pip and uv:
+STUB_LIB_PY = r'''ix_fake_venv() {
     local d=$1
     [[ -n $d ]] || d=.venv
     "$IX_MKDIR" -p "$d/bin" 2>/dev/null || return 0
@@ -448,7 +460,52 @@ ix_pip() {  # pip install: what it installs is there afterwards (import, metadat
     return 0
 }
 
-ix_hf() {
+
+ix_python() {
+    local mod="" i=1 a
+    while (( i <= $# )); do
+        a=${!i}
+        case $a in
+            -m) i=$((i + 1)); mod=${!i:-}; break ;;
+            -m*) mod=${a#-m}; break ;;
+            -X|-W) i=$((i + 2)); continue ;;
+            -c|-|--*) break ;;
+            -*) ;;
+            *) break ;;
+        esac
+        i=$((i + 1))
+    done
+    if [[ -n $mod ]]; then
+        local m
+        for m in $IX_STUB_MODULES; do
+            if [[ $mod == "$m" || $mod == "$m".* ]]; then
+                ix_record "python -m $mod" "$IX_TOOL" "$@"
+                [[ $mod == pip ]] && ix_pip "${@:i+1}"
+                if [[ $mod == venv ]]; then
+                    local last="" b
+                    for b in "$@"; do [[ $b != -* ]] && last=$b; done
+                    ix_fake_venv "$last"
+                fi
+                exit 0
+            fi
+        done
+    fi
+    trap - TERM INT HUP
+    # no bytecode prefix: a fresh prefix directory per trace would recompile the
+    # standard library on every run (caching only, never semantics); engine packages
+    # the container would have (vllm, sglang, …) import as stand-ins (.ix/py)
+    PYTHONPYCACHEPREFIX= PYTHONPATH="@PYDIR@${PYTHONPATH:+:$PYTHONPATH}" \
+        IXTRACE_PYFAKE="$IX_ROOT/.ix/pyfake" "$IX_PY" "$@"
+    local rc=$?
+    if [[ $rc != 0 ]]; then
+        ix_note "python exited $rc (masked): $*"
+    fi
+    exit 0
+}
+'''
+
+# hf / huggingface-cli:
+STUB_LIB_HF = r'''ix_hf() {
     local repo="" dir="" prev="" a seen=0
     for a in "$@"; do
         if [[ $prev == --local-dir ]]; then dir=$a
@@ -483,8 +540,10 @@ ix_hf() {
     : > "$dir/model-00001-of-00001.safetensors"
     printf '%s\n' "$dir"
 }
+'''
 
-ix_nvidia_smi() {
+# nvidia-smi, rocm-smi:
+STUB_LIB_SMI = r'''ix_nvidia_smi() {
     local a q="" i
     for a in "$@"; do
         case $a in --query-gpu=*) q=${a#*=} ;; esac
@@ -529,50 +588,10 @@ ix_rocm_smi() {
         *) printf 'ROCM System Management Interface\n' ;;
     esac
 }
-
-ix_python() {
-    local mod="" i=1 a
-    while (( i <= $# )); do
-        a=${!i}
-        case $a in
-            -m) i=$((i + 1)); mod=${!i:-}; break ;;
-            -m*) mod=${a#-m}; break ;;
-            -X|-W) i=$((i + 2)); continue ;;
-            -c|-|--*) break ;;
-            -*) ;;
-            *) break ;;
-        esac
-        i=$((i + 1))
-    done
-    if [[ -n $mod ]]; then
-        local m
-        for m in $IX_STUB_MODULES; do
-            if [[ $mod == "$m" || $mod == "$m".* ]]; then
-                ix_record "python -m $mod" "$IX_TOOL" "$@"
-                [[ $mod == pip ]] && ix_pip "${@:i+1}"
-                if [[ $mod == venv ]]; then
-                    local last="" b
-                    for b in "$@"; do [[ $b != -* ]] && last=$b; done
-                    ix_fake_venv "$last"
-                fi
-                exit 0
-            fi
-        done
-    fi
-    trap - TERM INT HUP
-    # no bytecode prefix: a fresh prefix directory per trace would recompile the
-    # standard library on every run (caching only, never semantics); engine packages
-    # the container would have (vllm, sglang, …) import as stand-ins (.ix/py)
-    PYTHONPYCACHEPREFIX= PYTHONPATH="@PYDIR@${PYTHONPATH:+:$PYTHONPATH}" \
-        IXTRACE_PYFAKE="$IX_ROOT/.ix/pyfake" "$IX_PY" "$@"
-    local rc=$?
-    if [[ $rc != 0 ]]; then
-        ix_note "python exited $rc (masked): $*"
-    fi
-    exit 0
-}
-
 '''
+
+STUB_LIBS = {"job": STUB_LIB_JOB, "py": STUB_LIB_PY, "hf": STUB_LIB_HF,
+             "smi": STUB_LIB_SMI}
 
 # sitecustomize for the real Python runs of a trace: packages of the container image that
 # the host does not have import as stand-ins (a module whose every attribute is a
@@ -689,6 +708,8 @@ SHIM = r'''
 @SOURCE_REAL@# a record written by the shell itself into the trace's ledger: see the stub
 @LEDGER_FNS@
 __ix_rec() {
+    local -  # no `set -x` lines for the recorder's own work (restored on return)
+    set +x
     [[ -n $__ix_bin ]] || return 0
     local __ix_fd __ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" __ix_lines=0
     exec {__ix_fd}>>"$__ix_ledger" || return 0
@@ -717,6 +738,10 @@ __ix_wait() {
 }
 '''
 
+# every variable name, by its first character (``${!X@}``: the names starting with X)
+_ALL_NAMES = " ".join(f"${{!{c}@}}" for c in
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+LEDGER_FNS = LEDGER_FNS.replace("@ALL_NAMES@", _ALL_NAMES)
 STUB = STUB.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "ix_"))
 SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 
@@ -725,7 +750,6 @@ SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 # ~/.local/bin/env) is skipped and noted instead of failing the trace.
 INNER = r'''cd "$2" || exit 97
 export PWD
-PWD=$(pwd)
 TRACED="BASH_XTRACEFD=$3; IXW=\"\$PWD\"; "'
 source() {
     if [[ $# -gt 0 && $1 == /* && ! -e $1 && $1 != "$IXW"/* ]]; then

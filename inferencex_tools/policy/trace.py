@@ -857,8 +857,6 @@ class Session:
         (conf, ledger) at ``book``)."""
         (ix / "bin").mkdir(parents=True)
         (ix / "py").mkdir()
-        stub_lib = _stubs.STUB_LIB.replace("@ROOT@", _q(root)).replace("@PYDIR@",
-                                                                         f"{seen}/py")
         stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@TRACE@", _q(book))
                 .replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
@@ -870,7 +868,9 @@ class Session:
                 .replace("@NO_ENV@", " ".join(_stubs.NO_ENV_TOOLS)))
         (ix / "bin" / ".stub").write_text(stub.replace("@LIB@", _q(f"{seen}/bin/.stub-lib")))
         (ix / "bin" / ".stub").chmod(0o755)
-        (ix / "bin" / ".stub-lib").write_text(stub_lib)
+        for part, text in _stubs.STUB_LIBS.items():
+            (ix / "bin" / f".stub-lib-{part}").write_text(
+                text.replace("@ROOT@", _q(root)).replace("@PYDIR@", f"{seen}/py"))
         for tool in _stubs.ALL_TOOLS:
             os.symlink(".stub", ix / "bin" / tool)
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))

@@ -359,3 +359,55 @@ def test_batched_reads_keep_every_output(tmp_path: Path) -> None:
     assert tr.last_line is not None and tr.last_line.endswith("final_step=1"), tr.last_line
     revs = [r.argv[-1] for r in tr.records if r.tool == "git"]
     assert revs == [f"r{i}" for i in range(1, 61)]
+
+
+def test_slurm_and_download_stubs(tmp_path: Path) -> None:
+    """The simulated Slurm tools and curl's -o answer from their options (read without a
+    subshell): salloc/sbatch allocate named jobs, squeue finds them by name or id, scancel
+    ends them; curl -o/--output leaves the file; git needs none of the stub's helpers."""
+    text = ("#!/bin/bash\nset -eu\n"
+            "salloc --job-name=alpha -N 1 2> alloc.txt\n"
+            "a=$(sed -n 's/.*allocation //p' alloc.txt)\n"
+            "b=$(sbatch --job-name beta job.sh | awk '{print $4}')\n"
+            "echo \"by-name $(squeue --name=alpha -h) $(squeue --name beta)\"\n"
+            "[[ $(squeue -j \"$b\") == \"$b\" && $(squeue --jobs=\"$a\") == \"$a\" ]]\n"
+            "[[ $a =~ ^[45][0-9]{3}$ && $b =~ ^[45][0-9]{3}$ ]]\n"
+            "echo \"ok-ids $a $b\" > ids.txt\n"
+            "scancel --name=alpha; echo \"left $(squeue | tr '\\n' ' ')\"\n"
+            "scancel \"$b\"; echo \"none [$(squeue)]\"\n"
+            "curl -sL -o out.bin https://x.invalid/a; wget --output=o2 https://x.invalid/b\n"
+            "ls out.bin o2\n"
+            "git clone https://x.invalid/repo.git; ls -d repo\n"
+            "echo done\n")
+    repo = mini_repo(tmp_path, "slurm.sh", text)
+    tr = trace_script(repo, f"{SUB}/slurm.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert tr.returncode == 0, tr.stderr_tail[-600:]
+    out = tr.stdout_tail
+    ids = [r for r in tr.records if r.tool in ("salloc", "sbatch")]
+    assert [r.tool for r in ids] == ["salloc", "sbatch"]
+    first = out.split("by-name ", 1)[1].split("\n", 1)[0].split()
+    assert len(first) == 2 and first[0] != first[1], out
+    assert f"left {first[1]} \n" in out and "none []\n" in out, out
+    assert "o2\nout.bin\n" in out and "repo\n" in out and out.endswith("done\n")
+
+
+def test_recorded_environment_is_the_exported_one(tmp_path: Path) -> None:
+    """A record's environment is what the recording shell exports (``compgen -e``), read
+    with builtins only: shell variables, arrays and unset names stay out, a `set -u`
+    script's recorders still work, temporary assignments count."""
+    text = ("#!/bin/bash\nset -eu\n"
+            "source \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n"
+            "export EXPORTED=yes\nPLAIN=no\ndeclare -a EMPTY_ARR=()\nexport DECLARED_ONLY\n"
+            "f() { local -x LOCAL_X=lx; srun --jobid 1 true; run_benchmark_serving --x 1; }\n"
+            "TEMP_ONE=t f\n"
+            "echo done\n")
+    repo = mini_repo(tmp_path, "envs.sh", text)
+    tr = trace_script(repo, f"{SUB}/envs.sh", {"PATH": "/usr/bin:/bin", "FROM_JOB": "j"},
+                      timeout=30)
+    assert tr.returncode == 0, tr.stderr_tail[-600:]
+    recs = {r.tool: r for r in tr.records if r.tool in ("srun", "fn:run_benchmark_serving")}
+    assert set(recs) == {"srun", "fn:run_benchmark_serving"}
+    for r in recs.values():
+        assert {"EXPORTED", "FROM_JOB", "LOCAL_X", "TEMP_ONE", "PATH"} <= set(r.env), r.env
+        assert not {"PLAIN", "EMPTY_ARR", "DECLARED_ONLY"} & set(r.env), r.env
+        assert r.env["EXPORTED"] == "yes" and r.env["TEMP_ONE"] == "t"
