@@ -872,7 +872,13 @@ class Session:
             (ix / "bin" / f".stub-lib-{part}").write_text(
                 text.replace("@ROOT@", _q(root)).replace("@PYDIR@", f"{seen}/py"))
         for tool in _stubs.ALL_TOOLS:
-            os.symlink(".stub", ix / "bin" / tool)
+            if tool != "sed":  # (its own front, below)
+                os.symlink(".stub", ix / "bin" / tool)
+        (ix / "bin" / ".sed").mkdir()
+        os.symlink("../.stub", ix / "bin" / ".sed" / "sed")
+        (ix / "bin" / "sed").write_text(_stubs.SED_FRONT.replace("@BIN@", _q(f"{seen}/bin"))
+                                        .replace("@SED@", _tool("sed")))
+        (ix / "bin" / "sed").chmod(0o755)
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
                                      .replace("@LEDGER@", _q(f"{book}/ledger")))
         (ix / "py" / "sitecustomize.py").write_text(
