@@ -208,6 +208,7 @@ class FieldValues:
         self._values: dict[str, set[str]] = {label: set() for label, _ in files}
         self._pending: dict[str, list[Block]] = {}
         self._texts: dict[str, str] = {}
+        self._answers: dict[str, bool] = {}
         for label, raw in files:
             try:
                 text = raw.decode("utf-8")
@@ -227,6 +228,11 @@ class FieldValues:
     def __contains__(self, value: object) -> bool:
         if not isinstance(value, str):
             return False
+        if value not in self._answers:  # curve names ask for the same prefixes again
+            self._answers[value] = self._lookup(value)
+        return self._answers[value]
+
+    def _lookup(self, value: str) -> bool:
         if _SPELLED.fullmatch(value) is None or value.lower() in _YAML_WORDS:
             for label in list(self._pending):
                 self._whole(label)
