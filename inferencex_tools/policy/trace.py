@@ -580,14 +580,22 @@ def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
     return timed_out
 
 
+def _read_now(fd: int) -> bytes | None:
+    """One read of a non-blocking pipe: its bytes, ``b""`` at EOF (or on an error),
+    None when nothing is there now."""
+    try:
+        return os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
 def _read_pipe(fd: int, pipes: dict[int, _Tail], sel: selectors.BaseSelector) -> None:
     """One read from a trace's output pipe: kept in its tail, or unregistered at EOF."""
-    try:
-        b = os.read(fd, 1 << 16)
-    except BlockingIOError:
+    b = _read_now(fd)
+    if b is None:
         return
-    except OSError:
-        b = b""
     if b:
         pipes[fd].add(b)
     else:
@@ -609,13 +617,7 @@ def _widen(fds: Iterable[int]) -> None:
 def _drain_open(pipes: dict[int, _Tail], open_fds: set[int]) -> None:
     """Everything the still open pipes hold now (EOF closes a pipe's entry)."""
     for fd in list(open_fds):
-        while True:
-            try:
-                b = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError:
-                b = b""
+        while (b := _read_now(fd)) is not None:
             if not b:
                 open_fds.discard(fd)
                 break
