@@ -10,7 +10,10 @@ answer).  A row is traced only when something it depends on changed:
 * the benchmark script its family's naming rule resolves to, with what it sources;
 * the recipes its multi-node settings name (``CONFIG_FILE``, ``EVAL_CONFIG_FILE``);
 * the curve or registry its model prefix uses;
-* the workflows or ``configs/runners.yaml`` (they change every job's environment).
+* the workflows (they change every job's environment);
+* the entry of its runner label in ``configs/runners.yaml`` (the label's nodes or
+  hardware): a job reads only its own label's; a change anywhere else in the file (or
+  a file that does not load) selects every row.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any
 from inferencex_tools.io.gitcat import GitReader
 
 SKIP = (".git",)
-GLOBAL_INPUTS = (".github/workflows/", "configs/runners.yaml")
+WORKFLOWS = ".github/workflows/"
+RUNNERS_FILE = "configs/runners.yaml"
 
 
 def blob_sha(data: bytes) -> str:
@@ -39,6 +43,8 @@ def blob_sha(data: bytes) -> str:
 class Changes:
     base: str  # the merge-base commit the working tree is compared with
     files: set[str] = field(default_factory=set)  # added, modified or deleted paths
+    # runner labels whose runners.yaml entry (nodes, hardware) changed; None: every label
+    runner_labels: set[str] | None = field(default_factory=set)
 
     def any_under(self, prefixes: Iterable[str]) -> bool:
         ps = tuple(prefixes)
@@ -103,6 +109,36 @@ class Relevance:
     reasons: list[str] = field(default_factory=list)
 
 
+def runner_label_changes(base: bytes | None, head: bytes | None) -> set[str] | None:
+    """The runner labels whose ``runners.yaml`` entry differs between two revisions of
+    the file (their nodes under ``labels``, their ``hardware``); None when anything else
+    differs or either revision does not load as the expected mapping (every row)."""
+    from inferencex_tools.errors import IxtoolError
+    from inferencex_tools.io.yamlio import load_safe
+
+    docs: list[dict[str, Any]] = []
+    for raw in (base, head):
+        try:
+            doc = load_safe(raw, source=RUNNERS_FILE) if raw is not None else None
+        except IxtoolError:
+            return None
+        if not isinstance(doc, dict) or not all(
+                isinstance(doc.get(k, {}), dict) for k in ("labels", "hardware")):
+            return None
+        docs.append(doc)
+    old, new = docs
+    if {k: v for k, v in old.items() if k not in ("labels", "hardware")} != \
+            {k: v for k, v in new.items() if k not in ("labels", "hardware")}:
+        return None
+    out: set[str] = set()
+    for part in ("labels", "hardware"):
+        a, b = old.get(part) or {}, new.get(part) or {}
+        if bool(a) != bool(b):
+            return None  # no labels at all: every job's families come from launcher names
+        out.update(str(k) for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return out
+
+
 def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str],
                 changes: Changes, prefix: str, changed_prefixes: Mapping[str, str],
                 closure: Callable[[str], Iterable[str]]) -> list[str]:
@@ -111,8 +147,13 @@ def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str]
     if config != base_config:
         reasons.append(f"config block of {key} changed" if base_config is not None
                        else f"{key} is new")
-    if changes.any_under(GLOBAL_INPUTS):
-        reasons.append("workflows or configs/runners.yaml changed")
+    if changes.any_under((WORKFLOWS,)):
+        reasons.append("workflows changed")
+    label = str(config.get("runner")) if isinstance(config, dict) else ""
+    if changes.runner_labels is None and RUNNERS_FILE in changes.files:
+        reasons.append(f"{RUNNERS_FILE} changed")
+    elif changes.runner_labels and label in changes.runner_labels:
+        reasons.append(f"{RUNNERS_FILE} changed (runner label {label})")
     for f in files:
         touched = sorted(set(closure(f)) & changes.files)
         if touched:

@@ -279,13 +279,14 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
                 changes: Any, base_configs: dict[str, Any],
                 changed_prefixes: dict[str, str]) -> list[Row]:
     """--base, before any job is derived: the rows that may depend on the change.  When a
-    launcher, a workflow or runners.yaml changed every row may; otherwise a row may when
-    its config block or curve changed, or what its launchers, scripts (by the naming
-    rule) or recipes read.  :func:`_relevant` decides on the jobs of these rows."""
-    from inferencex_tools.policy.base import GLOBAL_INPUTS
+    launcher or a workflow changed every row may; otherwise a row may when its config
+    block, its runner label's runners.yaml entry or its curve changed, or what its
+    launchers, scripts (by the naming rule) or recipes read.  :func:`_relevant` decides
+    on the jobs of these rows."""
+    from inferencex_tools.policy.base import WORKFLOWS
     from inferencex_tools.policy.resolve import recipe_path
 
-    if changes.any_under((*GLOBAL_INPUTS, "runners/")):
+    if changes.any_under((WORKFLOWS, "runners/")) or changes.runner_labels is None:
         return rows
     # a launcher's or a script's closure holds the file itself and the .sh/.py/.bash
     # files it names (effective._FILE_REF): when no such file changed, only a row's
@@ -294,7 +295,8 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
     keep: list[Row] = []
     for row in rows:
         if row.config != base_configs.get(row.key) or \
-                str(row.config.get("model-prefix")) in changed_prefixes:
+                str(row.config.get("model-prefix")) in changed_prefixes or \
+                str(row.config.get("runner")) in changes.runner_labels:
             keep.append(row)
             continue
         files: list[str] = []
@@ -381,6 +383,7 @@ def run_check(req: CheckRequest) -> Result:
         from inferencex_tools.policy.base import changed_files
 
         changes = changed_files(root, req.base, req.head, reader=req.git)
+        _runner_changes(root, changes, req.git)
         base_cfgs, prefixes = _base_configs(root, changes.base, req.git, _scope(req))
         store = _base_store(req, changes.base, result, prefixes)
     else:
@@ -476,6 +479,21 @@ def _base_configs(root: Path, base: str, git: Any = None, scope: set[str] | None
     full = _parsed_like_checkout(root, files)
     return full, {str(v.get("model-prefix")) for v in full.values()
                   if isinstance(v, dict) and v.get("model-prefix")}
+
+
+def _runner_changes(root: Path, changes: Any, git: Any) -> None:
+    """Which runner labels' ``runners.yaml`` entries the change touched (``changes``)."""
+    from inferencex_tools.policy.base import RUNNERS_FILE, base_files, runner_label_changes
+
+    if RUNNERS_FILE not in changes.files:
+        return
+    base = base_files(root, changes.base, "configs/", reader=git).get(RUNNERS_FILE)
+    here = root / RUNNERS_FILE
+    try:
+        head = read_bytes(here) if here.is_file() else None
+    except InputError:
+        head = None
+    changes.runner_labels = runner_label_changes(base, head)
 
 
 def _keys_of(files: list[tuple[str, bytes]]) -> set[str]:

@@ -232,3 +232,46 @@ def test_base_config_only_change_traces_only_that_key(real_tree: Path, tmp_path:
     assert set(traced) == {SEED_KEY}, traced
     assert traced[SEED_KEY] == [f"config block of {SEED_KEY} changed"]
     assert {r["config-key"] for r in res.info["rows"]} == {SEED_KEY}
+
+
+def _runner_edit(real_tree: Path, tmp: Path, edit: tuple[str, str]) -> tuple[Path, str]:
+    """A runners.yaml edit, and the runner label of the seed key (whose label it edits)."""
+    repo = _changed_clone(real_tree, tmp, {"configs/runners.yaml": edit})
+    return repo, "cluster:h200-dgxc"
+
+
+@pytest.mark.parametrize("what,edit,selects", [
+    ("a node added to one label",
+     ("  cluster:h200-dgxc:\n", "  cluster:h200-dgxc:\n    - h200-dgxc-slurm_99\n"), "label"),
+    ("a comment", ("labels:\n", "# reviewed\nlabels:\n"), "none"),
+    ("a new top-level key", ("labels:\n", "owners: [infra]\nlabels:\n"), "every"),
+])
+def test_base_runners_yaml_change_traces_the_rows_of_its_labels(
+        real_tree: Path, tmp_path: Path, what: str, edit: tuple[str, str],
+        selects: str) -> None:
+    """A job reads only its own runner label's runners.yaml entry: a change to one label
+    traces that label's rows; a comment nothing; anything else in the file every row
+    (checked here on the seed key alone, with config_keys)."""
+    text = (real_tree / "configs/runners.yaml").read_text(encoding="utf-8")
+    if edit[0] not in text:
+        pytest.skip(f"the tree's runners.yaml has no {edit[0]!r}")
+    repo, label = _runner_edit(real_tree, tmp_path, edit)
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    traced = res.info["base"]["traced-keys"]
+    if selects == "none":
+        assert traced == {} and res.info["traces"] == 0, what
+    else:
+        assert set(traced) == {SEED_KEY}, what
+        want = ("configs/runners.yaml changed (runner label cluster:h200-dgxc)"
+                if selects == "label" else "configs/runners.yaml changed")
+        assert want in traced[SEED_KEY], traced
+    # the whole check: a one-label change selects only keys on that label
+    if selects == "label":
+        from inferencex_tools.io.yamlio import load_safe
+
+        on_label = {k for f in ("nvidia-master.yaml", "amd-master.yaml")
+                    for k, v in load_safe((repo / "configs" / f).read_bytes()).items()
+                    if v.get("runner") == label}
+        whole = run_check(CheckRequest(root=repo, base="HEAD~1"))
+        keys = set(whole.info["base"]["traced-keys"])
+        assert SEED_KEY in keys and keys <= on_label, keys - on_label
