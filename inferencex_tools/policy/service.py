@@ -284,7 +284,6 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
     launchers, scripts (by the naming rule) or recipes read.  :func:`_relevant` decides
     on the jobs of these rows."""
     from inferencex_tools.policy.base import WORKFLOWS
-    from inferencex_tools.policy.resolve import recipe_path
 
     if changes.any_under((WORKFLOWS, "runners/")) or changes.runner_labels is None:
         return rows
@@ -299,22 +298,31 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
                 str(row.config.get("runner")) in changes.runner_labels:
             keep.append(row)
             continue
-        files: list[str] = []
-        for fam in (launcher_families(req.root, str(row.config.get("runner")),
-                                      runners.labels or None) if scripts else ()):
-            files.append(f"runners/launch_{fam}.sh")  # with what it sources or names
-            res = resolve_script(req.root, row, fam)
-            if res.script:
-                files.append(res.script)
-        for side in ("prefill", "decode"):
-            for st in (row.entry.get(side) or {}).get("additional-settings") or []:
-                name, _, value = str(st).partition("=")
-                if name in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and value:
-                    files.append(recipe_path(value)[0])
+        files = _row_inputs(req, row, runners, scripts)
         if any(changes.files.intersection(index.analyzer.files(f) if f in index.files
                                           else (f,)) for f in files):
             keep.append(row)
     return keep
+
+
+def _row_inputs(req: CheckRequest, row: Row, runners: Any, scripts: bool) -> list[str]:
+    """The files a row's jobs start from: its launchers and scripts (when ``scripts``:
+    a .sh/.py/.bash file changed) and the recipes its multi-node settings name."""
+    from inferencex_tools.policy.resolve import recipe_path
+
+    files: list[str] = []
+    for fam in (launcher_families(req.root, str(row.config.get("runner")),
+                                  runners.labels or None) if scripts else ()):
+        files.append(f"runners/launch_{fam}.sh")  # with what it sources or names
+        res = resolve_script(req.root, row, fam)
+        if res.script:
+            files.append(res.script)
+    for side in ("prefill", "decode"):
+        for st in (row.entry.get(side) or {}).get("additional-settings") or []:
+            name, _, value = str(st).partition("=")
+            if name in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and value:
+                files.append(recipe_path(value)[0])
+    return files
 
 
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
