@@ -388,11 +388,12 @@ def run_check(req: CheckRequest) -> Result:
     result = Result("policy check")
     changes = None
     if req.base is not None:
-        from inferencex_tools.policy.base import changed_files
+        from inferencex_tools.policy.base import base_files, changed_files
 
         changes = changed_files(root, req.base, req.head, reader=req.git)
-        _runner_changes(root, changes, req.git)
-        base_cfgs, prefixes = _base_configs(root, changes.base, req.git, _scope(req))
+        at_base = base_files(root, changes.base, "configs/", reader=req.git)
+        _runner_changes(root, changes, at_base)
+        base_cfgs, prefixes = _base_configs(root, at_base, _scope(req))
         store = _base_store(req, changes.base, result, prefixes)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
@@ -468,18 +469,17 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
     return run_check(CheckRequest(root=root, base=base, head=head if base else None))
 
 
-def _base_configs(root: Path, base: str, git: Any = None, scope: set[str] | None = None
+def _base_configs(root: Path, base_files: dict[str, bytes], scope: set[str] | None = None
                   ) -> tuple[dict[str, Any], Container[str]]:
     """The base's master configs merged (a file that does not load is left out) and
     their model prefixes.  A file is parsed relative to the checkout's copy: blocks the
     change left alone are the checkout's parse (which the check makes anyway), only the
     others are parsed.  With ``scope`` only those keys' blocks are parsed, and the model
-    prefixes are looked up block by block as the curves ask for them."""
-    from inferencex_tools.policy.base import base_files
+    prefixes are looked up block by block as the curves ask for them.  ``base_files``:
+    the base's files under ``configs/``."""
     from inferencex_tools.sweep import blocks as B
 
-    files = [(p, data) for p, data in base_files(root, base, "configs/", reader=git).items()
-             if re.fullmatch(MASTER_RX, p)]
+    files = [(p, data) for p, data in base_files.items() if re.fullmatch(MASTER_RX, p)]
     if scope is not None:
         out = _scoped_configs(files, scope & _keys_of(files))
         if out is not None:
@@ -489,13 +489,14 @@ def _base_configs(root: Path, base: str, git: Any = None, scope: set[str] | None
                   if isinstance(v, dict) and v.get("model-prefix")}
 
 
-def _runner_changes(root: Path, changes: Any, git: Any) -> None:
-    """Which runner labels' ``runners.yaml`` entries the change touched (``changes``)."""
-    from inferencex_tools.policy.base import RUNNERS_FILE, base_files, runner_label_changes
+def _runner_changes(root: Path, changes: Any, base_files: dict[str, bytes]) -> None:
+    """Which runner labels' ``runners.yaml`` entries the change touched (``changes``);
+    ``base_files``: the base's files under ``configs/``."""
+    from inferencex_tools.policy.base import RUNNERS_FILE, runner_label_changes
 
     if RUNNERS_FILE not in changes.files:
         return
-    base = base_files(root, changes.base, "configs/", reader=git).get(RUNNERS_FILE)
+    base = base_files.get(RUNNERS_FILE)
     here = root / RUNNERS_FILE
     try:
         head = read_bytes(here) if here.is_file() else None
