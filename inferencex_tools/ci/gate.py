@@ -408,7 +408,7 @@ def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
     """Configs at ``ref`` for the keys the entries select (blocks), runners.yaml."""
     from inferencex_tools.sweep import blocks as B
     from inferencex_tools.sweep.changelog import Snapshot, resolve_entry_keys
-    from inferencex_tools.sweep.load import Configs, merge_masters, parse_runners
+    from inferencex_tools.sweep.load import merge_masters, parse_runners
     from inferencex_tools.sweep.service import validate_for_generation
 
     texts = [(p, (blobs.get(ref, p) or b"").decode("utf-8", "replace")) for p in masters]
@@ -417,23 +417,13 @@ def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
         raise InputError(f"no {RUNNERS} at {ref[:12]}",
                          hint=f"the base revision needs {RUNNERS}; check --base")
     try:
-        split = [(p, B.split(t)) for p, t in texts]
-        if any(s is None for _, s in split):
-            raise B.Unsplittable("file")
-        all_keys = [b.key for _, s in split for b in s or []]
-        if len(set(all_keys)) != len(all_keys):
-            raise B.Unsplittable("duplicate keys across files")
+        split = B.split_files(texts)
+        all_keys = [b.key for _, blocks in split for b in blocks]
         wanted: set[str] = set()
         for e in entries:
             wanted.update(resolve_entry_keys(list(e.get("config-keys") or []), all_keys))
-        configs = Configs()
-        for p, s in split:
-            for b in s or []:
-                if b.key in wanted:
-                    configs.data[b.key] = B.parse_block(b, p)
-                    configs.origin[b.key] = p
         # keys outside the selection stay known (for globs) but unparsed
-        configs.sources = {p: t.encode() for p, t in texts}
+        configs = B.configs_of(split, wanted, {p: t.encode() for p, t in texts})
     except B.Unsplittable:
         configs = merge_masters([(p, t.encode()) for p, t in texts])
     validate_for_generation(configs)

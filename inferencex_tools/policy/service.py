@@ -103,7 +103,7 @@ def _configs(req: CheckRequest, result: Result, scope: set[str] | None = None
                          hint="pass --configs FILE…")
     parts = [(_rel(f, root), read_bytes(f)) for f in files]
     if scope is not None:
-        scoped = _scoped_configs(parts, scope)
+        scoped = _scoped_configs(parts, scope, complete=True)
         if scoped is not None:
             return scoped, [p for p, _ in parts]
     try:
@@ -114,30 +114,19 @@ def _configs(req: CheckRequest, result: Result, scope: set[str] | None = None
     return configs, [p for p, _ in parts]
 
 
-def _scoped_configs(parts: list[tuple[str, bytes]], scope: set[str]) -> Any:
+def _scoped_configs(parts: list[tuple[str, bytes]], scope: set[str], *, complete: bool
+                    ) -> Any:
     """The configs with only the ``scope`` keys parsed (their blocks), or None where the
-    files cannot be split safely or a key is missing (then the whole files are)."""
+    files cannot be split safely or (``complete``) a key is missing: then the whole files
+    are parsed."""
     from inferencex_tools.sweep import blocks as B
-    from inferencex_tools.sweep.load import Configs
 
-    out = Configs()
-    seen: set[str] = set()
     try:
-        for label, raw in parts:
-            blocks = B.split(raw.decode("utf-8"))
-            if blocks is None:
-                return None
-            for b in blocks:
-                if b.key in seen:
-                    return None  # a key in two files: the whole-file path reports it
-                seen.add(b.key)
-                if b.key in scope:
-                    out.data[b.key] = B.parse_block(b, label)
-                    out.origin[b.key] = label
-            out.sources[label] = raw
+        files = B.split_files([(label, raw.decode("utf-8")) for label, raw in parts])
+        out = B.configs_of(files, scope, dict(parts))
     except (UnicodeDecodeError, B.Unsplittable):
         return None
-    return out if set(out.data) == scope else None
+    return out if set(out.data) == scope or not complete else None
 
 
 def _runners(root: Path) -> Any:
@@ -481,12 +470,11 @@ def _base_configs(root: Path, base_files: dict[str, bytes], scope: set[str] | No
 
     files = [(p, data) for p, data in base_files.items() if re.fullmatch(MASTER_RX, p)]
     if scope is not None:
-        out = _scoped_configs(files, scope & _keys_of(files))
+        out = _scoped_configs(files, scope, complete=False)  # a new key: not at the base
         if out is not None:
             return out.data, B.FieldValues(files, "model-prefix")
     full = _parsed_like_checkout(root, files)
-    return full, {str(v.get("model-prefix")) for v in full.values()
-                  if isinstance(v, dict) and v.get("model-prefix")}
+    return full, B.field_values(full.values(), "model-prefix")
 
 
 def _runner_changes(root: Path, changes: Any, base_files: dict[str, bytes]) -> None:
@@ -503,16 +491,6 @@ def _runner_changes(root: Path, changes: Any, base_files: dict[str, bytes]) -> N
     except InputError:
         head = None
     changes.runner_labels = runner_label_changes(base, head)
-
-
-def _keys_of(files: list[tuple[str, bytes]]) -> set[str]:
-    from inferencex_tools.sweep import blocks as B
-
-    keys: set[str] = set()
-    for _, raw in files:
-        blocks = B.split(raw.decode("utf-8", "replace"))
-        keys.update(b.key for b in blocks or ())
-    return keys
 
 
 def _parsed_like_checkout(root: Path, files: list[tuple[str, bytes]]) -> dict[str, Any]:

@@ -157,6 +157,7 @@ def derivation_inputs(root: Path) -> tuple[list[str], list[str]]:
     """Model prefixes of the master configs and the recipe texts (draft ids) of a tree."""
     from inferencex_tools.errors import YamlError
     from inferencex_tools.io.yamlio import load_safe
+    from inferencex_tools.sweep.blocks import field_values
 
     prefixes: set[str] = set()
     for p in master_files(root):
@@ -165,8 +166,7 @@ def derivation_inputs(root: Path) -> tuple[list[str], list[str]]:
         except (YamlError, InputError):
             continue
         if isinstance(doc, dict):
-            prefixes.update(str(v.get("model-prefix")) for v in doc.values()
-                            if isinstance(v, dict) and v.get("model-prefix"))
+            prefixes |= field_values(doc.values(), "model-prefix")
     texts: list[str] = []
     bench = root / "benchmarks"
     for p in sorted(bench.rglob("*")) if bench.is_dir() else []:

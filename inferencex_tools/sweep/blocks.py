@@ -20,6 +20,7 @@ Otherwise :func:`split` returns None (or :func:`parse_keys` raises
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +122,43 @@ def parse_keys(text: str, wanted: set[str], source: str) -> tuple[list[str], dic
         raise Unsplittable(source)
     entries = {b.key: parse_block(b, source) for b in blocks if b.key in wanted}
     return [b.key for b in blocks], entries
+
+
+def split_files(texts: list[tuple[str, str]]) -> list[tuple[str, list[Block]]]:
+    """Each file's blocks, in order; :class:`Unsplittable` when a file cannot be split or
+    a key stands in two files (the whole-file merge reports that)."""
+    out: list[tuple[str, list[Block]]] = []
+    seen: set[str] = set()
+    for label, text in texts:
+        blocks = split(text)
+        if blocks is None:
+            raise Unsplittable(label)
+        for b in blocks:
+            if b.key in seen:
+                raise Unsplittable(f"{b.key} in two files")
+            seen.add(b.key)
+        out.append((label, blocks))
+    return out
+
+
+def configs_of(files: list[tuple[str, list[Block]]], wanted: set[str],
+               sources: dict[str, bytes]) -> Any:
+    """Merged configs with the ``wanted`` keys' entries parsed from their blocks (the
+    other keys stay unparsed); ``sources``: each file's raw bytes."""
+    from inferencex_tools.sweep.load import Configs
+
+    out = Configs(sources=sources)
+    for label, blocks in files:
+        for b in blocks:
+            if b.key in wanted:
+                out.data[b.key] = parse_block(b, label)
+                out.origin[b.key] = label
+    return out
+
+
+def field_values(entries: Iterable[Any], field: str) -> set[str]:
+    """``str()`` of ``field`` of each mapping entry that has it truthy (a model prefix)."""
+    return {str(e[field]) for e in entries if isinstance(e, dict) and e.get(field)}
 
 
 def touched(head: str, base: str | None) -> tuple[list[Block], list[str]] | None:
@@ -254,8 +292,7 @@ class FieldValues:
         return any(value in vs for vs in self._values.values())
 
     def _add(self, label: str, entry: Any) -> None:
-        if isinstance(entry, dict) and entry.get(self.field):
-            self._values[label].add(str(entry.get(self.field)))
+        self._values[label].update(field_values((entry,), self.field))
 
     def _parse(self, label: str, block: Block) -> bool:
         """One block's value; False when it took a whole-file parse instead."""
@@ -277,5 +314,4 @@ class FieldValues:
         except (YamlError, InputError):
             return
         if isinstance(doc, dict):
-            for entry in doc.values():
-                self._add(label, entry)
+            self._values[label] = field_values(doc.values(), self.field)
