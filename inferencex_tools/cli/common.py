@@ -175,12 +175,13 @@ def emit(result: Result, fmt: Format, *, strict: bool = False,
     from inferencex_tools.report.reporters import render, render_markdown_summary
 
     adopt(result, adoption)
+    result.strict = strict  # the reports say what the exit code does
 
     color = fmt is Format.text and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     sys.stdout.write(render(result, fmt.value, color=color))
     if fmt is Format.github:
         write_summary(render_markdown_summary(result))
-    return result.exit_code(strict=strict)
+    return result.exit_code()
 
 
 def actions_env() -> ActionsEnv:

@@ -72,12 +72,32 @@ class _LazyGroup(typer.core.TyperGroup):
         return self._commands.get(cmd_name)
 
     def _build(self, name: str) -> None:
-        self._commands[name] = self._pending.pop(name)()
+        self._commands[name] = with_global_options(self._pending.pop(name)())
         order = self._order()
         ordered = sorted(self._commands.items(),
                          key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
         self._commands.clear()
         self._commands.update(ordered)
+
+
+def _set_quiet(_ctx: Any, _param: Any, value: bool) -> None:
+    if value:
+        SETTINGS.quiet = True
+
+
+def with_global_options(command: Any) -> Any:
+    """``command`` (and the commands of a group built whole) with the hidden global
+    ``--quiet``/``-q``: accepted anywhere on the line, parsed as an option (so a ``-q``
+    that is another option's value stays a value).  The root's help documents it."""
+    if not any(p.name == "quiet" for p in command.params):
+        command.params.append(typer.core.TyperOption(
+            param_decls=["--quiet", "-q"], is_flag=True, expose_value=False, is_eager=True,
+            hidden=True, callback=_set_quiet,
+            help="No progress or informational lines on stderr."))
+    if isinstance(command, typer.core.TyperGroup) and not isinstance(command, _LazyGroup):
+        for sub in command.commands.values():
+            with_global_options(sub)
+    return command
 
 
 class _Group(_LazyGroup):
@@ -102,8 +122,25 @@ class _Group(_LazyGroup):
         return self._names
 
 
+class _PipeClosed(Exception):
+    """stdout's reader went away: a BrokenPipeError carried past click, which would turn
+    it into exit 1 (the findings code)."""
+
+
 class _Root(_LazyGroup):
     """The root group; its commands are built on first use (see :data:`_LAZY`)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:  # eager options print here (-V, --help)
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError as exc:
+            raise _PipeClosed from exc
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise _PipeClosed from exc
 
     def _initial_pending(self, built: MutableMapping[str, Any]) -> dict[str, Callable[[], Any]]:
         return {n: partial(self._load, n) for n in _LAZY if n not in built}
@@ -171,7 +208,7 @@ def _root(
     quiet: bool = typer.Option(
         False, "--quiet", "-q",
         help="No progress or informational lines on stderr (errors and results only); "
-        "--quiet is accepted anywhere."),
+        "accepted anywhere on the line."),
     version: bool = typer.Option(
         False, "--version", "-V", callback=_version, is_eager=True,
         help="Print the version and exit."),
@@ -184,7 +221,9 @@ def _root(
 
 
 def _take_global_flags(args: list[str]) -> list[str]:
-    """Remove the global flags from ``args`` (up to ``--``) and record them."""
+    """Remove ``--traceback`` from ``args`` (up to ``--``) and record it: it must be known
+    before parsing (a usage error's traceback).  ``--quiet``/``-q`` is an option of every
+    command (:func:`with_global_options`)."""
     out: list[str] = []
     for i, tok in enumerate(args):
         if tok == "--":
@@ -192,8 +231,6 @@ def _take_global_flags(args: list[str]) -> list[str]:
             break
         if tok == "--traceback":
             SETTINGS.traceback = True
-        elif tok == "--quiet":  # -q only before the command (it may be a value later)
-            SETTINGS.quiet = True
         else:
             out.append(tok)
     return out
@@ -207,6 +244,13 @@ def _fail(message: str, hint: str, code: int = 2) -> NoReturn:
 
 def run(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry: run the app, map exceptions to exit codes."""
+    try:
+        _run(argv)
+    except (BrokenPipeError, _PipeClosed):  # also while an error was being reported
+        _broken_pipe()
+
+
+def _run(argv: list[str] | None) -> NoReturn:
     from inferencex_tools.errors import IxtoolError
 
     SETTINGS.reset()
@@ -226,7 +270,9 @@ def run(argv: list[str] | None = None) -> NoReturn:
     except KeyboardInterrupt:
         print("ixtool: interrupted", file=sys.stderr)
         sys.exit(130)
-    except (BrokenPipeError, SystemExit):
+    except (BrokenPipeError, _PipeClosed):
+        _broken_pipe()
+    except SystemExit:
         raise
     except Exception as exc:
         mapped = _usage_error(exc, command, args)
@@ -238,12 +284,45 @@ def run(argv: list[str] | None = None) -> NoReturn:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+# Exit status when the reader of stdout goes away (``ixtool … | head -1``): what a shell
+# reports for a program killed by SIGPIPE (128 + 13), as ``git log | head -1`` or
+# ``yes | head -1`` give under ``set -o pipefail``; never 1 (findings).
+EXIT_BROKEN_PIPE = 141
+
+
+def _broken_pipe() -> NoReturn:
+    """Stop quietly after a write to a closed pipe: no traceback, no message (the reader
+    left on purpose), exit :data:`EXIT_BROKEN_PIPE`.  Whatever is still buffered for
+    stdout goes to /dev/null so the final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (in-process)
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
+
+
+def _flush() -> None:
+    """Flush stdout and stderr; a closed pipe ends the process as :func:`_broken_pipe`
+    says (other errors propagate)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        try:
+            _broken_pipe()
+        except SystemExit:
+            os._exit(EXIT_BROKEN_PIPE)
+
+
 def main() -> NoReturn:
     """The process entry (console script, ``python -m inferencex_tools``): :func:`run`,
     then the process ends without tearing the interpreter down.  Output is flushed and
     the exit handlers run first; what is skipped is freeing every parsed object and
     module one by one (about a tenth of a 150 ms command).  With another thread alive,
-    or output that cannot be flushed, the interpreter exits as usual."""
+    or output that cannot be flushed, the interpreter exits as usual (a closed pipe:
+    :data:`EXIT_BROKEN_PIPE`)."""
     try:
         run()
     except SystemExit as exc:
@@ -251,10 +330,10 @@ def main() -> NoReturn:
         if code is None:
             code = 0
         if not isinstance(code, int) or threading.active_count() > 1:
+            _flush()
             raise
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            _flush()
         except (OSError, ValueError):
             raise exc from None
         getattr(atexit, "_run_exitfuncs", lambda: None)()
@@ -281,6 +360,8 @@ def _usage_error(exc: Exception, command: Any, args: list[str]) -> tuple[str, st
         from inferencex_tools.cli.usage import usage_error
 
         return usage_error(exc, command, args)
+    except BrokenPipeError:  # it printed the help (a group without a command)
+        raise
     except Exception:  # a bug in the error path must not hide the original error
         return None
 

@@ -105,7 +105,7 @@ def _missing(exc: Any, ctx: Any) -> str:
     return f"for example: {ex}" if ex else _help(ctx)
 
 
-GLOBAL_ONLY = ("-V", "--version", "-q")
+GLOBAL_ONLY = ("-V", "--version")
 
 
 def usage_error(exc: BaseException, root: Any, args: list[str]) -> tuple[str, str] | None:

@@ -123,6 +123,7 @@ class Result:
     fixes: list[str] = field(default_factory=list)
     # what the command did (written, appended, resolved): plain lines in text output
     done: list[str] = field(default_factory=list)
+    strict: bool = False  # --strict: warnings fail too (``ok``, the exit code, the reports)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -146,10 +147,12 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        """No errors (and no warnings under ``strict``): what every report says and the
+        exit code follows."""
+        return not self.errors and not (self.strict and self.warnings)
 
     def exit_code(self, *, strict: bool = False) -> int:
-        """0 clean, 1 findings (errors; warnings too with ``strict``)."""
-        if self.errors or (strict and self.warnings):
+        """0 clean, 1 findings (errors; warnings too with ``strict`` or :attr:`strict`)."""
+        if self.errors or ((strict or self.strict) and self.warnings):
             return 1
         return 0

@@ -89,7 +89,7 @@ def render_text(result: Result, *, color: bool = False) -> str:
     out.extend(result.done)
     for fix in result.fixes:
         out.append(f"fixed: {fix}")
-    status = paint("FAILED", "31;1") if result.errors else paint("ok", "32;1")
+    status = paint("ok", "32;1") if result.ok else paint("FAILED", "31;1")
     checked = f" in {', '.join(result.checked)}" if result.checked else ""
     adopted = f" ({result.info['adoption']})" if result.info.get("adoption") else ""
     out.append(f"{result.command}: {status}: {summary_line(result)}{checked}{adopted}")
@@ -104,6 +104,7 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "tool_version": __version__,
         "command": result.command,
         "ok": result.ok,
+        "strict": result.strict,
         "summary": {
             "errors": len(result.errors),
             "warnings": len(result.warnings),
@@ -151,7 +152,7 @@ def _md_cell(s: str) -> str:
 
 def render_markdown_summary(result: Result) -> str:
     """The job-summary table written to ``$GITHUB_STEP_SUMMARY``."""
-    icon = "❌" if result.errors else "✅"
+    icon = "✅" if result.ok else "❌"
     lines = [
         f"### {icon} `ixtool {result.command}`: {summary_line(result)}",
         "",

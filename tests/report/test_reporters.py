@@ -94,6 +94,7 @@ def test_json_exact() -> None:
         "tool_version": __version__,
         "command": "changelog validate",
         "ok": False,
+        "strict": False,
         "summary": {"errors": 2, "warnings": 2, "notes": 0},
         "checked": ["perf-changelog.yaml (main..working tree)"],
         "fixes": [],
