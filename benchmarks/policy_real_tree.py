@@ -99,7 +99,7 @@ def report(name: str, wall: float, cpu_s: float, res: object, target: float) -> 
 
 
 def one_trace(repo: Path) -> tuple[float, float]:
-    from inferencex_tools.policy.trace import Session
+    from inferencex_tools.sandbox import Session
 
     env = {"MODEL": "MiniMaxAI/MiniMax-M3-MXFP8", "TP": "8", "CONC": "4",
            "KV_OFFLOADING": "none", "TOTAL_CPU_DRAM_GB": "0", "RESULT_DIR":

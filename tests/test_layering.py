@@ -6,7 +6,11 @@
   I/O adapters in ``io/`` return data or raise.
 * Nothing outside ``cli/`` exits (``sys.exit``, ``SystemExit``, ``os._exit``) or
   imports typer: errors are :mod:`inferencex_tools.errors` exceptions.
-* Processes run only in ``io/`` adapters (``subprocess``, GitPython's ``git`` module).
+* Processes run only in ``io/`` adapters (``subprocess``, GitPython's ``git`` module) and
+  the sandbox's own adapter (``sandbox/isolation.py``).
+* The sandbox is one boundary: outside ``sandbox/`` only the names
+  ``inferencex_tools.sandbox`` exports (its ``__all__``) are imported, never its modules;
+  the sandbox imports nothing of the judging code.
 * jsonschema errors become issues/findings only in ``schemas.py`` (no ``iter_errors``
   elsewhere).
 * Nothing outside ``cli/`` reads the process environment (``os.environ``,
@@ -35,11 +39,13 @@ ENV_READERS = {
     "io/gitcat.py": "the environment of its read-only git processes (with user/system "
                     "configuration neutralised), as io/git.py gives GitPython",
 }
-# Not part of ixtool's runtime: the program the policy sandbox runs in place of the
+# Not part of ixtool's runtime: the program the sandbox runs in place of the
 # GPU tools, the trace server it runs inside its namespaces and the subreaper of
 # unsandboxed traces (standalone scripts run by path); printing, reading the
 # environment and exiting is what they are for.
-NOT_IXTOOL = {"policy/_stubs.py", "policy/_sandboxd.py", "policy/_reaper.py"}
+NOT_IXTOOL = {"sandbox/_stubs.py", "sandbox/_sandboxd.py", "sandbox/_reaper.py"}
+# Modules that run processes outside io/: the sandbox's own adapter.
+PROCESS_ADAPTERS = {"sandbox/isolation.py"}
 # TEMPORARY: work in progress in other areas; the owner deletes the entry.
 TEMPORARY: dict[str, set[str]] = {
     "environ": set(),
@@ -121,7 +127,8 @@ def test_layers(path: Path) -> None:
             "parameter; the CLI reads it (cli.common.actions_env / io.actions)")
     assert not found["exit"], (
         f"{rel} exits ({found['exit']}): raise an inferencex_tools.errors exception")
-    if not rel.startswith("io/") and rel not in TEMPORARY["process"]:
+    if not rel.startswith("io/") and rel not in PROCESS_ADAPTERS \
+            and rel not in TEMPORARY["process"]:
         assert not found["process"], (
             f"{rel} runs processes ({found['process']}): that is an io/ adapter's job")
     if rel != "schemas.py" and rel not in TEMPORARY["schema"]:
@@ -136,8 +143,10 @@ def test_layers(path: Path) -> None:
 
 def test_exceptions_are_still_needed() -> None:
     """Every exception names an existing module that still needs it."""
-    for rel in [*ENV_READERS, *NOT_IXTOOL]:
+    for rel in [*ENV_READERS, *NOT_IXTOOL, *PROCESS_ADAPTERS]:
         assert (PKG / rel).is_file(), rel
+    for rel in PROCESS_ADAPTERS:
+        assert _violations(PKG / rel)["process"], f"{rel} runs no process: delete it"
     for kind, rels in TEMPORARY.items():
         for rel in rels:
             path = PKG / rel
@@ -225,3 +234,71 @@ def test_io_adapters_are_held_to_the_same_rules() -> None:
         found = _violations(path)
         rel = path.relative_to(PKG).as_posix()
         assert not found["cli"] and not found["terminal"] and not found["exit"], (rel, found)
+
+
+SANDBOX = "inferencex_tools.sandbox"
+
+
+def _sandbox_public() -> set[str]:
+    """The names ``inferencex_tools.sandbox`` exports (its ``__all__``, read from the AST)."""
+    tree = ast.parse((PKG / "sandbox" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {str(ast.literal_eval(e)) for e in node.value.elts}  # type: ignore[attr-defined]
+    raise AssertionError("inferencex_tools/sandbox/__init__.py has no __all__")
+
+
+def _sandbox_reach(source: str, public: set[str]) -> list[str]:
+    """Where a module outside the sandbox reaches inside it: an import of one of its
+    modules, or of a name it does not export."""
+    bad: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        where = f"line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith(SANDBOX + "."):
+                bad.append(f"{where}: from {node.module}")
+            elif node.module == SANDBOX:
+                bad += [f"{where}: {a.name}" for a in node.names if a.name not in public]
+            elif node.module == "inferencex_tools" and any(a.name == "sandbox"
+                                                           for a in node.names):
+                bad.append(f"{where}: the sandbox package as a module")
+        elif isinstance(node, ast.Import):
+            bad += [f"{where}: import {a.name}" for a in node.names
+                    if a.name == SANDBOX or a.name.startswith(SANDBOX + ".")]
+    return bad
+
+
+def test_the_sandbox_is_reached_only_through_its_public_names() -> None:
+    """The judging code (policy/, launch/, review/ …) uses the sandbox's public result
+    types and functions only; nothing imports ``sandbox.trace``, ``sandbox._stubs`` …"""
+    public = _sandbox_public()
+    assert {"Session", "TraceResult", "Record", "trace_script"} <= public
+    users = 0
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith("sandbox/"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        users += SANDBOX in text
+        assert not _sandbox_reach(text, public), (rel, _sandbox_reach(text, public))
+    assert users >= 5, "the sandbox's users are missing from the check"
+    probe = ("from inferencex_tools.sandbox.trace import Ledger\n"
+             "from inferencex_tools.sandbox import _stubs, Session\n"
+             "import inferencex_tools.sandbox.isolation\n"
+             "from inferencex_tools import sandbox\n")
+    assert len(_sandbox_reach(probe, public)) == 4
+
+
+def test_the_sandbox_imports_no_judging_code() -> None:
+    """The boundary holds from the inside too: the sandbox's modules import only the
+    standard library, ixtool's errors, the repository layout and each other."""
+    allowed = ("inferencex_tools.errors", "inferencex_tools.io.layout", SANDBOX)
+    for path in (PKG / "sandbox").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                    else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for m in mods:
+                if m.startswith("inferencex_tools"):
+                    assert m == "inferencex_tools.errors" or any(
+                        m == a or m.startswith(a + ".") for a in allowed), (path.name, m)

@@ -1,5 +1,5 @@
-"""Tracing a row's launch in two stages, both in the policy area's sandbox
-(:func:`inferencex_tools.policy.trace.trace_script`: ``env -i``, stub executables,
+"""Tracing a row's launch in two stages, both in the sandbox
+(:func:`inferencex_tools.sandbox.trace_script`: ``env -i``, stub executables,
 namespaces when available, timeout).
 
 1. **Launcher**: ``runners/launch_<family>.sh`` runs with the workflow's variables.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferencex_tools.launch.slurmargs import parse_slurm_args, step_runs
-from inferencex_tools.policy.trace import Record, TraceResult, trace_script
+from inferencex_tools.sandbox import Record, TraceResult, trace_script
 from inferencex_tools.workflow.step import Step, step_of
 
 WS_TOKEN = "_ixtool_workspace_"
@@ -91,7 +91,7 @@ def _step_env(rec: Record, root: str) -> dict[str, str]:
 def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str | None,
                  timeout: float = 60.0, allow_unsandboxed: bool = False) -> LaunchTrace:
     """Trace ``launcher`` with ``env``; then the job step that runs ``script``."""
-    from inferencex_tools.policy.trace import Session
+    from inferencex_tools.sandbox import Session
 
     # the checkout at the path a runner has it, so launchers that read $GITHUB_WORKSPACE
     # (``set -u``, container mounts of it) see a real directory

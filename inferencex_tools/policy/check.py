@@ -38,8 +38,8 @@ from inferencex_tools.policy.rules import (
     WRONG_MODE,
 )
 from inferencex_tools.policy.store import CurveStore
-from inferencex_tools.policy.trace import TraceResult
 from inferencex_tools.report.findings import Rule
+from inferencex_tools.sandbox import TraceResult
 
 Emit = Callable[..., None]
 UNIT = {"al": "AL", "al-1": "AL-1", "rate": "(AL-1)/K"}

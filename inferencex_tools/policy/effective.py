@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from inferencex_tools.policy import _stubs
+from inferencex_tools.sandbox import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 
-REPLACED = frozenset(_stubs.WAIT_FUNCTIONS + _stubs.RECORD_FUNCTIONS)
+REPLACED = frozenset(WAIT_FUNCTIONS + RECORD_FUNCTIONS)
 ALWAYS = frozenset({"HF_HUB_CACHE", "HF_HOME", "PATH", "EVAL_ONLY", "RUN_EVAL"})
 ALWAYS_PREFIXES = ("SGLANG_", "TLLM_", "DYN_", "AIPERF_", "VLLM_", "SYNTHETIC_",
                    "THINKING", "IXTRACE")
@@ -547,9 +547,9 @@ def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
     arithmetic, never empty):
 
     * ``$NAME``/``${NAME}`` or a bare name in arithmetic, in the arguments of a call of
-      a function the sandbox replaces by a recorder (:data:`~._stubs.RECORD_FUNCTIONS`,
-      defined nowhere but in the library the sandbox swaps them in): the recorder keeps
-      the arguments and returns 0;
+      a function the sandbox replaces by a recorder
+      (:data:`~inferencex_tools.sandbox.RECORD_FUNCTIONS`, defined nowhere but in the
+      library the sandbox swaps them in): the recorder keeps the arguments and returns 0;
     * a bare ``NAME`` in a call of a presence checker (:func:`presence_checkers`);
     * ``$NAME``/``${NAME}`` in an ``echo``/``printf`` that is a top-level statement of
       the entry script (its output goes to the trace's stdout, which only a failed
@@ -557,7 +557,7 @@ def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
 
     A line counts only when it is one simple command: no pipe, list, redirection,
     command substitution or backquote."""
-    recorders = {f for f in _stubs.RECORD_FUNCTIONS
+    recorders = {f for f in RECORD_FUNCTIONS
                  if all(p == _LIB for p in defined.get(f, ()))}
     checkers = presence_checkers(funcs)
     may_print = not any(_EXEC_REDIRECT.search(t) for t, _ in segments)

@@ -1,6 +1,6 @@
 """Speculative-decoding facts of a captured server launch, per engine (POLICY.md G-08, G-11).
 
-Pure: :class:`~inferencex_tools.policy.trace.Record` in, :class:`SpecFacts` out.
+Pure: :class:`~inferencex_tools.sandbox.Record` in, :class:`SpecFacts` out.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from inferencex_tools.safetext import bounded_json
 from inferencex_tools.schemas import short_repr
 
 if TYPE_CHECKING:
-    from inferencex_tools.policy.trace import Record
+    from inferencex_tools.sandbox import Record
 
 ENGINES = ("vllm", "sglang", "trt", "atom")
 FRAMEWORK_ENGINE = {

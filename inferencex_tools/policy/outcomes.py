@@ -28,7 +28,7 @@ from inferencex_tools.policy.rules import (
 )
 from inferencex_tools.policy.static import extract
 from inferencex_tools.policy.store import CurveStore
-from inferencex_tools.policy.trace import Record, TraceResult
+from inferencex_tools.sandbox import Record, TraceResult
 
 Reader = Callable[[str], str | None]
 

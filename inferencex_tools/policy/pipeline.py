@@ -15,7 +15,7 @@ For every row and every runner family its label can land on:
 
 Identical traces are run once: two jobs share a trace when the traced script (with
 everything it sources) cannot tell their environments apart (:mod:`.effective`).
-Traces run in parallel in one :class:`~.trace.Session`.
+Traces run in parallel in one :class:`~inferencex_tools.sandbox.Session`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from inferencex_tools.workflow import LocalPaths, Workflows, job_environment
 from inferencex_tools.workflow.step import Step, step_of
 
 if TYPE_CHECKING:  # the tracer loads only when something is traced
-    from inferencex_tools.policy.trace import Record, Session, TraceResult
+    from inferencex_tools.sandbox import Record, Session, TraceResult
 
 WORKSPACE = "/github/workspace"
 RUNNER_ROOT = "/github/runner"
@@ -114,7 +114,7 @@ def _to_job_view(value: str, inner: str, ws: str) -> str:
 
 def job_view(rec: Record, inner: str, ws: str = WORKSPACE) -> Record:
     """A record with the sandbox's paths mapped back to the job's own paths."""
-    from inferencex_tools.policy.trace import Record
+    from inferencex_tools.sandbox import Record
 
     return Record(tool=rec.tool, argv=tuple(_to_job_view(a, inner, ws) for a in rec.argv),
                   env={k: _to_job_view(v, inner, ws) for k, v in rec.env.items()},

@@ -426,7 +426,7 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
         result.info["isolation"] = "none needed"  # nothing traced: no sandbox probed
         return outcomes
     from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
-    from inferencex_tools.policy.trace import Session
+    from inferencex_tools.sandbox import Session
 
     with Session(req.root, isolate=req.isolate,
                  allow_unsandboxed=req.allow_unsandboxed) as session:
@@ -676,7 +676,7 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
             raise UsageError(f"--set expects VAR=VALUE, got {a!r}",
                              hint="e.g. --set CONC=64")
         env[name] = value
-    from inferencex_tools.policy.trace import trace_script
+    from inferencex_tools.sandbox import trace_script
 
     tr = trace_script(root, script, env, timeout=timeout)
     launches = []

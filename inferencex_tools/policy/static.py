@@ -6,9 +6,10 @@ traced up to that submission, so the recipe this module reads is the one the job
 after the launcher's own edits and after the runner's synthetic-acceptance injection
 (``runners/inject_synthetic_acceptance.py`` runs for real in the trace).
 
-Pure: recipe text in, a pseudo launch :class:`~.trace.Record` of the decode worker (or
-the aggregated worker) out, which the per-engine parsers of :mod:`.engines` read like a
-traced one.  The text is parsed the way ``srtctl`` parses it (:mod:`.recipes`).
+Pure: recipe text in, a pseudo launch :class:`~inferencex_tools.sandbox.Record` of the
+decode worker (or the aggregated worker) out, which the per-engine parsers of
+:mod:`.engines` read like a traced one.  The text is parsed the way ``srtctl`` parses it
+(:mod:`.recipes`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inferencex_tools.policy.recipes import RecipeDoc, load_recipe
-from inferencex_tools.policy.trace import Record
+from inferencex_tools.sandbox import Record
 
 ENGINE_OF_BACKEND = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trt", "trt": "trt",
                      "tensorrt-llm": "trt", "atom": "atom"}

@@ -17,7 +17,7 @@ SUMMARY_RX = re.compile(r"^(?P<engine>\S+) (?P<method>\S+), draft (?P<draft>.+?)
 def launch_k(tool: str, argv: Sequence[str], env: Mapping[str, str]) -> int | None:
     """The draft length K of a rendered server launch (policy's engine reading)."""
     from inferencex_tools.policy.engines import engine_of, facts_of
-    from inferencex_tools.policy.trace import Record
+    from inferencex_tools.sandbox import Record
 
     rec = Record(tool=tool, argv=(tool, *argv), env=dict(env), cwd="", files={}, seq=0)
     engine = engine_of(rec)

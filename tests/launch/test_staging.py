@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inferencex_tools.launch.service import RowSource, render
-from inferencex_tools.policy.trace import trace_script
+from inferencex_tools.sandbox import trace_script
 from tests.launch.conftest import SEED_KEY, copy_repo
 
 LAUNCHER = "runners/launch_h200-dgxc-slurm.sh"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from inferencex_tools.policy.pipeline import Job, JobTrace, RepoIndex, Runner
-from inferencex_tools.policy.trace import TraceResult
+from inferencex_tools.sandbox import TraceResult
 from inferencex_tools.workflow.step import Step
 
 LIB = """check_env_vars() {

@@ -15,7 +15,7 @@ from inferencex_tools.policy.check import evaluate
 from inferencex_tools.policy.engines import engine_of, facts_of
 from inferencex_tools.policy.resolve import Row, enumerate_rows
 from inferencex_tools.policy.store import CurveStore, open_store
-from inferencex_tools.policy.trace import Record, TraceResult, namespaces_available, trace_script
+from inferencex_tools.sandbox import Record, TraceResult, namespaces_available, trace_script
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "tests" / "cases" / "policy" / "recipes"

@@ -20,7 +20,7 @@ from inferencex_tools.errors import LimitExceeded, UsageError
 from inferencex_tools.io.yamlio import load_rt, load_safe
 from inferencex_tools.policy.engines import facts_of
 from inferencex_tools.policy.resolve import Row, resolve_script
-from inferencex_tools.policy.trace import Record
+from inferencex_tools.sandbox import Record
 from inferencex_tools.schemas import schema_issues
 from tests.conftest import TempRepo
 from tests.reliability.helpers import ixtool

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inferencex_tools.policy.trace import Ledger, Session, TraceResult, namespaces_available
+from inferencex_tools.sandbox.trace import Ledger, Session, TraceResult, namespaces_available
 from tests.reliability.helpers import ixtool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def _trace(tmp: Path, body: str, timeout: float = 20) -> TraceResult:
 # ------------------------------------------------------------------ item 3: fail closed
 
 def test_no_isolation_is_an_error_unless_allowed(tmp_path: Path) -> None:
-    from inferencex_tools.io.sandbox import SandboxUnavailable
+    from inferencex_tools.sandbox.isolation import SandboxUnavailable
 
     repo = _repo(tmp_path, "echo hi\n")
     with pytest.raises(SandboxUnavailable) as exc:
@@ -53,7 +53,7 @@ def test_no_isolation_is_an_error_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_isolation_choice() -> None:
-    from inferencex_tools.io.sandbox import SandboxUnavailable, choose_isolation
+    from inferencex_tools.sandbox.isolation import SandboxUnavailable, choose_isolation
 
     assert choose_isolation(None, namespaces=True, bwrap="/usr/bin/bwrap",
                             allow_unsandboxed=False).mode == "namespaces"
@@ -86,8 +86,8 @@ def test_no_weaker_namespace_mode_without_the_trace_server(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
     """PoC: a Python without `socket.send_fds`/`os.pidfd_open` fell back to a namespace
     layout that showed the whole host read-only at `/.host`."""
-    from inferencex_tools.io.sandbox import SandboxUnavailable
-    from inferencex_tools.policy import trace
+    from inferencex_tools.sandbox import trace
+    from inferencex_tools.sandbox.isolation import SandboxUnavailable
 
     mod, name = missing.split(".")
     monkeypatch.delattr({"socket": socket, "os": os}[mod], name)
@@ -105,8 +105,8 @@ def test_a_trace_server_that_cannot_start_fails_closed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """PoC: when the trace server could not enter its namespaces, traces fell back to
     `unshare` and the `/.host` layout."""
-    from inferencex_tools.io.sandbox import SandboxUnavailable
-    from inferencex_tools.policy import trace
+    from inferencex_tools.sandbox import trace
+    from inferencex_tools.sandbox.isolation import SandboxUnavailable
 
     class Dead:
         ok, error = False, "user namespace refused"
@@ -122,7 +122,7 @@ def test_a_trace_server_that_cannot_start_fails_closed(
 
 
 def test_bwrap_command_line() -> None:
-    from inferencex_tools.io.sandbox import bwrap_argv
+    from inferencex_tools.sandbox.isolation import bwrap_argv
 
     argv = bwrap_argv("/usr/bin/bwrap", trace_dir="/s/t/1", readonly_after=("/s",))
     text = " ".join(argv)
@@ -141,7 +141,7 @@ def test_bwrap_command_line() -> None:
                     reason="bubblewrap (bwrap) is not installed here: live bwrap run skipped "
                     "(its command line and selection are tested above)")
 def test_bwrap_live(tmp_path: Path) -> None:
-    from inferencex_tools.io.sandbox import bwrap_argv
+    from inferencex_tools.sandbox.isolation import bwrap_argv
 
     bw = shutil.which("bwrap")
     assert bw is not None
@@ -164,7 +164,7 @@ def test_bwrap_trace_live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     user (as root: never root without capabilities, which still reads /etc/shadow), no
     capabilities, no network, the host read-only, records through the ledger, which the
     trace can neither read nor remove, and files it writes as bookkeeping ignored."""
-    from inferencex_tools.policy import trace
+    from inferencex_tools.sandbox import trace
 
     monkeypatch.setattr(trace, "namespaces_available", lambda: False)
     repo = _repo(tmp_path, "id -u; grep CapEff /proc/self/status\n"

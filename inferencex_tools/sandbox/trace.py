@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from inferencex_tools.io.layout import SKIP_DIRS
-from inferencex_tools.io.sandbox import (
+from inferencex_tools.sandbox import _stubs
+from inferencex_tools.sandbox.isolation import (
     Child,
     SandboxUnavailable,
     bwrap_argv,
@@ -59,7 +60,6 @@ from inferencex_tools.io.sandbox import (
     spawn,
     succeeds,
 )
-from inferencex_tools.policy import _stubs
 
 # where a trace sees its directory and the shared stubs (with namespaces): ordinary
 # job-like paths, nothing that names ixtool (a recipe must not tell a trace from a job)

@@ -1,4 +1,4 @@
-"""Processes of the policy tracing sandbox (``policy/trace.py``): the one place it starts
+"""Processes of the tracing sandbox (``sandbox/trace.py``): the one place it starts
 them.  No shell is involved; every command is an argv list.
 """
 
@@ -119,7 +119,7 @@ def choose_isolation(requested: bool | None, *, namespaces: bool, bwrap: str | N
 def find_bwrap(path: str, *, prefix: Sequence[str] = ()) -> str | None:
     """A bubblewrap that can build a sandbox here (it runs ``true`` inside one), started
     through ``prefix`` (as root: ``setpriv`` to an unprivileged user, see
-    :func:`inferencex_tools.policy.trace.Session`)."""
+    :func:`inferencex_tools.sandbox.trace.Session`)."""
     import shutil
 
     found = shutil.which("bwrap", path=path)

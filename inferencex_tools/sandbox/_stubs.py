@@ -2,14 +2,14 @@
 stubbed tool is a symlink to it), the ``benchmark_lib.sh`` shim and the entry script.
 
 Kept apart from :mod:`.trace` so the logic there stays readable.  Placeholders
-(``@NAME@``) are filled in per trace by :func:`inferencex_tools.policy.trace.install`.
+(``@NAME@``) are filled in per trace by :meth:`.trace.Session._tools`.
 
 Cost matters (a full check runs hundreds of traces): the stub is bash, not Python,
 and records with shell builtins only.
 
 **The ledger.**  Records, the stop marker and notes are not files the traced script could
 rewrite: each is a series of lines written to the trace's ledger, a FIFO whose read end
-only ixtool holds (:class:`inferencex_tools.policy.trace.Ledger`).  The FIFO sits in a
+only ixtool holds (:class:`inferencex_tools.sandbox.trace.Ledger`).  The FIFO sits in a
 directory the trace sees read-only (mode 0222: the trace may write, not read it), so a
 script can neither remove, replace nor read back what a stub delivered.  One line is
 ``<record id> <kind> <payload>\n``.  A payload is a blob of items, each escaped (``\\``,

@@ -1,0 +1,66 @@
+"""The recipe sandbox: run an untrusted bash script (a benchmark recipe, a launcher) with
+stubbed servers and say what it would have launched.
+
+This package is the whole boundary between ixtool and the code of a pull request.  The
+judging code (``policy/``, ``launch/``, ``review/``: rows → traces → verdicts) uses only
+the names below and never reaches inside (``tests/test_layering.py`` enforces it).
+
+Public interface
+    :class:`Session` (one repository copy, many traces, thread-safe ``trace``),
+    :func:`trace_script` (a one-trace session), the results :class:`TraceResult` and
+    :class:`Record`, :class:`SandboxUnavailable` (exit 2), :func:`namespaces_available`,
+    and the benchmark_lib helpers the sandbox replaces by recorders
+    (:data:`WAIT_FUNCTIONS`, :data:`RECORD_FUNCTIONS`).
+
+What it guarantees (docs/security.md §2 has the details and the tests)
+    * **Isolation or nothing.**  A session uses ixtool's own namespaces (the trace
+      server), else bubblewrap, else raises :class:`SandboxUnavailable`; it runs
+      without isolation (``isolation == "basic"``) only when the caller allowed it.
+    * **Contained.**  With namespaces or bubblewrap a trace runs as an unprivileged
+      user (never host root) without capabilities and with exactly the environment it
+      is given, no network (not even loopback), the repository copy read-only, its own
+      ``/proc``, ``/dev``, ``/tmp``, ``/run``; the only writable host path is its own
+      trace directory.  Namespace mode shows only the host's system directories
+      (read-only); bubblewrap shows the host read-only as that unprivileged user.
+    * **Nothing outlives the trace.**  Every process it starts ends with it (pid
+      namespace; in basic mode a subreaper); a wall-clock timeout and limits on
+      processes, memory, file size and what is written apply.
+    * **Results come only from the ledger and ixtool's own pipes.**  A trace's records,
+      its stop mark and notes arrive through a FIFO only ixtool reads; its stdout,
+      stderr and ``set -x`` stream through pipes only ixtool holds.  Files the script
+      writes mean nothing.  A delivered record cannot be removed, changed or reordered.
+    * **Fail closed.**  A trace the sandbox stopped (a limit, tampering with the
+      ledger) or that timed out has ``ok == False`` and an event saying why: the
+      caller gives no verdict from it.
+
+What it does not guarantee
+    * Records are not authenticated: a script can write a well-formed record itself,
+      claiming a call it could equally have made through the stub.
+    * A script can tell a trace from a job by behaviour (stubs answer instantly, there
+      is no GPU); what it launches is what it launches *here*.
+    * In basic mode (``--allow-unsandboxed``) only the timeout, the per-file limit, the
+      subreaper and, as root, user ``nobody`` hold.
+"""
+
+from __future__ import annotations
+
+from inferencex_tools.sandbox._stubs import RECORD_FUNCTIONS, WAIT_FUNCTIONS
+from inferencex_tools.sandbox.isolation import SandboxUnavailable
+from inferencex_tools.sandbox.trace import (
+    Record,
+    Session,
+    TraceResult,
+    namespaces_available,
+    trace_script,
+)
+
+__all__ = [
+    "RECORD_FUNCTIONS",
+    "WAIT_FUNCTIONS",
+    "Record",
+    "SandboxUnavailable",
+    "Session",
+    "TraceResult",
+    "namespaces_available",
+    "trace_script",
+]
