@@ -39,6 +39,7 @@ _LAZY: dict[str, tuple[str, str, str | None, bool]] = {
     "sweep": ("sweep", "app", None, True),
     "config": ("config", "app", None, True),
     "launch": ("launch", "app", None, True),
+    "al": ("al", "app", None, True),
 }
 
 

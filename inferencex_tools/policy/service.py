@@ -141,6 +141,16 @@ def _runners(root: Path) -> Any:
         return Runners()
 
 
+def repo_runners(root: Path) -> Any:
+    """``configs/runners.yaml`` of ``root`` (empty when absent or unreadable)."""
+    return _runners(root)
+
+
+def repo_workflows(root: Path) -> Any:
+    """The workflows of ``root`` that dispatch benchmark jobs (None: built-in env)."""
+    return _workflows(root)
+
+
 def _workflows(root: Path) -> Any:
     from inferencex_tools.io.layout import workflow_files
     from inferencex_tools.workflow import load_workflows
@@ -369,7 +379,21 @@ def _curve_changes(req: CheckRequest, changes: Any, store: CurveStore,
 
 # ------------------------------------------------------------------------- the check
 
+@dataclass
+class Checked:
+    """A check's result with what it judged: every traced row's outcome and the curves
+    (``ixtool al audit`` reads the launches from them)."""
+
+    result: Result
+    outcomes: list[RowOutcome]
+    store: CurveStore
+
+
 def run_check(req: CheckRequest) -> Result:
+    return check(req).result
+
+
+def check(req: CheckRequest) -> Checked:
     started = time.monotonic()
     root = req.root
     if not root.is_dir():
@@ -391,7 +415,7 @@ def run_check(req: CheckRequest) -> Result:
     configs, files = _configs(req, result, _scope(req))
     result.checked.extend(files)
     if configs is None:
-        return _finish(result, store, [], {}, started, req)
+        return Checked(_finish(result, store, [], {}, started, req), [], store)
     runners = _runners(root)
     wf = _workflows(root)
     rows, spec_keys = _rows(req, configs, runners, result)
@@ -414,7 +438,7 @@ def run_check(req: CheckRequest) -> Result:
     else:
         traced_keys = {o.row.key for o in outcomes}
         _coverage({k: v for k, v in spec_keys.items() if k in traced_keys}, outcomes, result)
-    return _finish(result, store, outcomes, sources, started, req)
+    return Checked(_finish(result, store, outcomes, sources, started, req), outcomes, store)
 
 
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,

@@ -74,6 +74,7 @@ def all_rules() -> list[Rule]:
         "inferencex_tools.ci.rules",
         "inferencex_tools.merge.rules",
         "inferencex_tools.launch.rules",
+        "inferencex_tools.al.rules",
     ):
         try:
             importlib.import_module(mod)

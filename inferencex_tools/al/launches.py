@@ -1,0 +1,173 @@
+"""What each job of a sweep launched, from the policy check's traced rows (no launch is
+derived here: the engine, draft, K, forced AL and thinking mode are the ones
+``ixtool policy check`` captured from the row's real launcher and script), and the name
+its artifacts carry (``RESULT_FILENAME``, evaluated from the repository's own workflow
+template for the row, with the runner's name left open).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from inferencex_tools.al.judge import Cell, Launch
+from inferencex_tools.policy.curves import MODES
+
+if TYPE_CHECKING:
+    from inferencex_tools.policy.check import RowOutcome
+    from inferencex_tools.policy.curves import Curve, RegistryEntry
+    from inferencex_tools.policy.engines import SpecFacts
+    from inferencex_tools.policy.store import CurveStore
+
+RUNNER_SENTINEL = "ixtoolrunnername0"
+NODE_RX = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+
+
+@dataclass(frozen=True)
+class Named:
+    """A launch and the artifact-name stem of its job."""
+
+    launch: Launch
+    stem: str  # RESULT_FILENAME before the runner's name
+    tail: str  # … after it ("" in the reference template)
+    nodes: tuple[str, ...]  # the runner names the job may have run on (empty: any)
+    family: str | None
+    eval_only: bool
+
+    def matches(self, name: str) -> str | None:
+        """The runner name if ``name`` is this job's RESULT_FILENAME."""
+        if not name.startswith(self.stem) or not name.endswith(self.tail):
+            return None
+        node = name[len(self.stem):len(name) - len(self.tail)]
+        if not re.fullmatch(NODE_RX, node):
+            return None
+        if self.nodes:
+            return node if node in self.nodes else None
+        fam = self.family
+        return node if fam is None or node == fam or node.startswith(f"{fam}_") else None
+
+
+def builtin_result_filename(matrix: Mapping[str, Any], env: Mapping[str, str],
+                            node: str) -> str:
+    """``RESULT_FILENAME`` as the reference benchmark template spells it (for a
+    repository without that template)."""
+    def g(key: str, default: str) -> str:
+        v = env.get(key)
+        return str(v) if v not in (None, "") else default
+
+    disagg = str(matrix.get("disagg", False)).lower()
+    return (f"{g('EXP_NAME', '?')}_{g('PRECISION', '?')}_{g('FRAMEWORK', '?')}_"
+            f"tp{g('TP', '1')}-pp{g('PP_SIZE', g('PP', '1'))}-dcp{g('DCP_SIZE', '1')}-"
+            f"pcp{g('PCP_SIZE', '1')}-ep{g('EP_SIZE', '1')}-dpa{g('DP_ATTENTION', 'false')}_"
+            f"disagg-{disagg}_spec-{g('SPEC_DECODING', 'none')}_conc{g('CONC', '?')}_{node}")
+
+
+def name_of(o: RowOutcome, wf: Any, labels: Mapping[str, Any], launch: Launch) -> Named:
+    from inferencex_tools.policy.pipeline import make_job
+
+    row, fam = o.row, o.family or ""
+    job = make_job(wf, row, fam, RUNNER_SENTINEL)
+    rf = job.env.get("RESULT_FILENAME") or builtin_result_filename(
+        row.matrix, job.env, RUNNER_SENTINEL)
+    stem, _, tail = rf.partition(RUNNER_SENTINEL)
+    nodes = labels.get(str(row.config.get("runner")))
+    mine = tuple(str(n) for n in nodes if str(n).split("_", 1)[0] == fam) \
+        if isinstance(nodes, list) else ()
+    return Named(launch, stem, tail, mine, fam or None, row.eval_only)
+
+
+def _spec_facts(o: RowOutcome) -> SpecFacts | None:
+    """The launch that drafts (the decode worker of a disaggregated recipe), else the
+    first server."""
+    for f in o.facts:
+        if f.has_spec:
+            return f
+    return o.facts[0] if o.facts else None
+
+
+def launch_of(o: RowOutcome, store: CurveStore) -> Launch:
+    row = o.row
+    e = row.entry
+    out = Launch(config_key=row.key, entry=row.entry_label(), tp=e.get("tp"),
+                 ep=e.get("ep", 1), conc=row.conc,
+                 mode="eval" if row.eval_only else "throughput", agentic=row.agentic,
+                 multinode=row.multinode, script=o.script, config_file=row.config_file,
+                 unchecked=o.unchecked)
+    f = _spec_facts(o)
+    if f is None:
+        out.no_golden = o.unchecked or "no server launch was captured"
+        return out
+    out.engine, out.method, out.draft, out.k = f.engine, f.method, f.draft, f.k
+    out.has_spec, out.synthetic = f.has_spec, f.synthetic
+    if f.synthetic:
+        out.forced, out.forced_raw = f.al, f.raw
+    if f.has_spec:
+        _golden(out, o, f, store)
+    return out
+
+
+def _golden(out: Launch, o: RowOutcome, f: SpecFacts, store: CurveStore) -> None:
+    """The golden value of the launched draft, mode and K, and the other curve cells a
+    measurement could match instead (the diagnosis of a mismatch)."""
+    from inferencex_tools.policy.engines import decide_thinking
+
+    prefix = str(o.row.config.get("model-prefix"))
+    entry = store.registry.match(prefix, f.method, f.draft, f.sample)
+    if entry is None:
+        out.no_golden = (f"no registry row for {prefix} / {f.method} / draft "
+                         f"{f.draft or '(native)'}")
+        return
+    curve, why = store.curve_for(entry)
+    if curve is None:
+        out.no_golden = why
+        return
+    out.registry_row, out.curve = entry.id, entry.curve
+    records = o.trace.records if o.trace is not None else []
+    th = decide_thinking(f, records, store.registry.template_default(prefix), prefix)
+    out.thinking, out.thinking_evidence = th.mode, th.evidence
+    k = f.k
+    if k is None:
+        out.no_golden = "the launch's draft length K is unknown"
+        return
+    if th.mode is None:
+        out.no_golden = f"thinking mode undetermined: {th.evidence}"
+    else:
+        out.golden = curve.value(th.mode, k)
+        if out.golden is None:
+            out.no_golden = f"{entry.curve} has no {th.mode} value for K={k}"
+    modes = [th.mode] if th.mode else [m for m in MODES if m in curve.modes]
+    out.cells = _cells(entry, curve, th.mode, modes, k, f.draft,
+                       [(sib, store.curve_for(sib)[0]) for sib in
+                        store.registry.for_prefix(prefix) if sib.id != entry.id])
+
+
+def _cells(entry: RegistryEntry, curve: Curve, mode: str | None, modes: list[str], k: int,
+           draft: str | None, siblings: list[tuple[RegistryEntry, Curve | None]]
+           ) -> list[Cell]:
+    """The other curve cells a measurement could match: the other thinking mode, another
+    K, a sibling curve (another draft head) at this K."""
+    out: list[Cell] = []
+    for m in MODES:
+        v = curve.value(m, k)
+        if v is not None and m != mode:
+            out.append(Cell(f"the {m} value of {entry.id} K={k}", v,
+                            f"the served traffic's thinking mode is {m}, not "
+                            f"{mode or 'the one the launch shows'}", k))
+    for m in modes:
+        for k2, v in curve.modes.get(m, {}).items():
+            if k2 != k:
+                out.append(Cell(f"{entry.id} {m} K={k2}", v,
+                                f"the server drafts K={k2}, not the launch's K={k}", k2))
+    launched = draft or "the native head"
+    for sib, sc in siblings:
+        for m in modes:
+            v = sc.value(m, k) if sc is not None else None
+            if v is not None:
+                out.append(Cell(
+                    f"{sib.id} ({sib.curve}) {m} K={k}", v,
+                    f"a draft/curve mismatch: the served draft head is "
+                    f"{sib.draft or 'the native head'} ({sib.curve}), not the launched "
+                    f"{launched}", k))
+    return out

@@ -1,0 +1,62 @@
+"""The measured-AL audit's rule catalog (ids AL1xx artifacts, AL2xx verdicts, AL3xx
+coverage, AL4xx curve import)."""
+
+from __future__ import annotations
+
+from inferencex_tools.report.findings import Severity, rule
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+A = "al"
+
+# --- artifacts ----------------------------------------------------------------------
+ARTIFACT_REFUSED = rule(
+    "AL101", W, "an artifact could not be read safely and was skipped",
+    "the message names the limit it broke (size, entries, compression ratio, unsafe "
+    "name, link); raise it with --max-artifact-bytes / --max-file-bytes only for an "
+    "artifact you trust", area=A)
+MEASUREMENT_INVALID = rule(
+    "AL102", W, "a metrics export or server log is malformed, truncated or inconsistent; "
+    "its numbers were not used",
+    "re-download the artifact; a file that really looks like this was written by a "
+    "server or client that did not finish", area=A)
+UNMATCHED_ARTIFACT = rule(
+    "AL103", N, "an artifact belongs to no row of the sweep at --root",
+    "check that --root is the repository at the run's head commit", area=A)
+ROOT_NOT_AT_HEAD = rule(
+    "AL104", W, "--root is not at the audited run's head commit",
+    "check out the run's head (git checkout SHA) so the rows, launches and curves are "
+    "the ones the run used", area=A)
+
+# --- verdicts -----------------------------------------------------------------------
+FORCED_NOT_SERVED = rule(
+    "AL201", E, "a throughput job with synthetic acceptance did not serve the forced AL",
+    "the engine ignored or overrode the forced acceptance (unsupported knob in this "
+    "image, a recipe or runner edit, real verification); the job's throughput is not "
+    "comparable: fix the launch and re-run it", area=A)
+OFF_GOLDEN = rule(
+    "AL202", W, "a real-verification job accepts far from the golden curve (the likely "
+    "cause is named)",
+    "compare the served draft head, thinking mode and K with the curve's; a broken "
+    "drafter accepts almost nothing", area=A)
+OUTSIDE_BAND = rule(
+    "AL203", N, "a real-verification job is outside the golden band, but not far",
+    "widen --band for a workload other than the curve's (SPEED-Bench coding), or look "
+    "at the job's drafter", area=A)
+
+# --- coverage -----------------------------------------------------------------------
+NOT_MEASURED = rule(
+    "AL301", N, "a speculative-decoding job could not be measured (the reason is named)",
+    "keep the job's server log and aiperf server_metrics_export.json in its artifacts",
+    area=A)
+NO_GOLDEN = rule(
+    "AL302", N, "a measured job has no golden curve to compare with",
+    "the launch's draft has no registry row or curve (see `ixtool policy check`)", area=A)
+
+# --- curve import -------------------------------------------------------------------
+NO_COLLECTION = rule(
+    "AL401", E, "the run has no usable SpeedBench AL collection artifact",
+    "import a run of speedbench-al.yml; its artifact is "
+    "speedbench-reference-al-<model-prefix>", area=A)
+COLLECTION_INVALID = rule(
+    "AL402", E, "the collected AL matrix is malformed or incomplete",
+    "re-run the collection: every requested (thinking mode, K) cell needs a value", area=A)
