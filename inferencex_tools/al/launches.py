@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from inferencex_tools.policy.check import RowOutcome
     from inferencex_tools.policy.curves import Curve, RegistryEntry
     from inferencex_tools.policy.engines import SpecFacts
+    from inferencex_tools.policy.resolve import Row
     from inferencex_tools.policy.store import CurveStore
 
 RUNNER_SENTINEL = "ixtoolrunnername0"
@@ -64,10 +65,12 @@ def builtin_result_filename(matrix: Mapping[str, Any], env: Mapping[str, str],
             f"disagg-{disagg}_spec-{g('SPEC_DECODING', 'none')}_conc{g('CONC', '?')}_{node}")
 
 
-def name_of(o: RowOutcome, wf: Any, labels: Mapping[str, Any], launch: Launch) -> Named:
+def name_of(row: Row, family: str | None, wf: Any, labels: Mapping[str, Any],
+            launch: Launch | None) -> Named:
+    """The artifact name of ``row``'s job on ``family`` (``launch`` may come later)."""
     from inferencex_tools.policy.pipeline import make_job
 
-    row, fam = o.row, o.family or ""
+    fam = family or ""
     job = make_job(wf, row, fam, RUNNER_SENTINEL)
     rf = job.env.get("RESULT_FILENAME") or builtin_result_filename(
         row.matrix, job.env, RUNNER_SENTINEL)
@@ -75,7 +78,10 @@ def name_of(o: RowOutcome, wf: Any, labels: Mapping[str, Any], launch: Launch) -
     nodes = labels.get(str(row.config.get("runner")))
     mine = tuple(str(n) for n in nodes if str(n).split("_", 1)[0] == fam) \
         if isinstance(nodes, list) else ()
-    return Named(launch, stem, tail, mine, fam or None, row.eval_only)
+    return Named(launch or Launch(row.key, row.entry_label(), None, None, row.conc,
+                                  "eval" if row.eval_only else "throughput", row.agentic,
+                                  row.multinode, None, row.config_file),
+                 stem, tail, mine, fam or None, row.eval_only)
 
 
 def _spec_facts(o: RowOutcome) -> SpecFacts | None:

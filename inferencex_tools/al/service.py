@@ -241,8 +241,10 @@ def _measure(m: _Match, launch: Launch, result: Result) -> tuple[Measurement | N
 
 # ----------------------------------------------------------------------------- the audit
 
-def launches(req: AuditRequest, result: Result | None = None) -> list[Named]:
-    """Every row's launch and artifact name, from the policy check of ``req.root``."""
+def launches(req: AuditRequest, result: Result | None = None,
+             keys: list[str] | None = None) -> list[Named]:
+    """The launch and artifact name of every row (of ``keys``), from the policy check of
+    ``req.root``."""
     from inferencex_tools.policy.service import (
         CheckRequest,
         check,
@@ -252,17 +254,43 @@ def launches(req: AuditRequest, result: Result | None = None) -> list[Named]:
 
     checked = check(CheckRequest(root=req.root, registry=req.registry,
                                  curves_dir=req.curves_dir, timeout=req.timeout,
-                                 jobs=req.jobs, all_evals=True))
+                                 jobs=req.jobs, all_evals=True,
+                                 config_keys=[_literal(k) for k in keys] if keys else None))
     if result is not None:
         result.info["policy"] = {"rows": len(checked.outcomes),
                                  "errors": len(checked.result.errors),
                                  "isolation": checked.result.info.get("isolation")}
     wf = repo_workflows(req.root)
     labels = repo_runners(req.root).labels or {}
-    out: list[Named] = []
-    for o in checked.outcomes:
-        out.append(name_of(o, wf, labels, launch_of(o, checked.store)))
-    return out
+    return [name_of(o.row, o.family, wf, labels, launch_of(o, checked.store))
+            for o in checked.outcomes]
+
+
+def _literal(key: str) -> str:
+    """A config key as a glob that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in key)
+
+
+def keys_of(req: AuditRequest, artifacts: Sequence[Artifact]) -> list[str]:
+    """The config keys whose rows the artifacts belong to (no tracing: the rows'
+    artifact names only), so only those keys are traced."""
+    from inferencex_tools.policy.service import (
+        CheckRequest,
+        repo_runners,
+        repo_workflows,
+        row_families,
+    )
+
+    creq = CheckRequest(root=req.root, all_evals=True)
+    wf = repo_workflows(req.root)
+    labels = repo_runners(req.root).labels or {}
+    names = [name_of(row, fam, wf, labels, None) for row, fam in row_families(creq)]
+    keys: set[str] = set()
+    for a in artifacts:
+        c = _classify(a.name)
+        if c is not None:
+            keys.update(n.launch.config_key for n in names if n.matches(c[0]))
+    return sorted(keys)
 
 
 def _judge_job(m: _Match, result: Result, bands: Bands) -> JobAudit:
@@ -296,7 +324,11 @@ def audit(req: AuditRequest) -> Audit:
             str(req.root), None, None,
             f"--root is at {req.root_sha[:12]}, the run benchmarked "
             f"{req.run.head_sha[:12]}: rows, launches and curves may differ from the run's"))
-    names = req.launches if req.launches is not None else launches(req, result)
+    if req.launches is not None:
+        names = req.launches
+    else:
+        keys = keys_of(req, req.artifacts)
+        names = launches(req, result, keys) if keys else []
     if req.throughput_only:
         names = [n for n in names if not n.eval_only]
     arts = [a for a in req.artifacts if not (req.throughput_only and

@@ -141,6 +141,20 @@ def _runners(root: Path) -> Any:
         return Runners()
 
 
+def row_families(req: CheckRequest) -> list[tuple[Row, str]]:
+    """Every row the check would trace, with each runner family it can land on, without
+    tracing anything (``ixtool al audit`` picks the keys its artifacts belong to)."""
+    result = Result("policy rows")
+    configs, _ = _configs(req, result)
+    if configs is None:
+        return []
+    runners = _runners(req.root)
+    rows, _ = _rows(req, configs, runners, result)
+    return [(row, fam) for row in rows
+            for fam in launcher_families(req.root, str(row.config.get("runner")),
+                                         runners.labels or None)]
+
+
 def repo_runners(root: Path) -> Any:
     """``configs/runners.yaml`` of ``root`` (empty when absent or unreadable)."""
     return _runners(root)
