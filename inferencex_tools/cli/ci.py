@@ -16,6 +16,7 @@ from inferencex_tools.cli.common import (
     adopt,
     adopted_copy,
     pr_number_arg,
+    pr_number_or_zero_arg,
     repo_and_root,
     root_of,
     write_outputs,
@@ -197,7 +198,7 @@ def priority(
         "local", "--queue-namespace",
         help="Namespace of the queue tokens, e.g. <run_id>:<run_attempt>[:<family>]."),
     pr_number: int | None = typer.Option(
-        None, "--pr-number", parser=pr_number_arg,
+        None, "--pr-number", parser=pr_number_or_zero_arg,
         help="PR number for skip-queue-pr (with the skip_queue label)."),
     criteria_json: str = typer.Option(
         "", "--criteria-json",

@@ -144,16 +144,27 @@ def _baseline(result: Result, path: Path, opts: Adoption, rel: Callable[[str], s
 
 class _PrNumber:
     """Typer parser of a ``--pr``/``--pr-number`` value: canonical decimal only (no sign,
-    spaces, underscores or leading zeros), 1 … 2**31-1 (``inferencex_tools.ci.ids``)."""
+    spaces, underscores or leading zeros), 1 … 2**31-1 (``inferencex_tools.ci.ids``).
 
-    usage_hint = "a whole number from 1 to 2147483647, without leading zeros"
+    With ``allow_zero`` a plain ``0`` is taken too: run-sweep.yml passes
+    ``${{ github.event.pull_request.number || 0 }}``, i.e. ``0`` on every push.  As in
+    the reference ``ci_priority.py`` the number only matters with the skip-queue
+    label, which a push never carries, so ``0`` there means "no PR"."""
+
     __name__ = "pr_number"
+
+    def __init__(self, *, allow_zero: bool = False) -> None:
+        self.allow_zero = allow_zero
+        self.usage_hint = ("a whole number from 1 to 2147483647, without leading zeros"
+                           + (", or 0 for no PR" if allow_zero else ""))
 
     def __call__(self, value: str | int) -> int:
         from inferencex_tools.ci.ids import pr_number
 
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)
+        if self.allow_zero and value == "0":
+            return 0
         number = pr_number(value) if isinstance(value, str) else None
         if number is None:
             text = str(value)
@@ -163,6 +174,8 @@ class _PrNumber:
 
 
 pr_number_arg = _PrNumber()
+#: ``--pr-number`` of the commands the workflows call with ``… || 0`` (``ci priority``).
+pr_number_or_zero_arg = _PrNumber(allow_zero=True)
 
 
 def emit(result: Result, fmt: Format, *, strict: bool = False,

@@ -42,6 +42,11 @@ _LAZY: dict[str, tuple[str, str, str | None, bool]] = {
     "al": ("al", "app", None, True),
 }
 
+#: The reference scripts' argv at the top level: ``generate_sweep_configs.py full-sweep …``
+#: becomes ``ixtool full-sweep …`` (the reference's subcommands are ``sweep``'s), so a
+#: workflow swaps the script path for ``ixtool``.  Not listed in ``ixtool --help``.
+_REFERENCE_COMMANDS = {"full-sweep": "sweep", "test-config": "sweep"}
+
 
 class _LazyGroup(typer.core.TyperGroup):
     """A group whose commands are Click commands built on first use: a command line
@@ -237,6 +242,17 @@ def _take_global_flags(args: list[str]) -> list[str]:
     return out
 
 
+def _reference_argv(args: list[str]) -> list[str]:
+    """``args`` with the group of a reference subcommand put in front of it
+    (``full-sweep …`` → ``sweep full-sweep …``); other command lines unchanged."""
+    i = 0
+    while i < len(args) and args[i] == "-q":  # the root's only option before a command
+        i += 1
+    if i < len(args) and args[i] in _REFERENCE_COMMANDS:
+        return [*args[:i], _REFERENCE_COMMANDS[args[i]], *args[i:]]
+    return args
+
+
 def _fail(message: str, hint: str, code: int = 2) -> NoReturn:
     print(f"ixtool: error: {message}", file=sys.stderr)
     print(f"ixtool: hint: {hint}", file=sys.stderr)
@@ -256,7 +272,7 @@ def _run(argv: list[str] | None) -> NoReturn:
 
     SETTINGS.reset()
     SETTINGS.traceback = os.environ.get("IXTOOL_TRACEBACK") == "1"
-    args = _take_global_flags(list(sys.argv[1:] if argv is None else argv))
+    args = _reference_argv(_take_global_flags(list(sys.argv[1:] if argv is None else argv)))
     command = typer.main.get_command(app)
     if _wants_help(args):
         _normalize_metavars(command)

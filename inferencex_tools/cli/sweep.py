@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from inferencex_tools.cli.common import pr_number_arg
+from inferencex_tools.cli.common import pr_number_or_zero_arg
 from inferencex_tools.cli.nargs import NargsCommand
 
 app = typer.Typer(
@@ -221,7 +221,7 @@ def from_changelog(
     queue_namespace: str = typer.Option(
         "local", "--queue-namespace", help="With --priority: the queue-token namespace."),
     pr_number: int | None = typer.Option(
-        None, "--pr-number", parser=pr_number_arg,
+        None, "--pr-number", parser=pr_number_or_zero_arg,
         help="With --priority: the PR number (skip-queue-pr)."),
     criteria_json: str = typer.Option(
         "", "--criteria-json", help="With --priority: classifier criteria (JSON array)."),
@@ -257,7 +257,8 @@ def from_changelog(
             namespace=queue_namespace, pr_number=pr_number, criteria_json=criteria_json)))
         text = dumps(published)
     else:
-        text = json.dumps(res.matrix) + "\n"
+        # The reference prints its model's JSON dump: compact, UTF-8 (no ASCII escapes).
+        text = json.dumps(res.matrix, separators=(",", ":"), ensure_ascii=False) + "\n"
     notes: list[str] = []
     if github_output:
         notes = _write_github_output(flat_buckets(published))

@@ -2,8 +2,8 @@
 
 Differences from the reference ``process_changelog.py`` (documented in docs/sweep.md):
 configs are the head ref's (G5) and the base is the merge-base (G4) — the
-service decides both; rows are not re-serialised through a model, so no
-``null``/default padding is added; failures are one clear message.
+service decides both; failures are one clear message.  Rows are dumped the way the
+reference's models dump them (``sweep.rowmodel``: field order, defaults, no nulls).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from inferencex_tools.sweep.generate import (
     seq_name,
 )
 from inferencex_tools.sweep.load import Configs, Runners
+from inferencex_tools.sweep.rowmodel import dump_row
 
 _APPEND_ONLY_HINT = ("append-only entries may only add concurrencies to existing curves of "
                      "their keys (docs/sweep.md); without append-only the keys are swept "
@@ -191,7 +192,7 @@ def append_only_delta(head_rows: list[Row], base_rows: list[Row],
         k = _curve(r)
         old = set(base_curves.get(k, []))
         done = emitted.setdefault(k, set())
-        new = [c for c in _concs(r) if c not in old and c not in done]
+        new = [c for c in dict.fromkeys(_concs(r)) if c not in old and c not in done]
         if not new:
             continue
         done.update(new)
@@ -360,8 +361,20 @@ def build_matrix(entries: list[dict[str, Any]], head: Snapshot, base: Snapshot |
         throughput = trim_conc(throughput, plan.origin)
     for r in throughput:
         r["recipe-fingerprint"] = fingerprint(r)
-    return bucketize(throughput, build.evals, [entry_fields(e) for e in entries],
+    return bucketize(_dumped(throughput, plan), _dumped(build.evals, plan),
+                     [entry_fields(e) for e in entries],
                      base_ref=base_ref, head_ref=head_ref)
+
+
+def _dumped(rows: list[Row], plan: Plan) -> list[Row]:
+    """The rows as the reference's models dump them; the plan keeps each row's key."""
+    out = []
+    for r in rows:
+        d = dump_row(r)
+        if id(r) in plan.origin:
+            plan.origin[id(d)] = plan.origin[id(r)]
+        out.append(d)
+    return out
 
 
 def _track(m: Matrix, plan: Plan) -> list[Row]:

@@ -364,7 +364,7 @@ def test_cli_with_run_sweep_argv(tmp_path: Path, corpus: Path, raw_policy: dict[
     assert '"skip-queue-pr":2707' in proc.stdout
 
 
-@pytest.mark.parametrize("i", [0, 14, 21])
+@pytest.mark.parametrize("i", [0, 1, 4, 9, 14, 15, 21])
 def test_cli_with_e2e_argv(i: int, tmp_path: Path, policy_path: Path,
                            raw_policy: dict[str, Any], full_rows: list[dict[str, Any]]) -> None:
     """e2e-tests.yml / profile.yml: --policy given, --input instead of stdin."""
@@ -375,6 +375,30 @@ def test_cli_with_e2e_argv(i: int, tmp_path: Path, policy_path: Path,
     proc = _ixtool(["ci", "priority", *_argv(combo, policy_path, matrix)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == spec_dumps(spec_annotate(rows, raw_policy, combo))
+
+
+@pytest.mark.parametrize("event,labels_json,pr", [
+    ("push", "[]", "0"),                     # toJson(...labels.*.name) of a push
+    ("push", "null", "0"),
+    ("pull_request", '["skip_queue"]', "2707"),
+    ("pull_request", '["sweep-enabled","ci-checklist-complete"]', "12"),
+])
+def test_cli_with_run_sweep_argv_per_event(event: str, labels_json: str, pr: str,
+                                           tmp_path: Path, corpus: Path,
+                                           raw_policy: dict[str, Any],
+                                           changelog_matrix: dict[str, Any]) -> None:
+    """run-sweep.yml's argv on push (``--pr-number "${{ …number || 0 }}"`` → 0) and on
+    pull_request: accepted, and the bytes of the reference's semantics."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "ci-priority.yaml").write_bytes(
+        (corpus / "configs" / "ci-priority.yaml").read_bytes())
+    argv = ["ci", "priority", "--event-name", event, "--queue-namespace", "18200000000:1",
+            "--labels-json", labels_json, "--pr-number", pr, "--criteria-json", ""]
+    proc = _ixtool(argv, cwd=tmp_path, stdin=json.dumps(changelog_matrix))
+    assert proc.returncode == 0, proc.stderr
+    combo = {"event": event, "labels": json.loads(labels_json) or [], "pr": int(pr),
+             "criteria": None, "namespace": "18200000000:1"}
+    assert proc.stdout == spec_dumps(spec_annotate(changelog_matrix, raw_policy, combo))
 
 
 def test_cli_with_collectivex_argv(tmp_path: Path, corpus: Path) -> None:

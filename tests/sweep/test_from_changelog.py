@@ -195,7 +195,7 @@ def test_cli_worktree_head(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
     _seed(temp_repo)
     cl = temp_repo.path / "perf-changelog.yaml"
     cl.write_text(cl.read_text() + "\n" + ENTRY.format(
-        key="minimaxm3-fp8-h200-vllm-agentic-mtp", desc="uncommitted", n=2))
+        key="minimaxm3-fp8-h200-vllm-agentic-mtp", desc="未提交 uncommitted", n=2))
     monkeypatch.chdir(temp_repo.path)
     with pytest.raises(SystemExit) as exc:
         run(["sweep", "from-changelog", "--base", "HEAD"])
@@ -203,6 +203,9 @@ def test_cli_worktree_head(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
     assert exc.value.code == 0, cap.err
     m = json.loads(cap.out)
     assert len(m["single_node"]["agentic"]) == 14 and len(m["agentic_evals"]) == 1
+    # the reference's model dump: compact, UTF-8 as it is, one final newline
+    assert cap.out == json.dumps(m, separators=(",", ":"), ensure_ascii=False) + "\n"
+    assert '"description":["未提交 uncommitted"]' in cap.out
 
 
 def test_cli_github_output_buckets(temp_repo: TempRepo, monkeypatch: pytest.MonkeyPatch,
@@ -290,3 +293,104 @@ def test_append_only_scope_rules() -> None:
             append_only_scope(entry, [["a"]], Configs(data=head), base)
     with pytest.raises(IxtoolError, match="exist in the base"):
         append_only_scope(entry, [["c"]], Configs(data={"c": cfg("i", [], [])}), base)
+
+
+def _mn(conc: list[int]) -> dict[str, object]:
+    return {"image": "img:1", "model": "m", "model-prefix": "m", "precision": "fp8",
+            "framework": "dynamo-sglang", "runner": "gb200", "isl": 8192, "osl": 1024,
+            "spec-decoding": "none", "disagg": True,
+            "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": False},
+            "decode": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": False},
+            "conc": conc, "exp-name": "m_8k1k"}
+
+
+def _sn(conc: int) -> dict[str, object]:
+    return {"image": "img:1", "model": "m", "model-prefix": "m", "precision": "fp8",
+            "framework": "vllm", "runner": "h200", "isl": 1024, "osl": 1024, "tp": 8,
+            "conc": conc, "exp-name": "m_1k1k"}
+
+
+@pytest.mark.parametrize("base,head,expected", [
+    # a multi-node row's new points, each once (the reference: [8, 16] → [8, 16, 24, 24]
+    # benchmarks 24 once)
+    ([_mn([8, 16])], [_mn([8, 16, 24, 24])], [[24]]),
+    ([_mn([8, 16])], [_mn([32, 8, 24, 16, 32])], [[32, 24]]),
+    # a point repeated across rows of one curve is emitted by the first row only
+    ([_mn([8])], [_mn([8, 24]), _mn([24, 48])], [[24], [48]]),
+    ([_sn(1)], [_sn(1), _sn(2), _sn(2)], [2]),
+])
+def test_append_only_delta_deduplicates(base: list[dict[str, object]],
+                                        head: list[dict[str, object]],
+                                        expected: list[object]) -> None:
+    from inferencex_tools.sweep.changelog import append_only_delta
+
+    assert [r["conc"] for r in append_only_delta(head, base)] == expected
+
+
+# The spec's examples (SWEEP.md §9 C and D) as the generator emits them, and as the
+# reference's models dump them (CHANGELOG.md §4.6): model key order, defaults filled in.
+_MF = {"image": "i", "model": "m", "model-prefix": "dsr1", "precision": "fp4",
+       "framework": "dynamo-trt", "runner": "gb200", "isl": 8192, "osl": 1024,
+       "spec-decoding": "mtp",
+       "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": True,
+                   "additional-settings": ["CONFIG_FILE=x.yaml"], "pp": 1, "dcp-size": 1,
+                   "pcp-size": 1},
+       "decode": {"num-worker": 2, "tp": 8, "ep": 8, "dp-attn": True, "pp": 1,
+                  "dcp-size": 1, "pcp-size": 1},
+       "conc": [8, 64, 256], "max-model-len": 9472, "exp-name": "dsr1_8k1k", "disagg": True,
+       "run-eval": False, "kv-p2p-transfer": "nixl"}
+_MA = {"image": "i", "model": "m", "model-prefix": "glm5", "precision": "fp8",
+       "framework": "dynamo-sglang", "runner": "cluster:gb300-nv", "spec-decoding": "none",
+       "prefill": {"num-worker": 2, "tp": 2, "ep": 1, "dp-attn": False, "pp": 1,
+                   "dcp-size": 1, "pcp-size": 1},
+       "decode": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True, "pp": 1,
+                  "dcp-size": 1, "pcp-size": 1},
+       "conc": [8], "kv-offloading": "dram", "total-cpu-dram-gb": 225, "duration": 3600,
+       "exp-name": "glm5_conc8", "disagg": True, "scenario-type": "agentic-coding",
+       "kv-offload-backend": {"name": "hicache"},
+       "router": {"name": "dynamo-router", "version": "1.0.2"}, "kv-p2p-transfer": "nixl",
+       "run-eval": False, "recipe-fingerprint": "f" * 64}
+_SF = {"image": "i", "model": "m", "model-prefix": "dsr1", "precision": "fp8",
+       "framework": "sglang", "runner": "h200", "isl": 1024, "osl": 1024, "tp": 8, "pp": 1,
+       "dcp-size": 1, "pcp-size": 1, "conc": 4, "max-model-len": 2304, "ep": 1,
+       "dp-attn": False, "spec-decoding": "none", "exp-name": "dsr1_1k1k", "disagg": False,
+       "run-eval": False, "router": None}
+_WORKER = ["num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn",
+           "additional-settings"]
+
+
+@pytest.mark.parametrize("row,keys,workers", [
+    (_SF, ["image", "model", "model-prefix", "precision", "framework", "spec-decoding",
+           "runner", "isl", "osl", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "conc",
+           "max-model-len", "exp-name", "disagg", "run-eval", "eval-only"], None),
+    (_MF, ["image", "model", "model-prefix", "precision", "framework", "spec-decoding",
+           "runner", "isl", "osl", "prefill", "decode", "conc", "max-model-len", "exp-name",
+           "disagg", "run-eval", "eval-only", "eval-all-concs", "kv-p2p-transfer"], _WORKER),
+    (_MA, ["image", "model", "model-prefix", "precision", "framework", "spec-decoding",
+           "runner", "prefill", "decode", "conc", "kv-offloading", "kv-offload-backend",
+           "router", "kv-p2p-transfer", "total-cpu-dram-gb", "duration", "exp-name", "disagg",
+           "scenario-type", "run-eval", "recipe-fingerprint"], _WORKER),
+])
+def test_rows_dumped_as_the_reference_models(row: dict[str, object], keys: list[str],
+                                             workers: list[str] | None) -> None:
+    from inferencex_tools.sweep.rowmodel import dump_row
+
+    out = dump_row(row)
+    assert list(out) == keys
+    if "eval-only" in keys:
+        assert out["eval-only"] is False
+    if workers is not None:
+        for w in ("prefill", "decode"):
+            assert list(out[w]) == workers
+        assert out["decode"]["additional-settings"] == []  # type: ignore[index]
+        assert out["prefill"]["additional-settings"] == (  # type: ignore[index]
+            row["prefill"].get("additional-settings", []))  # type: ignore[attr-defined]
+    for k, v in row.items():  # values kept as they are; nulls dropped
+        if k not in ("prefill", "decode"):
+            assert out.get(k) == v
+
+
+def test_dumped_rows_keep_unknown_keys_last() -> None:
+    from inferencex_tools.sweep.rowmodel import dump_row
+
+    assert list(dump_row({**_SF, "zzz": 1, "aaa": None}))[-1] == "zzz"

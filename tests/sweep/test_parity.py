@@ -75,3 +75,33 @@ def test_parity(case: tuple[str, int, str, list[str]], corpus: Path,
         for needle in ("no-such-runner", "gb300-nv", "nope.yaml", "does-not-exist", "2k2k"):
             if needle in ref:
                 assert needle in err
+
+
+TOP_LEVEL = [c for c in CASES if c[1] == 0 and c[0].startswith(("test-config", "full-sweep__all",
+                                                                 "full-sweep__multi"))]
+
+
+@pytest.mark.parametrize("case", TOP_LEVEL, ids=[c[0] for c in TOP_LEVEL])
+def test_reference_argv_at_top_level(case: tuple[str, int, str, list[str]], corpus: Path,
+                                     monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``ixtool <the reference's argv>`` (``ixtool full-sweep …``): the script path of a
+    workflow's ``generate_sweep_configs.py …`` line swapped for ``ixtool``."""
+    name, _, _, argv = case
+    monkeypatch.chdir(corpus)
+    try:
+        run(argv)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    assert cap.out == lzma.decompress((SWEEP_ORACLE / f"{name}.json.xz").read_bytes()).decode()
+
+
+def test_reference_commands_not_in_root_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        run(["--help"])
+    out = capsys.readouterr().out
+    assert "sweep" in out
+    assert "full-sweep" not in out and "test-config" not in out
