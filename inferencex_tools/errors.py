@@ -92,6 +92,21 @@ def close_names(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str
     return out[:n]
 
 
+def nearest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
+    """The ``n`` candidates most similar to ``name`` however unlike it they are (difflib's
+    ratio, case-insensitive; ties by name): what a hint names when nothing is close."""
+    import difflib
+
+    low = name.lower().lstrip("-")
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(low)
+    scored = []
+    for c in sorted(set(candidates)):
+        matcher.set_seq1(c.lower().lstrip("-"))
+        scored.append((-matcher.ratio(), c))
+    return [c for _, c in sorted(scored)[:n]]
+
+
 def did_you_mean(name: str, candidates: Iterable[str], *, what: str = "name",
                  listing: str | None = None, n: int = 3) -> str:
     """A short hint for an unknown ``name``: ``did you mean 'a', 'b'?`` (never the whole
@@ -105,8 +120,9 @@ def did_you_mean(name: str, candidates: Iterable[str], *, what: str = "name",
     elif len(pool) <= 15:
         return f"{what}s: " + ", ".join(pool)
     else:
-        return f"no {what} looks like {name!r} ({len(pool)} exist)" + (
-            f"; {listing}" if listing else "")
+        return (f"no {what} looks like {name!r}; the closest of the {len(pool)}: "
+                + ", ".join(repr(c) for c in nearest(name, pool, n=n))
+                + (f"; {listing}" if listing else ""))
     return hint + (f" ({listing})" if listing else "")
 
 
@@ -120,5 +136,9 @@ def key_hint(patterns: Iterable[str], keys: Iterable[str]) -> str:
                   if c not in close]
     if close:
         return "did you mean " + ", ".join(repr(c) for c in close[:3]) + "?"
-    return (f"none of the {len(pool)} config keys looks like it; the keys are the top-level "
-            "names of configs/*-master.yaml")
+    if not pool:
+        return "there are no config keys here (the top-level names of configs/*-master.yaml)"
+    bare = " ".join(p.replace("*", "").replace("?", "") for p in patterns)
+    shown = ", ".join(repr(c) for c in nearest(bare, pool))
+    return (f"no config key looks like it; the closest of the {len(pool)} (the top-level "
+            f"names of configs/*-master.yaml): {shown}")

@@ -120,3 +120,104 @@ def test_closed_pipe_is_not_findings_nor_a_traceback(args: list[str], tmp_path: 
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == EXIT_BROKEN_PIPE == 141, err
     assert err == "", err
+
+
+# ------------------------------------- 9: the help's examples work here, hints name keys
+
+@pytest.fixture(scope="module")
+def own_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This project's repository as a clone has it: its tracked files (the tests left out)
+    committed, with ``origin/main`` at that commit."""
+    import shutil
+
+    from tests.conftest import git
+
+    dest = tmp_path_factory.mktemp("own") / "ixtool"
+    files = git(ROOT, "ls-files", "-z").split("\0")
+    for rel in files:
+        if rel and not rel.startswith("tests/") and (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    repo = TempRepo(dest)
+    repo.commit("ixtool")
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    return dest
+
+
+def _root_examples(capsys: pytest.CaptureFixture[str]) -> list[list[str]]:
+    code, out, _ = _run(["--help"], capsys)
+    assert code == 0
+    lines = out.split("Examples:", 1)[1].splitlines()
+    examples = [ln.split()[1:] for ln in lines if ln.strip().startswith("ixtool ")]
+    assert len(examples) >= 3, out
+    return examples
+
+
+def test_root_help_examples_work_in_this_repository(own_repo: Path,
+                                                    capsys: pytest.CaptureFixture[str]
+                                                    ) -> None:
+    for args in _root_examples(capsys):
+        p = ixtool(own_repo, *args)
+        assert p.returncode == 0, (args, p.stdout[-2000:], p.stderr)
+        assert "ixtool: error" not in p.stderr, (args, p.stderr)
+
+
+@pytest.mark.parametrize("wrong", ["dsr1-fp8-h200-sglang", "qqqqqqqq"])
+def test_unknown_key_hint_names_the_closest_keys(own_repo: Path, wrong: str) -> None:
+    """Nothing is close: the hint still names the keys that are nearest (never none)."""
+    from inferencex_tools.sweep.load import load_masters
+
+    p = ixtool(own_repo, "sweep", "explain", wrong)
+    assert p.returncode == 2
+    hint = next(ln for ln in p.stderr.splitlines() if ln.startswith("ixtool: hint:"))
+    keys = load_masters(sorted((own_repo / "configs").glob("*-master.yaml"))).keys
+    named = [k for k in keys if f"'{k}'" in hint]
+    assert named, hint
+
+
+# ---------------------------------------------- 14: baseline counts = the summary's
+
+def test_baseline_count_agrees_with_the_summary(real_tree: Path, tmp_path: Path) -> None:
+    """config validate on the real tree has notes (SW407): the summary counts them, so
+    "N recorded in baseline" is the summary's total."""
+    import re
+
+    p = ixtool(real_tree, "config", "validate")
+    last = p.stdout.splitlines()[-1]
+    m = re.search(r"(\d+) errors?, (\d+) warnings?(?:, (\d+) notes?)?", last)
+    assert m and m.group(3), last  # the real tree has notes: they are in the count
+    shown = sum(int(g or 0) for g in m.groups())
+    doc = json.loads(ixtool(real_tree, "config", "validate", "--format", "json").stdout)
+    assert shown == sum(doc["summary"].values()) == len(doc["findings"])
+    p = ixtool(real_tree, "config", "validate", "--write-baseline",
+               "--baseline", str(tmp_path / "baseline.json"))
+    recorded = re.search(r"(\d+) recorded in baseline", p.stdout)
+    assert recorded and int(recorded.group(1)) == shown, (last, p.stdout[-300:])
+
+
+# -------------------------------------- 8: standalone and history nobody can act on
+
+def test_standalone_counts_history_quirks_without_listing_or_failing(corpus: Path) -> None:
+    """The real changelog outside git: its quirks (immutable history) are one count on
+    the summary line, never a wall of warnings, and --strict does not fail on them."""
+    for strict in ([], ["--strict"]):
+        p = ixtool(corpus, "changelog", "validate", *strict)
+        assert p.returncode == 0, p.stdout[-500:]
+        assert p.stdout.count("\n") == 1, p.stdout[:2000]  # the summary line alone
+        assert "warning" not in p.stdout.replace("0 warnings", "")
+        assert "history quirks not listed" in p.stdout and "--history" in p.stdout
+    listed = ixtool(corpus, "changelog", "validate", "--history", "--strict",
+                    "--format", "json")
+    doc = json.loads(listed.stdout)
+    assert listed.returncode == 0 and doc["ok"] is True
+    assert doc["summary"]["warnings"] == 0 and doc["summary"]["notes"] > 50
+    assert {f["severity"] for f in doc["findings"]} == {"note"}
+
+
+def test_standalone_still_fails_on_what_is_broken(tmp_path: Path) -> None:
+    """Folding covers history's quirks only: a schema error still fails."""
+    (tmp_path / "perf-changelog.yaml").write_text(
+        "- config-keys: [a]\n  description: []\n"
+        "  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1   \n")
+    p = ixtool(tmp_path, "changelog", "validate")
+    assert p.returncode == 1 and "CL201" in p.stdout and "1 history quirk not listed" in p.stdout

@@ -13,6 +13,7 @@ from inferencex_tools.changelog.validate import (
     ChangeAnalysis,
     Options,
     analyze_change,
+    fold_history_quirks,
     validate_standalone,
 )
 from inferencex_tools.errors import InputError, UsageError
@@ -37,6 +38,7 @@ class ValidateRequest:
     fix: bool = False
     actions: ActionsEnv = field(default_factory=ActionsEnv)  # the PR event, $GITHUB_REPOSITORY
     no_git: bool = False  # standalone: never look at git (the whole file, history included)
+    history: bool = False  # standalone: list history's quirks (as notes) instead of counting
 
 
 def _repo_slug(explicit: str | None, git_repo: GitRepo | None, actions: ActionsEnv) -> str:
@@ -257,8 +259,12 @@ def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> 
                          hint="e.g. ixtool changelog validate --base origin/main --fix")
     raw = read_bytes(req.path)
     cl = validate_standalone(raw, label, Options(repo=repo))
-    result.extend(cl.findings)
+    folded = fold_history_quirks(cl.findings, listed=req.history)
+    result.extend(folded.findings)
     result.checked.append(label)
     result.info.update(mode="standalone", repo=repo, entries=len(cl.entries),
                        sources={label: cl.text or ""})
+    if folded.quirks:
+        result.info["history_quirks"] = folded.quirks
+        result.info["unlisted"] = folded.summary()
     return result

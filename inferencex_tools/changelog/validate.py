@@ -225,6 +225,41 @@ def validate_standalone(raw: bytes, label: str, opts: Options) -> Changelog:
     return cl
 
 
+# Rules that report history's quirks in a whole-file (standalone) check: bytes that are
+# immutable once merged, so nobody can act on them in the file itself.
+HISTORY_QUIRKS = frozenset({TRAILING_WS.id, SEPARATOR_STYLE.id, HISTORY_LINK.id,
+                            LINK_FOLDED.id, TRAILING_BLANK.id})
+
+
+@dataclass
+class Folded:
+    """A standalone check's findings with the history quirks taken out."""
+
+    findings: list[Finding]
+    quirks: dict[str, int]  # rule id → count, for the quirks that are not listed
+
+    def summary(self, listing: str | None = "--history lists them") -> str | None:
+        """``95 history quirks not listed: CL301×47, …; --history lists them``."""
+        n = sum(self.quirks.values())
+        if not n:
+            return None
+        rules = ", ".join(r if c == 1 else f"{r}×{c}" for r, c in sorted(self.quirks.items()))
+        return f"{plural(n, 'history quirk')} not listed: {rules}" + (
+            f"; {listing}" if listing else "")
+
+
+def fold_history_quirks(findings: list[Finding], *, listed: bool) -> Folded:
+    """The standalone check's default: history quirks are counted, not listed, and never
+    fail a run (``--strict`` included).  ``listed``: each quirk is a note instead."""
+    from dataclasses import replace
+
+    out = [f for f in findings if f.rule not in HISTORY_QUIRKS]
+    quirks = [f for f in findings if f.rule in HISTORY_QUIRKS]
+    if listed:
+        return Folded(out + [replace(f, severity=Severity.NOTE) for f in quirks], {})
+    return Folded(out, dict(Counter(f.rule for f in quirks)))
+
+
 # --------------------------------------------------------------------------- change
 
 def _changed_fields(a: Any, b: Any) -> list[str]:

@@ -223,7 +223,12 @@ def _master_paths(blobs: _Blobs, ref: str) -> list[str]:
 def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str],
                result: Result) -> Any:
     from inferencex_tools.changelog.configkeys import top_level_keys
-    from inferencex_tools.changelog.validate import Options, analyze_change, validate_standalone
+    from inferencex_tools.changelog.validate import (
+        Options,
+        analyze_change,
+        fold_history_quirks,
+        validate_standalone,
+    )
 
     d = ctx.decision
     head_raw = blobs.get(ctx.head, req.changelog)
@@ -238,7 +243,10 @@ def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[
                    else None, master_keys=keys or None)
     if d.changelog_mode == "standalone" or ctx.base is None:
         cl = validate_standalone(head_raw, req.changelog, opts)
-        result.extend(cl.findings)
+        folded = fold_history_quirks(cl.findings, listed=False)  # history: nothing to act on
+        result.extend(folded.findings)
+        if folded.quirks:
+            result.info["unlisted"] = folded.summary(listing=None)
         result.info.setdefault("sources", {})[req.changelog] = cl.text or ""
         return None
     base_raw = blobs.get(ctx.base, req.changelog) or b""

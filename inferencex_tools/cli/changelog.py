@@ -64,6 +64,11 @@ def validate(
     no_git: bool = typer.Option(
         False, "--no-git",
         help="Standalone on the whole file even inside a git work tree (history included)."),
+    history: bool = typer.Option(
+        False, "--history",
+        help="Standalone: list history's quirks (trailing whitespace, odd separators, "
+        "non-canonical or folded links, a blank last line) one by one, as notes; by default "
+        "they are only counted on the summary line. They never fail a run."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     baseline: Path | None = BASELINE_OPTION,
     write_baseline: bool = WRITE_BASELINE_OPTION,
@@ -78,7 +83,8 @@ def validate(
                    and judged like a PR's (links XXX or a PR URL, config keys,
                    markers, appended at the end); history is left alone.
       standalone   no --base outside git (or --no-git): file invariants and schema
-                   for the whole file; historical quirks are warnings.
+                   for the whole file; history's quirks (immutable bytes) are
+                   counted on the summary line, listed with --history, never fail.
       diff         --base REF [--head REF]: the change since merge-base(BASE, HEAD)
                    must append well-formed entries only (main mode: canonical links).
       PR           diff + --pr N: new links must be XXX or this PR's URL.
@@ -100,7 +106,7 @@ def validate(
         ValidateRequest(
             path=path or default_changelog(), base=base, head=head, pr=pr, repo=repo,
             configs=list(configs) if configs else None, fix=fix, actions=actions_env(),
-            no_git=no_git,
+            no_git=no_git, history=history,
         )
     )
     raise typer.Exit(emit(result, fmt, strict=strict,

@@ -191,7 +191,7 @@ app = typer.Typer(
     help="CI and PR toolkit for InferenceX-style LLM inference benchmark repositories.\n\n"
     f"{EXIT_CODES}\n\n"
     "\b\nExamples:\n  ixtool changelog validate --base origin/main\n"
-    "  ixtool sweep explain dsr1-fp8-h200-sglang\n  ixtool rules --area sweep",
+    "  ixtool sweep explain minimaxm3-fp8-h200-vllm-agentic-mtp\n  ixtool rules --area sweep",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,

@@ -58,14 +58,18 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary_line(result: Result) -> str:
-    """``3 errors, 1 warning (CL502×2, CL601, SW401)``: counts and the rules behind them."""
+    """``3 errors, 1 warning, 2 notes (CL502×2, CL601, SW401, SW407×2)``: counts and the
+    rules behind them; notes are counted when there are any (every finding shown, or
+    recorded in a baseline, is in the count)."""
     n_err, n_warn = len(result.errors), len(result.warnings)
+    n_note = len(result.findings) - n_err - n_warn
     counts: dict[str, int] = {}
     for f in result.findings:
-        if f.severity is not Severity.NOTE:
-            counts[f.rule] = counts.get(f.rule, 0) + 1
+        counts[f.rule] = counts.get(f.rule, 0) + 1
     rules = ", ".join(r if n == 1 else f"{r}×{n}" for r, n in sorted(counts.items()))
     text = f"{_plural(n_err, 'error')}, {_plural(n_warn, 'warning')}"
+    if n_note:
+        text += f", {_plural(n_note, 'note')}"
     return f"{text} ({rules})" if rules else text
 
 
@@ -91,7 +95,8 @@ def render_text(result: Result, *, color: bool = False) -> str:
         out.append(f"fixed: {fix}")
     status = paint("ok", "32;1") if result.ok else paint("FAILED", "31;1")
     checked = f" in {', '.join(result.checked)}" if result.checked else ""
-    adopted = f" ({result.info['adoption']})" if result.info.get("adoption") else ""
+    remarks = [r for r in (result.info.get("unlisted"), result.info.get("adoption")) if r]
+    adopted = f" ({'; '.join(remarks)})" if remarks else ""
     out.append(f"{result.command}: {status}: {summary_line(result)}{checked}{adopted}")
     return "\n".join(out) + "\n"
 

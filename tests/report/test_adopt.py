@@ -182,7 +182,7 @@ def test_changelog_validate_uses_the_settings_too(temp_repo: TempRepo) -> None:
                     "  pr-link: https://github.com/o/r/pull/1   \n")
     temp_repo.commit()
     run = [sys.executable, "-m", "inferencex_tools", "changelog", "validate", "--no-git",
-           "--format", "json"]
+           "--history", "--format", "json"]
     first = json.loads(subprocess.run(run, cwd=temp_repo.path, capture_output=True,
                                       text=True).stdout)["findings"]
     assert first
