@@ -153,3 +153,52 @@ def test_real_ranges(ref_repo: Path) -> None:
     outcomes = {c: compare(ref_repo, c) for c in _commits(ref_repo, N_SLOW)}
     compared = [c for c, o in outcomes.items() if o != "reference-refuses"]
     assert len(compared) >= MIN_COMPARED, outcomes
+
+
+# ------------------------------------------------- the workflows' generator command lines
+
+_GEN_LINE = re.compile(r"generate_sweep_configs\.py ((?:full-sweep|test-config)[^)\"'\n\\]*)")
+
+
+def workflow_generator_argv(full: Path) -> list[list[str]]:
+    """Every literal argv the workflows ever passed to generate_sweep_configs.py (the
+    history's added lines), as run from the repository root today: configs under
+    ``configs/`` (moved from ``.github/configs/`` in #1992) and the workflow's
+    runner-label variables (``$RUNNER_TYPES``) set to two real labels."""
+    log = subprocess.run(["git", "log", "-p", "--first-parent", "--format=%h", "--",
+                          ".github/workflows"], cwd=full, env=GIT_ENV, check=True,
+                         capture_output=True, text=True).stdout
+    seen: dict[tuple[str, ...], None] = {}
+    for line in log.splitlines():
+        m = _GEN_LINE.search(line) if line.startswith("+") else None
+        if m is None or "${{" in m.group(1):
+            continue
+        text = m.group(1).replace("${GITHUB_WORKSPACE}/", "").replace(".github/configs/",
+                                                                       "configs/")
+        argv = re.sub(r"\$\w+", "h200 b200", text).split()
+        if any(a.startswith("--config-files") for a in argv):
+            seen.setdefault(tuple(argv), None)
+    return [list(a) for a in seen]
+
+
+@pytest.mark.slow
+def test_workflow_generator_argv(ref_repo: Path) -> None:
+    """The reference generator and ``ixtool <argv>`` (the script path swapped for
+    ``ixtool``) on the newest real configs: the same bytes, or both refuse."""
+    argvs = workflow_generator_argv(ref_repo.parent / "full")
+    assert len(argvs) >= 20
+    git(ref_repo, "checkout", "-qf", "HEAD")
+    same = refused = 0
+    for argv in argvs:
+        ref = _run(ref_repo, [sys.executable, "utils/matrix_logic/generate_sweep_configs.py",
+                              *argv])
+        ix = _run(ref_repo, [sys.executable, "-m", "inferencex_tools", *argv])
+        if ref.returncode == 0:
+            assert ix.returncode == 0, (argv, ix.stderr.decode())
+            assert ix.stdout == ref.stdout, argv
+            same += 1
+        else:
+            assert ix.returncode == 2 and ix.stderr.startswith(b"ixtool: error:"), argv
+            assert b"Traceback" not in ix.stderr
+            refused += 1
+    assert same >= 10, (same, refused)
