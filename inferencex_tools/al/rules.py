@@ -12,7 +12,7 @@ A = "al"
 ARTIFACT_REFUSED = rule(
     "AL101", W, "an artifact could not be read safely and was skipped",
     "the message names the limit it broke (size, entries, compression ratio, unsafe "
-    "name, link); raise it with --max-artifact-bytes / --max-file-bytes only for an "
+    "name, link); raise it with --max-artifact-mib / --max-file-mib only for an "
     "artifact you trust", area=A)
 MEASUREMENT_INVALID = rule(
     "AL102", W, "a metrics export or server log is malformed, truncated or inconsistent; "
@@ -60,3 +60,7 @@ NO_COLLECTION = rule(
 COLLECTION_INVALID = rule(
     "AL402", E, "the collected AL matrix is malformed or incomplete",
     "re-run the collection: every requested (thinking mode, K) cell needs a value", area=A)
+CURVE_WOULD_CHANGE = rule(
+    "AL403", E, "the imported curve would replace a different committed curve file",
+    "pass --force to replace it, in the curve's own reviewed PR (never together with "
+    "recipe changes: PO109)", area=A)

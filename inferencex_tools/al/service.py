@@ -9,9 +9,6 @@ are :mod:`.judge`'s.
 
 from __future__ import annotations
 
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +31,7 @@ from inferencex_tools.al.rules import (
     ROOT_NOT_AT_HEAD,
     UNMATCHED_ARTIFACT,
 )
-from inferencex_tools.io.artifacts import Artifact, Member, Truncated
+from inferencex_tools.io.artifacts import READ_ERRORS, Artifact, Member
 from inferencex_tools.report.findings import Result
 
 # The artifacts of a benchmark job (the reference benchmark templates' upload names):
@@ -48,8 +45,6 @@ PREFIXES: tuple[tuple[str, str, str | None], ...] = (
 METRICS_FILE = "server_metrics_export.json"
 LOG_SUFFIXES = (".log", ".out")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
-READ_ERRORS = (Truncated, OSError, EOFError, zipfile.BadZipFile, zlib.error,
-               tarfile.TarError, RuntimeError)
 
 
 @dataclass
@@ -171,11 +166,12 @@ def _metrics(m: _Match, launch: Launch, result: Result) -> Measurement | None:
             where = f"{a.name}/{mem.path}"
             try:
                 data = a.read(mem, a.limits.max_json)
-                got = from_export(data, where, launch.engine or "", launch.k)
             except READ_ERRORS as exc:
                 result.add(ARTIFACT_REFUSED.at(where, None, None,
                                                f"{where}: not read: {str(exc)[:300]}"))
                 continue
+            try:
+                got = from_export(data, where, launch.engine or "", launch.k)
             except ValueError as exc:  # Invalid too
                 result.add(MEASUREMENT_INVALID.at(where, None, None,
                                                   f"{where}: {str(exc)[:300]}"))

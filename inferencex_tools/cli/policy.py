@@ -211,8 +211,13 @@ def init_cmd(
                               for f in res.findings) else 0)
 
 
-@app.command("curves")
+curves_app = typer.Typer(rich_markup_mode=None)
+app.add_typer(curves_app, name="curves")
+
+
+@curves_app.callback(invoke_without_command=True)
 def curves_cmd(
+    ctx: typer.Context,
     registry: Path | None = REGISTRY_OPTION,
     curves_dir: Path | None = CURVES_OPTION,
     root: Path = ROOT_OPTION,
@@ -223,7 +228,8 @@ def curves_cmd(
 
     Every *.yaml in the curves directory must pass schemas/golden-al.schema.json, carry
     its source run URL and be covered by a registry row; every registry row whose curve
-    file is present must name its model key.
+    file is present must name its model key.  `ixtool policy curves import` turns a
+    collection run's artifact into a curve file.
 
     Exit codes: 0 clean, 1 findings, 2 usage or input error (no or invalid registry).
 
@@ -231,6 +237,87 @@ def curves_cmd(
     Example:
       ixtool policy curves --strict
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from inferencex_tools.policy.service import run_curves
 
     raise typer.Exit(emit(run_curves(root, registry, curves_dir), fmt, strict=strict))
+
+
+@curves_app.command("import")
+def curves_import_cmd(
+    run_id: str = typer.Argument(
+        ..., metavar="RUN_ID", help="The speedbench-al.yml run (its id, from …/actions/runs/ID)."),
+    artifacts: Path | None = typer.Option(
+        None, "--artifacts", metavar="DIR",
+        help="Offline: the directory `gh run download RUN_ID -D DIR` wrote (else the "
+        "artifacts are downloaded through the GitHub API)."),
+    repo: str | None = typer.Option(
+        None, "--repo", help="OWNER/NAME of the run (default: the origin remote of --root)."),
+    api_url: str | None = typer.Option(
+        None, "--api-url", help="GitHub API root (default: $GITHUB_API_URL or "
+        "https://api.github.com)."),
+    root: Path = ROOT_OPTION,
+    output: Path | None = typer.Option(
+        None, "--output", "-o", metavar="FILE",
+        help="Write here (default: golden_al_distribution/<prefix>_<method>.yaml under "
+        "--root)."),
+    prefix: str | None = typer.Option(
+        None, "--prefix", help="The model prefix of the artifact to import "
+        "(speedbench-reference-al-<prefix>), when the run has several."),
+    image: str | None = typer.Option(
+        None, "--image", help="The collection's image (default: the vLLM version its "
+        "server logs print)."),
+    model: str | None = typer.Option(
+        None, "--model", help="The collected model id (default: the matrix's model key)."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing curve file whose content differs."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Turn a SpeedBench AL collection run into a golden curve file, for a reviewed PR.
+
+    The run's speedbench-reference-al-<prefix> artifact (the collector's matrix) is
+    written in the repository's curve format: the source run URL, a provenance line
+    (run, image, model, category), the collector's header, the values unchanged.
+    Importing the same run again gives the same bytes.  A cell the collection did not
+    measure (N/A), or a value the curve rules refuse (PO101-PO104), is AL402; an existing
+    different file is AL403 without --force.
+
+    Exit codes: 0 written or unchanged, 1 findings, 2 usage or input error.
+
+    \b
+    Examples:
+      ixtool policy curves import 28061204145 --artifacts run
+      ixtool policy curves import 28061204145 --repo SemiAnalysisAI/InferenceX
+    """
+    from inferencex_tools.al.curves import Provenance, import_curve
+    from inferencex_tools.ci.ids import run_id as parse_run_id
+    from inferencex_tools.errors import UsageError
+    from inferencex_tools.io.artifacts import Limits, run_directory
+
+    rid = parse_run_id(run_id)
+    if rid is None:
+        raise UsageError(f"invalid RUN_ID {run_id[:40]!r}",
+                         hint="copy the number from the run's URL (…/actions/runs/ID)")
+    slug = repo or _origin_slug(root)
+    if slug is None:
+        raise UsageError("no --repo and no GitHub origin remote at --root",
+                         hint="pass --repo OWNER/NAME (the curve names its source run URL)")
+    prov = Provenance(rid, f"https://github.com/{slug}/actions/runs/{rid}", image, model)
+    if artifacts is None:
+        raise UsageError("downloading the run's artifacts is not available in this "
+                         "version yet", hint=f"gh run download {rid} -D run; then add "
+                         "--artifacts run")
+    result = import_curve(root, run_directory(artifacts, Limits()), prov, prefix=prefix,
+                          output=output, force=force)
+    raise typer.Exit(emit(result, fmt))
+
+
+def _origin_slug(root: Path) -> str | None:
+    from inferencex_tools.errors import IxtoolError
+    from inferencex_tools.io.git import GitRepo
+
+    try:
+        return GitRepo.open(root).remote_slug()
+    except IxtoolError:
+        return None

@@ -23,6 +23,7 @@ import re
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,12 @@ class Budget:
 
 class Truncated(Exception):
     """A stream hit its byte limit (the chunks before it were delivered)."""
+
+
+# What reading an untrusted artifact may raise (a limit, a corrupt archive, I/O).
+READ_ERRORS: tuple[type[BaseException], ...] = (
+    Truncated, OSError, EOFError, zipfile.BadZipFile, zlib.error, tarfile.TarError,
+    RuntimeError, ValueError)
 
 
 def safe_name(name: str) -> str | None:
