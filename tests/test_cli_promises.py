@@ -221,3 +221,93 @@ def test_standalone_still_fails_on_what_is_broken(tmp_path: Path) -> None:
         "  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1   \n")
     p = ixtool(tmp_path, "changelog", "validate")
     assert p.returncode == 1 and "CL201" in p.stdout and "1 history quirk not listed" in p.stdout
+
+
+# ------------------------------------------------------------- 10: progress in logs
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_in_a_log_is_periodic_lines() -> None:
+    """stderr not a terminal: a line after log_first seconds, then one per log_every,
+    however often the work ticks (here 10 ticks a second for five minutes)."""
+    import io
+
+    from inferencex_tools.cli.progress import ProgressLine
+
+    clock, log = _Clock(), io.StringIO()
+    line = ProgressLine("policy check", stream=log, mode="log", clock=clock)
+    line(0, 3000, "script traces")
+    for done in range(1, 3001):
+        clock.now += 0.1
+        line(done, 3000, "script traces")
+    lines = log.getvalue().splitlines()
+    assert 9 <= len(lines) <= 11, lines  # 10 s, then every 30 s of 300 s
+    assert lines[0].startswith("policy check: 100/3000 script traces, 10.0/s, ~4m50s left")
+    assert all("\r" not in ln and "\x1b" not in ln for ln in lines)
+
+
+def test_progress_on_a_terminal_rate_is_sane_from_the_first_tick() -> None:
+    """The first trace ends a few milliseconds after the phase starts: no absurd rate
+    (the issue saw 1582279.3/s), and a rate measured from the phase's start after."""
+    import io
+    import re
+
+    from inferencex_tools.cli.progress import ProgressLine
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    clock, tty = _Clock(), Tty()
+    line = ProgressLine("policy check", stream=tty, mode="line", clock=clock)
+    clock.now += 5.0  # reading configs, deriving jobs: not part of the rate
+    line(0, 40, "launcher traces")
+    clock.now += 0.000001
+    line(1, 40, "launcher traces")
+    for done in range(2, 41):
+        clock.now += 0.5
+        line(done, 40, "launcher traces")
+    rates = [float(r) for r in re.findall(r"([\d.]+)/s", tty.getvalue())]
+    assert rates and max(rates) <= 4.0, rates  # 2 traces in 0.5 s at worst
+    assert rates[-1] == 2.1, rates  # 40 in 19.5 s
+
+
+def test_policy_check_reports_phases_whose_totals_do_not_jump(own_repo: Path) -> None:
+    from inferencex_tools.policy.service import CheckRequest, run_check
+
+    calls: list[tuple[int, int | None, str]] = []
+    run_check(CheckRequest(root=own_repo, allow_unsandboxed=True,
+                           progress=lambda d, t, w="": calls.append((d, t, w))))
+    phases: dict[str, list[tuple[int, int | None]]] = {}
+    for done, total, what in calls:
+        phases.setdefault(what, []).append((done, total))
+    assert "launcher traces" in phases and "script traces" in phases, calls
+    for what, seen in phases.items():
+        assert seen[0][0] == 0, (what, seen)  # each phase announces itself
+        assert len({t for _, t in seen}) == 1, (what, seen)  # one total per phase
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+        assert seen[-1][0] == seen[-1][1], (what, seen)
+
+
+def test_policy_check_prints_progress_lines_to_a_log(own_repo: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    from inferencex_tools.cli.progress import ProgressLine
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(ProgressLine, "log_first", 0.0)
+    monkeypatch.setattr(ProgressLine, "log_every", 0.0)
+    code, _, err = _run(["policy", "check", "--root", str(own_repo),
+                         "--allow-unsandboxed"], capsys)
+    assert code == 0, err
+    assert "policy check: 0/" in err and "launcher traces" in err, err
+    code, _, err = _run(["policy", "check", "--root", str(own_repo), "--allow-unsandboxed",
+                         "-q"], capsys)
+    assert code == 0 and "traces" not in err, err

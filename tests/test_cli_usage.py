@@ -105,7 +105,8 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_redrawn_on_a_terminal_logged_elsewhere(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
     from inferencex_tools.cli.common import SETTINGS
     from inferencex_tools.cli.progress import ProgressLine
 
@@ -118,11 +119,12 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     plain = io.StringIO()
     with ProgressLine("work", stream=plain) as progress:
         progress(3, 3, "rows")
-    assert plain.getvalue() == ""
+    assert plain.getvalue() == ""  # a log: nothing for work shorter than log_first
+    assert ProgressLine("work", stream=plain).mode == "log"
     for var in ("CI", "NO_COLOR"):
         with monkeypatch.context() as m:
             m.setenv(var, "1")
-            assert not ProgressLine("work", stream=_Tty()).enabled
+            assert ProgressLine("work", stream=_Tty()).mode == "log"
     SETTINGS.quiet = True
     try:
         assert not ProgressLine("work", stream=_Tty()).enabled

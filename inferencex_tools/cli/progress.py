@@ -1,9 +1,17 @@
-"""The one progress line of the CLI: long work shows ``label: done/total what`` on
-stderr, rewritten in place, only when stderr is a terminal and neither ``$CI``,
-``$NO_COLOR`` nor ``--quiet`` asks for silence.
+"""The progress of long work on stderr, in one of two forms:
 
-Services never print: they take a :data:`inferencex_tools.progress.ProgressFn`
-callback and call it as work advances; the command hands them a :class:`ProgressLine`::
+* on a terminal: one line, ``label: done/total what, rate/s, ~ETA left``, redrawn in
+  place (at most every 0.1 s) and cleared when the work ends;
+* in a log (stderr is not a terminal, ``$CI`` or ``$NO_COLOR`` is set): plain lines,
+  the first after :attr:`ProgressLine.log_first` seconds (short commands print none),
+  then at most one every :attr:`ProgressLine.log_every` seconds, so a multi-minute
+  ``policy check`` in a CI log says how far it is without flooding it.
+
+``--quiet`` silences both.  Services never print: they take a
+:data:`inferencex_tools.progress.ProgressFn` callback and call it as work advances, a
+phase at a time (``progress(0, total, what)`` when a phase starts, then each item); the
+command hands them a :class:`ProgressLine`, which measures the rate and the time left
+from the start of the phase (a new ``what`` is a new phase with its own total)::
 
     with ProgressLine("policy check") as progress:
         result = run_check(req, progress=progress)
@@ -14,55 +22,101 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from inferencex_tools.cli.common import SETTINGS
 
-_MIN_INTERVAL = 0.1  # seconds between two redraws
+_MIN_INTERVAL = 0.1  # seconds between two redraws on a terminal
+_RATE_AFTER = 0.5  # seconds of a phase before its rate means anything
 
 
-def progress_enabled(stream: TextIO | None = None) -> bool:
-    """True when progress lines may be drawn on ``stream`` (default: stderr)."""
+def progress_mode(stream: TextIO | None = None) -> str | None:
+    """``"line"`` (a terminal), ``"log"`` (anything else, or ``$CI``/``$NO_COLOR``) or
+    None (``--quiet``) for progress on ``stream`` (default: stderr)."""
     stream = stream or sys.stderr
-    if SETTINGS.quiet or os.environ.get("CI") or "NO_COLOR" in os.environ:
-        return False
+    if SETTINGS.quiet:
+        return None
+    if os.environ.get("CI") or "NO_COLOR" in os.environ:
+        return "log"
     try:
-        return stream.isatty()
+        return "line" if stream.isatty() else "log"
     except (AttributeError, ValueError):
-        return False
+        return "log"
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    if s < 1:
+        return "<1s"
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 class ProgressLine:
-    """A callable ``(done, total, what)`` that redraws one status line on a terminal;
-    does nothing elsewhere.  Use it as a context manager: leaving it clears the line."""
+    """A callable ``(done, total, what)`` that shows progress on stderr (see the module
+    docstring).  Use it as a context manager: leaving it clears a terminal line."""
+
+    log_first = 10.0  # seconds before the first log line
+    log_every = 30.0  # seconds between two log lines
 
     def __init__(self, label: str, *, stream: TextIO | None = None,
-                 enabled: bool | None = None) -> None:
+                 mode: str | None = "auto",
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = progress_enabled(self.stream) if enabled is None else enabled
-        self._last = 0.0
+        self.mode = progress_mode(self.stream) if mode == "auto" else mode
+        self.clock = clock
+        self._started = clock()
+        self._last = float("-inf")  # the last line drawn or logged
         self._drawn = False
+        self._phase: str | None = None
+        self._phase_start = self._started
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode is not None
 
     def __call__(self, done: int, total: int | None = None, what: str = "") -> None:
-        if not self.enabled:
+        if self.mode is None:
             return
-        now = time.monotonic()
-        final = total is not None and done >= total
-        if not final and now - self._last < _MIN_INTERVAL:
+        now = self.clock()
+        if what != self._phase:  # a new phase: its own total, rate and time left
+            self._phase, self._phase_start = what, now
+        if self.mode == "log":
+            if now - self._started < self.log_first or now - self._last < self.log_every:
+                return
+        elif not (total is not None and done >= total) and now - self._last < _MIN_INTERVAL:
             return
         self._last = now
+        self._show(self._text(done, total, what, now - self._phase_start))
+
+    def _text(self, done: int, total: int | None, what: str, spent: float) -> str:
         count = f"{done}/{total}" if total is not None else str(done)
         line = f"{self.label}: {count}" + (f" {what}" if what else "")
-        width = _width(self.stream)
-        if len(line) > width - 1:
-            line = line[:max(0, width - 2)] + "…"
-        self.stream.write("\r\x1b[2K" + line)
+        if done > 0 and spent >= _RATE_AFTER:
+            rate = done / spent
+            line += f", {rate:.1f}/s"
+            if total is not None and total > done:
+                line += f", ~{_duration((total - done) / rate)} left"
+        return line
+
+    def _show(self, line: str) -> None:
+        if self.mode == "log":
+            self.stream.write(line + "\n")
+        else:
+            width = _width(self.stream)
+            if len(line) > width - 1:
+                line = line[:max(0, width - 2)] + "…"
+            self.stream.write("\r\x1b[2K" + line)
+            self._drawn = True
         self.stream.flush()
-        self._drawn = True
 
     def close(self) -> None:
-        """Clear the line (the result is printed next)."""
+        """Clear the terminal line (the result is printed next)."""
         if self._drawn:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()

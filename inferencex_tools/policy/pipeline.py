@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -226,20 +225,22 @@ class Runner:
         self.stages: dict[str, list[int]] = {}  # stage → [jobs, unique traces]
         self._done = 0
         self._total = 0
+        self._what = ""
         self._lock = threading.Lock()
-        self._started: float | None = None
+
+    def _phase(self, what: str, total: int) -> None:
+        """A phase of tracing starts (``total`` traces, known now and fixed): progress
+        counts within it, so its total never grows under the reader's eyes."""
+        with self._lock:
+            self._done, self._total, self._what = 0, total, what
+            if self.progress and total:
+                self.progress(0, total, what)
 
     def _tick(self, n: int = 1) -> None:
         with self._lock:
             self._done += n
             if self.progress:
-                if self._started is None:
-                    self._started = time.monotonic()
-                spent = time.monotonic() - self._started
-                rate = self._done / spent if spent > 0 else 0.0
-                left = (self._total - self._done) / rate if rate > 0 else 0.0
-                self.progress(self._done, self._total,
-                              f"traces, {rate:.1f}/s, ~{left:.0f}s left")
+                self.progress(self._done, self._total, self._what)
 
     def _map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         if not items:
@@ -259,8 +260,8 @@ class Runner:
                 continue
             c = self.analyzer.closure(j.launcher, j.env)
             groups.setdefault((j.launcher, key(j.env, c, j.family)), []).append(jt)
-        # stage 2 is known only after stage 1; count both as they become known
-        self._total = len(groups)
+        # each stage is a phase of its own: stage 2's size is known only after stage 1
+        self._phase("launcher traces", len(groups))
         reps = list(groups.values())
         results = self._map(lambda g: self._launch(g[0].job), reps)
         self.traces += sum(len(g) for g in reps)
@@ -293,8 +294,7 @@ class Runner:
             sk = (*where, key(jt.step.env, c, jt.job.family, soft=True))
             soft.setdefault(sk, {}).setdefault(full, []).append(jt)
         first = [list(subs.values()) for subs in soft.values()]
-        with self._lock:
-            self._total += len(first)
+        self._phase("script traces", len(first))
         retry: list[list[JobTrace]] = []
         ran = len(first)
         for subs, tr in zip(first, self._map(lambda s: self._script(s[0][0]), first),
@@ -306,8 +306,7 @@ class Runner:
                 else:
                     retry.append(g)
         if retry:
-            with self._lock:
-                self._total += len(retry)
+            self._phase("script traces (failed shared traces, one per job)", len(retry))
             ran += len(retry)
             for g, tr in zip(retry, self._map(lambda g: self._script(g[0]), retry),
                              strict=True):
@@ -343,8 +342,7 @@ class Runner:
             todo.append(jt)
         scripts = [(jt, self._static_launch(jt)) for jt in todo]
         scripts = [(jt, s) for jt, s in scripts if s is not None]
-        with self._lock:
-            self._total += len(scripts)
+        self._phase("static submissions", len(scripts))
         res = self._map(lambda p: self._inline(p[0].job, p[1]), scripts)
         self.traces += len(scripts)
         self.unique += len(scripts)
