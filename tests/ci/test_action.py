@@ -62,6 +62,15 @@ def _warm_cache(store: Path) -> None:
     (slot / ".ixtool-install").write_text(key + "\n")
 
 
+def _installed_earlier_in_the_job(runner: Runner) -> None:
+    """The virtualenv at the action's path, as an earlier use of the action in the same
+    job leaves it (PR runs restore no cache; this avoids a network install)."""
+    key, name = _key()
+    runner.temp.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(runner.cache_store / re.sub(r"[^\w.-]", "_", key), runner.temp / name,
+                    symlinks=True)
+
+
 @pytest.fixture
 def runner(tmp_path: Path) -> Runner:
     store = tmp_path / "cache"
@@ -186,10 +195,11 @@ def test_ci_plan_outputs_reach_the_caller(runner: Runner) -> None:
     shas = _repo(repo)
     event = _event(runner, "pull_request.labeled.json", shas)
     runner.base_env.update(GITHUB_EVENT_NAME="pull_request", GITHUB_EVENT_PATH=str(event))
+    _installed_earlier_in_the_job(runner)
     run = runner.run_action({"command": "ci plan"})
     assert run.failed_step is None, run.log
     assert run.outputs["exit-code"] == "0"
-    assert run.outputs["cache-hit"] == "true"
+    assert run.outputs["cache-hit"] == "false"  # a pull_request run restores no cache
     # the caller sees exactly what ci plan computed, key by key
     direct = subprocess.run([sys.executable, "-m", "inferencex_tools", "ci", "plan",
                              "--event", str(event), "--event-name", "pull_request",
@@ -226,8 +236,10 @@ def test_working_directory_and_sarif(runner: Runner) -> None:
                              "sarif": "ixtool.sarif", "strict": "false"})
     assert run.failed_step is None, run.log
     assert run.outputs["exit-code"] == "1"  # an unknown key
-    assert run.outputs["sarif-file"] == "ixtool.sarif"
-    sarif = json.loads((sub / "ixtool.sarif").read_text())
+    sarif_file = Path(run.outputs["sarif-file"])  # under $RUNNER_TEMP, not the checkout
+    assert sarif_file.name == "ixtool.sarif" and runner.temp in sarif_file.parents
+    assert not (sub / "ixtool.sarif").exists()
+    sarif = json.loads(sarif_file.read_text())
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"]
     assert "::error" in run.log or "::warning" in run.log
     # the SARIF pass writes no outputs of its own: exit-code appears once
