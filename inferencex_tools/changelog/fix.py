@@ -83,6 +83,28 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     return FixOutcome(result, applied)
 
 
+def fix_in_place(a: ChangeAnalysis, opts: Options) -> FixOutcome:
+    """The per-entry fixes of :func:`fix_change` (trailing whitespace, the pr-link) with
+    every new entry left where it is: what can be suggested on the PR's own lines when
+    the whole fix also moves entries."""
+    head = a.head
+    if _refusal(a) is not None or not a.new_entries:
+        return FixOutcome(None)
+    applied: list[str] = []
+    out = bytearray()
+    pos = 0
+    for e in sorted(a.new_entries, key=lambda e: e.start):
+        block = head.raw[e.start:e.end]
+        fixed = _fixed_block(head, e, block, opts, applied)
+        if not block.endswith(b"\n"):
+            fixed = fixed.rstrip(b"\n")
+        out += head.raw[pos:e.start] + fixed
+        pos = e.end
+    out += head.raw[pos:]
+    result = bytes(out)
+    return FixOutcome(result if result != head.raw else None, applied)
+
+
 def _refusal(a: ChangeAnalysis) -> str | None:
     """Why the change cannot be fixed safely (None: it can)."""
     head, base = a.head, a.base

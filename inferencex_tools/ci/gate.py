@@ -340,25 +340,34 @@ def _remap(f: Finding, spans: list[tuple[int, int]]) -> Finding:
 def default_policy_stage(ctx: GateContext) -> list[Finding]:
     """The policy check, when the change touches what it reads (recipes, curves,
     launchers, configs); through the policy area's public entry point."""
+    res = policy_result(ctx)
+    return list(res.findings) if res is not None else []
+
+
+def policy_result(ctx: GateContext) -> Result | None:
+    """The whole result of the policy check :func:`default_policy_stage` runs (its
+    verdict rows in ``info["rows"]``); None when the change touches nothing it reads.
+    ``ixtool review`` builds its golden-AL table from the gate's own check through it."""
     relevant = [p for p in ctx.changed
                 if p.startswith(("benchmarks/", "golden_al_distribution/", "runners/",
                                  "configs/"))]
     if not relevant:
-        return []
+        return None
     from inferencex_tools.policy import service as policy_service
 
     if ctx.base is not None:  # the incremental check, sharing the gate's git reader
         scope = _policy_scope(ctx)  # when other keys' rows cannot be selected: these only
-        return list(policy_service.run_check(policy_service.CheckRequest(
+        res: Result = policy_service.run_check(policy_service.CheckRequest(
             root=ctx.repo.root, base=ctx.base, head=ctx.head, config_keys=scope or None,
-            git=ctx.repo.reader, keys_are_change=bool(scope))).findings)
+            git=ctx.repo.reader, keys_are_change=bool(scope)))
+        return res
     check = getattr(policy_service, "run_check_incremental", None)
     if check is not None:  # the policy area's incremental mode (policy check --base)
-        return list(check(ctx.repo.root, base=ctx.base, head=ctx.head).findings)
+        res = check(ctx.repo.root, base=ctx.base, head=ctx.head)
+        return res
     if not any(p.startswith("benchmarks/") for p in relevant):
-        return []  # no recipe changed: nothing for a full check to find that is new
-    res = policy_service.run_check(policy_service.CheckRequest(root=ctx.repo.root))
-    return list(res.findings)
+        return None  # no recipe changed: nothing for a full check to find that is new
+    return policy_service.run_check(policy_service.CheckRequest(root=ctx.repo.root))
 
 
 _SCRIPT_SUFFIXES = (".sh", ".py", ".bash")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from inferencex_tools.cli.common import actions_env, info, write_summary
+from inferencex_tools.cli.common import actions_env, adopted_copy, info, write_summary
 
 if TYPE_CHECKING:
     from inferencex_tools.io.github import Forge
@@ -79,8 +79,10 @@ def review(
     if post and pr is None:
         raise UsageError("--post needs --pr N (or a pull_request event)",
                          hint="e.g. ixtool review --pr 1234 --post")
+    from functools import partial
+
     req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
-                        timeout=timeout)
+                        timeout=timeout, adopted=partial(adopted_copy, cwd=root))
     forge = None
     if pr is not None and (post or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
         forge, req.repo = _forge(repo, root, api_url)

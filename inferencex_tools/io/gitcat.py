@@ -19,6 +19,7 @@ from inferencex_tools.errors import GitError, ShallowCloneError
 _ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 MAX_BLOB = 32 * 1024 * 1024
+_HUNK = re.compile(r"(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _SLUG = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
@@ -184,6 +185,24 @@ class GitReader:
         out = self._kept("diff", "--name-only", "--no-renames", "--no-ext-diff", "-z",
                          self.resolve(a), self.resolve(b))
         return [p for p in out.split("\0") if p]
+
+    def added_lines(self, a: str, b: str, path: str) -> set[int]:
+        """Line numbers of ``path`` at ``b`` that ``git diff a b`` shows as added (the
+        lines a pull request's review comments and suggestions may sit on)."""
+        out = self._kept("diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames",
+                         "--text", self.resolve(a), self.resolve(b), "--", path)
+        lines: set[int] = set()
+        for m in _HUNK.finditer(out):
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            lines.update(range(start, start + count))
+        return lines
+
+    def uncommitted(self) -> list[str]:
+        """Paths of the working tree that differ from ``HEAD``: tracked files changed
+        (staged or not) and untracked files that are not ignored."""
+        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                        "--no-renames", "--ignore-submodules=none")
+        return [item[3:] for item in out.split("\0") if len(item) > 3]
 
     def remote_slug(self, remote: str) -> str | None:
         try:

@@ -634,6 +634,8 @@ def _dedupe_notes(result: Result) -> None:
 
 
 def row_summary(o: RowOutcome) -> dict[str, Any]:
+    from inferencex_tools.sweep.arms import arm_label
+
     f = o.facts[0] if o.facts else None
     errors = sorted({v.rule.id for v in o.verdicts if v.rule.severity.value == "error"})
     verdict = "FAIL " + ",".join(errors) if errors else \
@@ -641,6 +643,7 @@ def row_summary(o: RowOutcome) -> dict[str, Any]:
     return {
         "config-key": o.row.key,
         "entry": o.row.entry_label(),
+        "arm": arm_label(o.row.matrix or {**o.row.entry, **o.row.seq}),
         "conc": o.row.conc,
         "mode": "eval" if o.row.eval_only else "throughput",
         "multinode": o.row.multinode,

@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 from inferencex_tools.report.findings import Finding
+from inferencex_tools.report.inert import prose
 from inferencex_tools.review.model import LineComment
 
 _ICON = {"error": "🛑", "warning": "⚠️", "note": "ℹ️"}
@@ -35,20 +37,9 @@ def opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
     return out
 
 
-def added_lines(base: bytes | None, head: bytes) -> set[int]:
-    """1-based head line numbers the change added or modified."""
-    a = (base or b"").decode("utf-8", "replace").splitlines()
-    b = head.decode("utf-8", "replace").splitlines()
-    out: set[int] = set()
-    for tag, _i1, _i2, j1, j2 in opcodes(a, b):
-        if tag in ("replace", "insert"):
-            out.update(range(j1 + 1, j2 + 1))
-    return out
-
-
 def finding_line(f: Finding) -> str:
     icon = _ICON.get(f.severity.value, "")
-    return f"{icon} **{f.rule}** {f.message}".strip()
+    return f"{icon} **{prose(f.rule)}** {prose(f.message)}".strip()
 
 
 def suggestions(path: str, head: bytes, fixed: bytes, findings: list[Finding],
@@ -74,7 +65,7 @@ def suggestions(path: str, head: bytes, fixed: bytes, findings: list[Finding],
         mine = [f for f in findings
                 if f.file == path and f.line is not None and start <= f.line <= end]
         covered += mine
-        body = "\n".join(finding_line(f) for f in mine) or f"**ixtool** {why}"
+        body = "\n".join(finding_line(f) for f in mine) or f"**ixtool** {prose(why)}"
         comments.append(LineComment(path, end, body, start_line=start if start < end else None,
                                     suggestion=text, rules=sorted({f.rule for f in mine})))
     return comments, covered
@@ -94,7 +85,7 @@ def line_comments(findings: Iterable[Finding], commentable: dict[str, set[int]]
     for (path, line), fs in sorted(by_place.items()):
         parts = []
         for f in fs:
-            parts.append(finding_line(f) + (f"\n\n> {f.hint}" if f.hint else ""))
+            parts.append(finding_line(f) + (f"\n\n> {prose(f.hint)}" if f.hint else ""))
         out.append(LineComment(path, line, "\n\n".join(parts),
                                rules=sorted({f.rule for f in fs})))
     return out, rest
@@ -114,3 +105,47 @@ def value_suggestion(path: str, text: str, line: int, old: str, new: str, body: 
     if not fixed.endswith("\n"):
         fixed += "\n"
     return LineComment(path, line, body, suggestion=fixed, rules=rules)
+
+
+def apply(head: bytes, comments: Iterable[LineComment]) -> bytes | None:
+    """``head`` with every suggestion committed at once, as GitHub does (each replaces
+    its lines ``start_line``..``line``); None when two of them overlap."""
+    lines = head.decode("utf-8", "replace").splitlines(keepends=True)
+    spans = sorted(((c.start_line or c.line, c.line, c.suggestion) for c in comments
+                    if c.suggestion is not None), reverse=True)
+    last = len(lines) + 1
+    for start, end, text in spans:
+        if end >= last or start < 1 or end > len(lines):
+            return None
+        lines[start - 1:end] = [text] if text else []
+        last = start
+    return "".join(lines).encode()
+
+
+_TOP_ITEM = re.compile(rb"(?m)^- ")
+
+
+def keeps_entries(head: bytes, c: LineComment) -> bool:
+    """Committing ``c`` alone keeps every top-level item (changelog entry) of ``head``."""
+    alone = apply(head, [c])
+    return alone is not None and len(_TOP_ITEM.findall(alone)) >= len(_TOP_ITEM.findall(head))
+
+
+_NAME = r"-{0,2}[A-Za-z_][\w.-]*"
+_SEP = r"""['"]?(?:\s*[:=]\s*|\s+)['"]?"""
+
+
+def value_lines(text: str, line: int, old: str) -> list[int]:
+    """The lines of ``text`` that set the same name as line ``line`` does to the literal
+    ``old`` (a YAML ``NAME: 'old'``, a shell ``NAME=old``, a JSON ``"name": old``, a flag
+    ``--name old``); just ``line`` when it names nothing before the value."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return []
+    lit = re.escape(old) + r"(?![\d.])"
+    m = re.search(rf"(?<![\w.-])({_NAME}){_SEP}{lit}", lines[line - 1])
+    if m is None:
+        return [line] if re.search(rf"(?<![\d.]){lit}", lines[line - 1]) else []
+    rx = re.compile(rf"(?<![\w.-]){re.escape(m.group(1))}{_SEP}{lit}")
+    return [n for n, ln in enumerate(lines, 1)
+            if rx.search(ln) and (n == line or not ln.lstrip().startswith("#"))]

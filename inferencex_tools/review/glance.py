@@ -5,30 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from inferencex_tools.report.inert import fence, visible
 from inferencex_tools.review.model import CHECKLIST_PHRASE, ArmLine, LabelAdvice
+from inferencex_tools.sweep.arms import arm_label
 
 RECOMMENDED = "full-sweep-fail-fast"
-
-
-def arm_label(row: dict[str, Any]) -> str:
-    """``tp8``, ``tp8 ep8``, ``tp8 ep8 kv=dram`` …, the arm of a matrix row."""
-    if "prefill" in row:
-        p, d = row["prefill"], row["decode"]
-        return (f"P{p.get('num-worker')}×tp{p.get('tp')} D{d.get('num-worker')}×tp"
-                f"{d.get('tp')}")
-    parts = [f"tp{row.get('tp')}"]
-    for name, short in (("ep", "ep"), ("pp", "pp"), ("dcp-size", "dcp"), ("pcp-size", "pcp")):
-        v = row.get(name)
-        if isinstance(v, int) and v > 1:
-            parts.append(f"{short}{v}")
-    if row.get("dp-attn"):
-        parts.append("dpa")
-    kv = row.get("kv-offloading")
-    if kv not in (None, "none"):
-        parts.append(f"kv={kv}")
-    if "isl" in row:
-        parts.append(f"{row.get('isl')}/{row.get('osl')}")
-    return " ".join(parts)
 
 
 def arms(rows: Iterable[tuple[str, str, dict[str, Any]]]) -> list[ArmLine]:
@@ -63,13 +44,14 @@ def mermaid(lines: Sequence[ArmLine]) -> str:
     if not tp:
         return ""
     multi_key = len({ln.key for ln in tp}) > 1
-    names = [(f"{ln.key} {ln.arm}" if multi_key else ln.arm).replace('"', "'") for ln in tp]
+    names = [visible(f"{ln.key} {ln.arm}" if multi_key else ln.arm).replace('"', "'")
+             for ln in tp]
     top = max(ln.jobs for ln in tp)
-    return "\n".join([
-        "```mermaid", "xychart-beta", '    title "throughput jobs per arm"',
+    return fence("\n".join([
+        "xychart-beta", '    title "throughput jobs per arm"',
         "    x-axis [" + ", ".join(f'"{n}"' for n in names) + "]",
         f'    y-axis "jobs" 0 --> {top + 1}',
-        "    bar [" + ", ".join(str(ln.jobs) for ln in tp) + "]", "```"])
+        "    bar [" + ", ".join(str(ln.jobs) for ln in tp) + "]"]), "mermaid")
 
 
 def label_advice(labels: Sequence[str], body: str | None,

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inferencex_tools.review.model import GoldenRow
+from inferencex_tools.review.model import ArmLine, GoldenRow
 
 SUMMARY_RX = re.compile(r"^(?P<engine>\S+) (?P<method>\S+), draft (?P<draft>.+?), "
                         r"K=(?P<k>\S+), (?:synthetic (?P<raw>.+)|real verification)$")
@@ -90,7 +90,7 @@ def from_policy_rows(key: str, rows: list[dict[str, Any]], store: Any) -> list[G
                 by_mode[md], setting = engine_value(m["raw"], v, k)
         fails = sorted({v for r in rs if str(r.get("verdict", "")).startswith("FAIL")
                         for v in str(r["verdict"])[5:].split(",")})
-        arms = list(dict.fromkeys(str(r.get("entry")) for r in rs))
+        arms = list(dict.fromkeys(str(r.get("arm") or r.get("entry")) for r in rs))
         out.append(GoldenRow(key=key, mode=str(mode), arms=arms, rows=len(rs),
                              engine=m["engine"], method=m["method"], draft=draft, k=k,
                              thinking=thinking if thinking != "undetermined" else None,
@@ -100,3 +100,13 @@ def from_policy_rows(key: str, rows: list[dict[str, Any]], store: Any) -> list[G
                              by_mode=by_mode))
     out.sort(key=lambda g: (g.mode != "throughput", g.arms))
     return out
+
+
+def jobs_of(golden: list[GoldenRow], lines: Sequence[ArmLine]) -> None:
+    """Each table line's jobs and arms as the matrix at a glance counts them (the policy
+    check verifies every arm's eval launch; the sweep starts fewer eval jobs)."""
+    for g in golden:
+        mine = [ln for ln in lines if ln.key == g.key and ln.mode == g.mode
+                and ln.arm in g.arms]
+        g.jobs = sum(ln.jobs for ln in mine)
+        g.job_arms = list(dict.fromkeys(ln.arm for ln in mine))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from inferencex_tools.report.findings import Finding
+from inferencex_tools.report.findings import Finding, Result
+from inferencex_tools.report.inert import fence
 
 REVIEW_MARKER = "<!-- ixtool-review sha={sha} -->"
 SUMMARY_MARKER = "<!-- ixtool-review-summary -->"
@@ -27,7 +28,7 @@ class LineComment:
     def markdown(self) -> str:
         out = self.body
         if self.suggestion is not None:
-            out += "\n\n```suggestion\n" + self.suggestion + "```"
+            out += "\n\n" + fence(self.suggestion, "suggestion")
         return out
 
     def api(self) -> dict[str, Any]:
@@ -51,7 +52,7 @@ class GoldenRow:
     key: str
     mode: str  # throughput | eval
     arms: list[str]
-    rows: int
+    rows: int  # verdict rows of the policy check
     engine: str
     method: str | None
     draft: str | None
@@ -64,6 +65,9 @@ class GoldenRow:
     seen: str | None  # the knob as the trace saw it (None: real verification)
     verdict: str
     by_mode: dict[str, float] = field(default_factory=dict)  # mode undetermined: each one
+    # the jobs of these arms in the matrix at a glance and their arms (None: no matrix)
+    jobs: int | None = None
+    job_arms: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,6 +154,8 @@ class Review:
     labels: LabelAdvice | None = None
     touched: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    gate: Result | None = None  # the gate's result for this pair, as the repository adopts it
+    preexisting: list[Finding] = field(default_factory=list)  # the base has them too
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -163,4 +169,9 @@ class Review:
             "serve-shape": [d.to_dict() for d in self.deltas],
             "matrix": [a.to_dict() for a in self.arms], "matrix-error": self.matrix_error,
             "labels": self.labels.to_dict() if self.labels else None,
+            "gate": None if self.gate is None else {
+                "exit-code": self.gate.exit_code(),
+                "stages": self.gate.info.get("stages", {}),
+                "findings": [f.to_dict() for f in self.gate.sorted()]},
+            "preexisting-findings": [f.to_dict() for f in self.preexisting],
         }

@@ -4,7 +4,10 @@ print-out) or JSON (pure)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
+from inferencex_tools.report.findings import Finding
+from inferencex_tools.report.inert import cap, code, prose
 from inferencex_tools.review.glance import mermaid
 from inferencex_tools.review.model import (
     CHECKLIST_PHRASE,
@@ -20,11 +23,18 @@ _CAT = {"spec": "spec config", "memory": "memory fraction", "capture": "CUDA-gra
 
 
 def _cell(v: object) -> str:
+    """A value in a table cell: code that nothing in it can close or split."""
     if v is None:
         return "—"
     s = f"{v:g}" if isinstance(v, float) else str(v)
-    s = s.replace("|", "\\|").replace("\n", " ")
-    return f"`{s}`" if s and len(s) <= 80 else (f"`{s[:77]}…`" if s else "")
+    if not s:
+        return ""
+    return code(s if len(s) <= 80 else s[:77] + "…", table=True)
+
+
+def _text(v: object) -> str:
+    """PR-derived words in a table cell (prose, ``|`` escaped)."""
+    return prose(str(v))
 
 
 def _golden(rows: list[GoldenRow]) -> list[str]:
@@ -39,28 +49,44 @@ def _golden(rows: list[GoldenRow]) -> list[str]:
         else:
             golden = "not forced" if g.mode == "eval" and g.seen is None else "—"
         seen = _cell(g.seen) if g.seen else "real verification"
-        out.append(f"| `{g.key}` | {g.rows} {g.mode} | {', '.join(g.arms)} | {g.engine} "
-                   f"{g.method or ''} | {_cell(g.draft)} | {g.k if g.k is not None else '?'} | "
-                   f"{g.thinking or 'undetermined'} | {_cell(g.curve)} | {golden} | {seen} | "
-                   f"{g.verdict} |")
+        out.append(f"| {_cell(g.key)} | {_jobs(g)} | {_text(', '.join(g.job_arms or g.arms))} | "
+                   f"{_text(g.engine)} {_text(g.method or '')} | {_cell(g.draft)} | "
+                   f"{g.k if g.k is not None else '?'} | {_text(g.thinking or 'undetermined')} | "
+                   f"{_cell(g.curve)} | {_text(golden)} | {seen} | {_text(g.verdict)} |")
     return out
+
+
+def _jobs(g: GoldenRow) -> str:
+    """The jobs a table line covers, counted as the matrix at a glance counts them."""
+    if g.jobs is None:
+        return f"{g.rows} {g.mode} row(s) checked"
+    if g.jobs == 0:
+        return f"0 {g.mode} (checked, not in this sweep)"
+    return f"{g.jobs} {g.mode}"
 
 
 def _delta(d: ShapeDelta) -> list[str]:
     kind = "spec-decoding" if d.sibling_spec else "non-spec"
-    head = (f"**`{d.key}`** vs {kind} sibling **`{d.sibling}`** (arm {d.arm}; "
-            f"{_cell(d.ours_script)} vs {_cell(d.theirs_script)})")
+    head = (f"**{code(d.key)}** vs {kind} sibling **{code(d.sibling)}** (arm "
+            f"{prose(d.arm)}; {_cell(d.ours_script)} vs {_cell(d.theirs_script)})")
     if not d.items:
         return [head, "", "same server arguments and environment", ""]
     out = [head, "", "| what | | this recipe | sibling |", "|---|---|---|---|"]
     for i in d.items:
         name = i.name if i.kind == "arg" else f"${i.name}"
-        out.append(f"| {_CAT[i.category]} | `{name}` | {_cell(i.ours)} | {_cell(i.theirs)} |")
+        out.append(f"| {_CAT[i.category]} | {_cell(name)} | {_cell(i.ours)} | "
+                   f"{_cell(i.theirs)} |")
     other = d.unexpected
     out.append("")
     out.append("delta beyond the spec-decode flags, memory fraction, capture size and max "
-               "sequences: " + (", ".join(f"`{i.name}`" for i in other) if other else "none"))
+               "sequences: " + (", ".join(code(i.name) for i in other) if other else "none"))
     return [*out, ""]
+
+
+def _finding(f: Finding) -> str:
+    where = f"{f.file}:{f.line}" if f.line else f.file
+    return (f"- **{prose(f.rule)}** ({f.severity.value}) {code(where)}: {prose(f.message)}"
+            + (f" — {prose(f.hint)}" if f.hint and f.severity.value != "note" else ""))
 
 
 def _head(r: Review) -> list[str]:
@@ -68,36 +94,48 @@ def _head(r: Review) -> list[str]:
     out = [SUMMARY_MARKER,
            f"## ixtool review: {'✅ gate passes' if ok else '❌ gate fails'}",
            "",
-           f"Head `{r.head_sha[:12]}` against `{r.base}` (merge-base `{r.merge_base[:12]}`)"
-           + (f"; recipes touched: {', '.join(f'`{k}`' for k in r.touched)}"
+           f"Head `{r.head_sha[:12]}` against {code(r.base)} (merge-base "
+           f"`{r.merge_base[:12]}`)"
+           + (f"; recipes touched: {', '.join(code(k) for k in r.touched)}"
               if r.touched else "; no recipe touched") + ".",
            "",
-           "| stage | " + " | ".join(r.stages) + " |",
+           "| gate stage | " + " | ".join(prose(k) for k in r.stages) + " |",
            "|---|" + "---|" * len(r.stages),
-           "| result | " + " | ".join(r.stages.values()) + " |", ""]
+           "| result | " + " | ".join(prose(v) for v in r.stages.values()) + " |", ""]
     n_sugg = sum(1 for c in r.comments if c.suggestion is not None)
     out.append(f"{len(r.comments)} line comment(s), {n_sugg} with a suggested fix"
                + ("" if not r.other_findings else
                   f"; {len(r.other_findings)} finding(s) not on a changed line:"))
-    for f in r.other_findings:
-        where = f"{f.file}:{f.line}" if f.line else f.file
-        out.append(f"- **{f.rule}** ({f.severity.value}) `{where}`: {f.message}"
-                   + (f" — {f.hint}" if f.hint and f.severity.value != "note" else ""))
+    out += [_finding(f) for f in r.other_findings]
+    if r.preexisting:
+        out += ["", _preexisting(r.preexisting)]
     return out
+
+
+def _preexisting(fs: list[Finding]) -> str:
+    """One collapsed line: the gate's findings the base already has."""
+    rules = Counter(f.rule for f in fs)
+    errors = sum(1 for f in fs if f.severity.value == "error")
+    what = ", ".join(f"{prose(k)}×{n}" if n > 1 else prose(k) for k, n in sorted(rules.items()))
+    note = (f"; {errors} of them error(s), which the gate counts" if errors else "")
+    items = "\n".join(_finding(f) for f in fs)
+    return (f"<details><summary>{len(fs)} finding(s) already present at the base, not this "
+            f"PR's ({what}){note}</summary>\n\n{items}\n\n</details>")
 
 
 def _matrix(r: Review) -> list[str]:
     out = ["", "### Matrix at a glance", ""]
     if r.matrix_error:
-        return [*out, f"no matrix: {r.matrix_error}"]
+        return [*out, f"no matrix: {prose(r.matrix_error)}"]
     if not r.arms:
         return [*out, "the change adds no changelog entry: no sweep jobs"]
     out += ["| key | arm | mode | concurrency | jobs | GPUs/job | GPU-hours |",
             "|---|---|---|---|---:|---:|---:|"]
     for a in r.arms:
         gh = f"{a.gpu_hours:.1f}" if a.gpu_hours is not None else "—"
-        out.append(f"| `{a.key}` | {a.arm} | {a.mode} | {', '.join(map(str, a.concs))} | "
-                   f"{a.jobs} | {a.gpus if a.gpus is not None else '?'} | {gh} |")
+        out.append(f"| {_cell(a.key)} | {_text(a.arm)} | {a.mode} | "
+                   f"{', '.join(map(str, a.concs))} | {a.jobs} | "
+                   f"{a.gpus if a.gpus is not None else '?'} | {gh} |")
     tp = [a for a in r.arms if a.mode == "throughput"]
     hours = sum(a.gpu_hours or 0.0 for a in r.arms)
     n_ev = sum(a.jobs for a in r.arms if a.mode == "eval")
@@ -136,7 +174,7 @@ def summary_markdown(r: Review) -> str:
     out += _labels(r)
     out += ["", f"<sub>ixtool review · {r.head_sha} · edited in place on every new head"
             "</sub>"]
-    return "\n".join(out) + "\n"
+    return cap("\n".join(out) + "\n", what="the summary")
 
 
 def review_body(r: Review) -> str:
@@ -154,7 +192,7 @@ def markdown(r: Review) -> str:
         out += ["### Line comments", ""]
         for c in r.comments:
             span = f"{c.start_line}-{c.line}" if c.start_line else str(c.line)
-            out += [f"**`{c.path}:{span}`**", "", c.markdown(), ""]
+            out += [f"**{code(f'{c.path}:{span}')}**", "", c.markdown(), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

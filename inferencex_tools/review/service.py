@@ -8,24 +8,30 @@ the base side comes from git at merge-base(BASE, HEAD).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, IxtoolError, UsageError
-from inferencex_tools.report.findings import Finding, Severity
+from inferencex_tools.io.layout import MASTER_RX, RUNNERS
+from inferencex_tools.report.findings import Finding, Result, Severity
+from inferencex_tools.report.inert import code, prose
+from inferencex_tools.report.words import plural
 from inferencex_tools.review import comments as C
 from inferencex_tools.review import shape as S
-from inferencex_tools.review.glance import arm_label, arms, label_advice
-from inferencex_tools.review.golden import from_policy_rows, launch_k
+from inferencex_tools.review.glance import arms, label_advice
+from inferencex_tools.review.golden import from_policy_rows, jobs_of, launch_k
 from inferencex_tools.review.model import (
     REVIEW_MARKER,
     SUMMARY_MARKER,
+    GoldenRow,
     LineComment,
     Review,
 )
+from inferencex_tools.sweep.arms import arm_label
 
 if TYPE_CHECKING:
     from inferencex_tools.io.gitcat import GitReader
@@ -33,7 +39,7 @@ if TYPE_CHECKING:
     from inferencex_tools.launch.render import RenderedJob
 
 CHANGELOG = "perf-changelog.yaml"
-AL_RULES = {"PO403": "AL mismatch", "PO406": "curve mixing", "PO407": "AL of another K",
+AL_RULES = {"PO403": "AL mismatch", "PO406": "Curve mixing", "PO407": "AL of another K",
             "PO408": "AL of the other thinking mode", "PO409": "AL in the wrong unit"}
 MAX_PROVEN = 8  # proven spec-decoding recipes rendered per SKU for the memory rule
 
@@ -50,6 +56,9 @@ class ReviewRequest:
     pr_url: str | None = None
     timeout: float = 60.0
     progress: Callable[[str], None] | None = None
+    # the repository's adoption controls (settings, baseline) as ``ixtool ci gate`` applies
+    # them, on a copy (the CLI's; None: findings as found)
+    adopted: Callable[[Result], Result] | None = None
 
 
 @dataclass
@@ -64,19 +73,13 @@ class _Ctx:
     head_cfg: dict[str, Any] = field(default_factory=dict)
     base_cfg: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
-    policy: list[Finding] = field(default_factory=list)
+    _added: dict[str, set[int]] = field(default_factory=dict)
 
-    def adopt(self, findings: list[Finding]) -> list[Finding]:
-        """The repository's adoption settings (``[tool.ixtool]`` / ``.ixtool.toml``:
-        severities, disabled rules, per-path ignores) applied to ``findings``."""
-        from inferencex_tools.io.settings import find_settings, relpath_from
-        from inferencex_tools.report.adopt import apply_settings
-        from inferencex_tools.report.findings import Result
-
-        settings, _ = find_settings(self.req.root)
-        res = Result("review", findings=list(findings))
-        apply_settings(res, settings, relpath_from(self.req.root, self.req.root))
-        return res.findings
+    def added(self, path: str) -> set[int]:
+        """Head line numbers of ``path`` that the change added or modified."""
+        if path not in self._added:
+            self._added[path] = self.git.added_lines(self.merge_base, self.head, path)
+        return self._added[path]
 
     def say(self, msg: str) -> None:
         if self.req.progress:
@@ -110,9 +113,6 @@ def _slug(req: ReviewRequest, git: GitReader) -> str:
 
 
 def _configs_at(ctx: _Ctx, ref: str) -> dict[str, Any]:
-    import re
-
-    from inferencex_tools.io.layout import MASTER_RX
     from inferencex_tools.sweep.load import merge_masters
 
     parts = []
@@ -153,6 +153,7 @@ def build_review(req: ReviewRequest) -> Review:
     git = GitReader(req.root)
     req.root = git.root  # the traces and the configs are the repository's, not a subdir's
     try:
+        _refuse_dirty(git)
         base = req.base or _default_base(git)
         head = git.resolve("HEAD")
         mb = git.merge_base(base, head)
@@ -162,6 +163,20 @@ def build_review(req: ReviewRequest) -> Review:
         git.close()
     review.seconds = round(time.monotonic() - started, 2)
     return review
+
+
+def _refuse_dirty(git: GitReader) -> None:
+    """The review is of the ``HEAD`` commit, and its traces read the checkout: a working
+    tree that differs from ``HEAD`` would be half reviewed, so it is refused."""
+    dirty = git.uncommitted()
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5
+                                        else "")
+        raise UsageError(f"the working tree differs from HEAD ({plural(len(dirty), 'path')}: "
+                         f"{shown}); ixtool review checks the HEAD commit and its checkout, "
+                         "and would not see these changes",
+                         hint="commit them (or `git stash -u`) and re-run, or review a clean "
+                         "checkout of the PR head")
 
 
 def _review(ctx: _Ctx) -> Review:
@@ -176,92 +191,123 @@ def _review(ctx: _Ctx) -> Review:
     ctx.head_cfg = _configs_at(ctx, ctx.head)
     ctx.base_cfg = _configs_at(ctx, ctx.merge_base)
     ctx.say("review: changelog")
-    cl_findings, cl_comments, new_entries = _changelog(ctx)
-    r.touched = _touched(ctx, new_entries)
+    cl = _changelog(ctx)
+    r.touched = _touched(ctx, cl.entries)
     spec_keys = [k for k in r.touched if S.is_spec(ctx.head_cfg[k])]
-    from concurrent.futures import ThreadPoolExecutor
-
-    ctx.say(f"review: policy check ({len(spec_keys)} spec-decoding key(s)), gate, matrix, "
-            "launches")
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the traces mostly wait
-        policy = pool.submit(_policy, ctx, spec_keys)
-        gate_findings, stages = _gate(ctx)
-        _matrix(ctx, r)
-        rendered = _render(ctx, [(k, None) for k in r.touched])
-        ok = [k for k in r.touched if any(j.server for j in rendered[k])]
-        rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=False)))
-        if any(memory_of(j) for k in ok if k in spec_keys for j in rendered[k]):
-            rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=True)))
-        ctx.policy, policy_rows, stages["policy"] = policy.result()
-    stages.update(r.stages)  # the review's own matrix stage wins over the gate's
-    r.stages = {n: stages.pop(n) for n in ("changelog", "configs", "policy", "matrix")
-                if n in stages}
-    r.stages.update(stages)
-    findings: list[Finding] = cl_findings + [f for f in gate_findings if f.file != CHANGELOG]
-    findings += ctx.policy
-    _golden(ctx, r, spec_keys, policy_rows)
-    findings += _launches(ctx, r, spec_keys, rendered)
-    findings = ctx.adopt(findings)
-    r.findings = findings
-    r.verdict = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
-    r.comments, r.other_findings = _place(ctx, r, findings, cl_comments)
+    rows, rendered = _gate_and_launches(ctx, r, spec_keys)
+    _golden(ctx, r, spec_keys, rows)
+    own = _launches(ctx, r, spec_keys, rendered)
+    if req.adopted is not None:
+        own = req.adopted(Result("review", findings=own)).findings
+    gate_findings = r.gate.findings if r.gate is not None else []
+    old = _preexisting(ctx, gate_findings)
+    r.preexisting = [f for f in gate_findings if id(f) in old]
+    r.findings = [f for f in gate_findings if id(f) not in old] + own
+    r.comments, r.other_findings = _place(ctx, r, r.findings, cl)
     if req.labels is not None:
         r.labels = label_advice(list(req.labels), req.body, req.pr_comments)
     return r
 
 
-def _changelog(ctx: _Ctx) -> tuple[list[Finding], list[LineComment], list[dict[str, Any]]]:
-    """The PR-mode changelog analysis, and suggestions for what ``--fix`` would write."""
-    from inferencex_tools.changelog.fix import fix_change
+def _gate_and_launches(ctx: _Ctx, r: Review, spec_keys: list[str]
+                       ) -> tuple[list[dict[str, Any]], dict[str, list[RenderedJob]]]:
+    """The gate (verdict, stages, its policy check's rows) beside the launch renders, then
+    the matrix at a glance with the gate's sweep options."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ctx.say("review: the gate (changelog, configs, policy, matrix) and the launches")
+    policy: list[Result] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the traces mostly wait
+        running = pool.submit(_gate, ctx, policy)
+        rendered = _render(ctx, [(k, None) for k in r.touched])
+        ok = [k for k in r.touched if any(j.server for j in rendered[k])]
+        rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=False)))
+        if any(memory_of(j) for k in ok if k in spec_keys for j in rendered[k]):
+            rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=True)))
+        outcome, gate_view = running.result()
+    r.gate = gate_view
+    r.stages = dict(gate_view.info.get("stages", {}))
+    r.verdict = "fail" if gate_view.exit_code() else "pass"
+    _matrix(ctx, r, outcome)
+    if not policy:
+        return [], rendered
+    for path, text in (policy[0].info.get("sources") or {}).items():
+        ctx.sources.setdefault(path, text)
+    return list(policy[0].info.get("rows") or []), rendered
+
+
+@dataclass
+class _Changelog:
+    """The PR-mode analysis of the changelog and what ``--fix`` would write."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    base_raw: bytes | None = None
+    head_raw: bytes | None = None
+    fixed: bytes | None = None  # the whole fix (new entries moved to the end …)
+    in_place: bytes | None = None  # the same fixes with every entry left where it is
+    applied: list[str] = field(default_factory=list)
+
+
+def _changelog(ctx: _Ctx) -> _Changelog:
+    """The PR-mode changelog analysis (as the gate does it), and the fixed file."""
+    from inferencex_tools.changelog.fix import fix_change, fix_in_place
     from inferencex_tools.changelog.validate import Options, analyze_change
 
     head_raw, _ = ctx.git.blob(ctx.head, CHANGELOG)
     if head_raw is None:
-        return [], [], []
+        return _Changelog()
     base_raw, _ = ctx.git.blob(ctx.merge_base, CHANGELOG)
     opts = Options(repo=ctx.slug, pr=ctx.req.pr, master_keys=list(ctx.head_cfg) or None)
     a = analyze_change(base_raw or b"", head_raw, CHANGELOG, opts,
                        base_label=f"{CHANGELOG}@{ctx.merge_base[:12]}")
     ctx.sources[CHANGELOG] = head_raw.decode("utf-8", "replace")
-    entries = [e.data for e in a.new_entries if isinstance(e.data, dict)]
-    if CHANGELOG not in ctx.changed:
-        return list(a.findings), [], entries
-    fix = fix_change(a, opts)
-    if fix.data is None:
-        return list(a.findings), [], entries
-    commentable = C.added_lines(base_raw, head_raw)
-    comments, _ = C.suggestions(CHANGELOG, head_raw, fix.data, ctx.adopt(list(a.findings)),
-                                commentable,
-                                "; ".join(fix.applied) or "safe fix")
-    return list(a.findings), comments, entries
+    out = _Changelog([e.data for e in a.new_entries if isinstance(e.data, dict)],
+                     base_raw, head_raw)
+    if CHANGELOG in ctx.changed:
+        fix = fix_change(a, opts)
+        out.fixed, out.applied = fix.data, fix.applied
+        if fix.data is not None:
+            out.in_place = fix_in_place(a, opts).data
+    return out
 
 
-def _gate(ctx: _Ctx) -> tuple[list[Finding], dict[str, str]]:
-    """The PR gate's plan, changelog and config stages (the policy stage runs below)."""
-    from inferencex_tools.ci.gate import GateRequest, gate
+def _gate(ctx: _Ctx, policy: list[Result]) -> tuple[Any, Result]:
+    """The gate for this pair exactly as ``ixtool ci gate --base BASE --pr N`` runs it
+    (the same stages, policy check, settings and baseline), and its result as the
+    repository adopts it; the policy check's whole result goes to ``policy``."""
+    from inferencex_tools.ci.gate import GateContext, GateRequest, gate, policy_result
 
-    req = GateRequest(base=ctx.merge_base, head=ctx.head, pr=ctx.req.pr,
-                      labels=tuple(ctx.req.labels or ()), repo=ctx.req.root,
-                      repo_slug=ctx.slug, priority="none")
-    try:
-        out = gate(req, policy_stage=None)
-    except IxtoolError as exc:
-        return [], {"gate": f"error: {exc.message}"}
-    stages = dict(out.result.info.get("stages", {}))
-    stages.pop("plan", None)
-    return list(out.result.findings), stages
+    def stage(gctx: GateContext) -> list[Finding]:
+        res = policy_result(gctx)
+        if res is None:
+            return []
+        policy.append(res)
+        return list(res.findings)
+
+    req = ctx.req
+    out = gate(GateRequest(base=ctx.base, head=ctx.head, pr=req.pr,
+                           labels=tuple(req.labels or ()), repo=req.root,
+                           repo_slug=ctx.slug, adopted=req.adopted), policy_stage=stage)
+    view = req.adopted(out.result) if req.adopted is not None else out.result
+    return out, view
 
 
-def _matrix(ctx: _Ctx, r: Review) -> None:
+def _matrix(ctx: _Ctx, r: Review, outcome: Any) -> None:
+    """The matrix at a glance: the jobs the change's new entries start, with the sweep
+    options of the gate's plan (its labels), as ``sweep from-changelog`` builds them."""
     from inferencex_tools.sweep.changelog import FromChangelogOptions
     from inferencex_tools.sweep.service import run_from_changelog
 
+    if CHANGELOG not in ctx.changed:
+        return  # no new entry: no sweep jobs
+    s = outcome.decision.sweep
+    opts = FromChangelogOptions(trim_conc=s.trim_conc, all_evals=s.all_evals,
+                                evals_only=s.evals_only)
     try:
-        res = run_from_changelog(ctx.merge_base, ctx.head, Path(CHANGELOG),
-                                 FromChangelogOptions(), repo_path=ctx.req.root)
+        res = run_from_changelog(ctx.merge_base, ctx.head, Path(CHANGELOG), opts,
+                                 repo_path=ctx.req.root)
     except IxtoolError as exc:
         r.matrix_error = exc.message
-        r.stages["matrix"] = "error"
         return
     rows: list[tuple[str, str, dict[str, Any]]] = []
     m = res.matrix
@@ -271,26 +317,11 @@ def _matrix(ctx: _Ctx, r: Review) -> None:
     for bucket in ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals"):
         rows += [(res.plan.key_of(x), "eval", x) for x in m.get(bucket) or []]
     r.arms = arms(rows)
-    r.stages["matrix"] = "ok"
-
-
-def _policy(ctx: _Ctx, keys: list[str]) -> tuple[list[Finding], list[dict[str, Any]], str]:
-    """The policy check of the touched spec-decoding keys: findings, verdict rows, stage."""
-    if not keys:
-        return [], [], "skipped"
-    from inferencex_tools.policy.service import CheckRequest, run_check
-
-    try:
-        res = run_check(CheckRequest(root=ctx.req.root, config_keys=keys,
-                                     timeout=ctx.req.timeout))
-    except IxtoolError as exc:
-        return [], [], f"error: {exc.message}"
-    for path, text in (res.info.get("sources") or {}).items():
-        ctx.sources.setdefault(path, text)
-    return list(res.findings), list(res.info.get("rows") or []), "ok" if res.ok else "fail"
 
 
 def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]]) -> None:
+    """The golden-AL table from the gate's policy rows, its job counts and arm names
+    from the matrix at a glance (one number for each)."""
     from inferencex_tools.policy.store import open_store
 
     store: Any = None
@@ -298,8 +329,53 @@ def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]]) -
         store = open_store(None, None, root=ctx.req.root)
     except IxtoolError:
         store = None
-    for key in keys:
-        r.golden += from_policy_rows(key, rows, store)
+    more = [str(x.get("config-key")) for x in rows]
+    for key in dict.fromkeys([*keys, *more]):
+        if key in ctx.head_cfg and S.is_spec(ctx.head_cfg[key]):
+            r.golden += from_policy_rows(key, rows, store)
+    if r.matrix_error is None and CHANGELOG in ctx.changed:
+        jobs_of(r.golden, r.arms)
+
+
+def _preexisting(ctx: _Ctx, findings: list[Finding]) -> set[int]:
+    """Ids of the ``findings`` the base already has: the same rule, file and message
+    (line numbers aside) from the same config checks at the merge-base.  Only what the
+    configs stage reports on lines the change left alone is compared; the changelog and
+    policy stages judge only what the change brings."""
+    from inferencex_tools.report.adopt import identity
+
+    todo = [f for f in findings if f.rule.startswith("SW") and not _on_change(ctx, f)]
+    if not todo:
+        return set()
+    known = {(f.rule, f.file, identity(f)) for f in _config_findings_at(ctx, ctx.merge_base)}
+    return {id(f) for f in todo if (f.rule, f.file, identity(f)) in known}
+
+
+def _on_change(ctx: _Ctx, f: Finding) -> bool:
+    if f.file not in ctx.changed:
+        return False
+    if f.line is None:
+        return True
+    return f.line in ctx.added(f.file)
+
+
+def _config_findings_at(ctx: _Ctx, ref: str) -> list[Finding]:
+    from inferencex_tools.sweep.service import validate_at
+
+    root = ctx.req.root
+    masters = [root / p for p in ctx.git.names(ref, "configs") if re.fullmatch(MASTER_RX, p)]
+    try:
+        res = validate_at(ref, masters, root / RUNNERS, root)
+    except IxtoolError:
+        return []
+    out = []
+    for f in res.findings:
+        try:
+            rel = Path(f.file).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = f.file
+        out.append(replace(f, file=rel))
+    return out
 
 
 # ----------------------------------------------------------------------------- launches
@@ -488,58 +564,113 @@ def _memory(ctx: _Ctx, key: str, ours: list[S.Launch], others: Mapping[str, list
 
 # ----------------------------------------------------------------------------- placing
 
-def _place(ctx: _Ctx, r: Review, findings: list[Finding], cl_comments: list[LineComment]
+def _place(ctx: _Ctx, r: Review, findings: list[Finding], cl: _Changelog
            ) -> tuple[list[LineComment], list[Finding]]:
     """Findings → line comments on changed lines (suggestions first), the rest."""
-    commentable: dict[str, set[int]] = {}
-    for path in {f.file for f in findings if f.line is not None} & set(ctx.changed):
-        head_raw, _ = ctx.git.blob(ctx.head, path)
-        if head_raw is None:
-            continue
-        base_raw, _ = ctx.git.blob(ctx.merge_base, path)
-        commentable[path] = C.added_lines(base_raw, head_raw)
-    covered = {(f.file, f.line, f.rule) for c in cl_comments for f in findings
+    commentable = {path: ctx.added(path) for path in
+                   {f.file for f in findings if f.line is not None} & set(ctx.changed)}
+    comments = _changelog_comments(ctx, cl, [f for f in findings if f.file == CHANGELOG])
+    covered = {(f.file, f.line, f.rule) for c in comments for f in findings
                if f.file == c.path and f.line is not None
                and (c.start_line or c.line) <= f.line <= c.line and f.rule in c.rules}
-    comments = list(cl_comments)
+    suggested: set[tuple[str, int]] = set()
     rest_in: list[Finding] = []
     for f in findings:
         if (f.file, f.line, f.rule) in covered:
             continue
-        sug = _al_suggestion(ctx, r, f, commentable)
-        if sug is not None:
-            comments.append(sug)
+        if (f.file, f.line) in suggested and f.rule in AL_RULES:
+            continue  # one suggestion per line: the first finding's
+        sugg = _al_suggestion(ctx, r, f, commentable)
+        if sugg:
+            comments += sugg
+            suggested.update((c.path, c.line) for c in sugg)
             continue
         rest_in.append(f)
     plain, rest = C.line_comments(rest_in, commentable)
-    comments += plain
-    return comments, rest
+    return comments + plain, rest
+
+
+def _changelog_comments(ctx: _Ctx, cl: _Changelog, findings: list[Finding]
+                        ) -> list[LineComment]:
+    """Suggestions that turn the PR's changelog into what ``--fix`` writes, when applying
+    all of them yields exactly that file; else the same fixes with the entries left where
+    they are (a move to the end cannot be written on the PR's own lines: its finding says
+    so in prose); else none."""
+    if cl.head_raw is None or cl.fixed is None:
+        return []
+    commentable = ctx.added(CHANGELOG)
+    why = "; ".join(cl.applied) or "safe fix"
+    for target in (cl.fixed, cl.in_place):
+        if target is None or target == cl.head_raw:
+            continue
+        comments, _ = C.suggestions(CHANGELOG, cl.head_raw, target, findings, commentable,
+                                    why)
+        if comments and C.apply(cl.head_raw, comments) == target and all(
+                C.keeps_entries(cl.head_raw, c) for c in comments):
+            return comments
+    return []
 
 
 def _al_suggestion(ctx: _Ctx, r: Review, f: Finding, commentable: dict[str, set[int]]
-                   ) -> LineComment | None:
-    """A pinned AL that is not the golden value of the draft launched → the golden value."""
-    import re
-
+                   ) -> list[LineComment]:
+    """A pinned AL that is not the golden value of the draft launched → the golden value,
+    on every line of the file that pins the same setting to the same value."""
     if f.rule not in AL_RULES or f.line is None or f.line not in commentable.get(f.file, ()):
-        return None
+        return []
+    text = ctx.head_text(f.file)
+    if text is None:
+        return []
+    for g in _golden_rows_of(r, f):
+        m = re.search(r"(\d+(?:\.\d+)?)\s*$", g.seen or "")
+        if m is None:
+            continue
+        old, new = m.group(1), f"{g.golden:g}"
+        lines = C.value_lines(text, f.line, old)
+        body = (f"**{AL_RULES[f.rule]}.** " + C.finding_line(f)
+                + f"\n\nThe launched draft {code(g.draft or 'native')} at K={g.k}, "
+                f"{prose(g.thinking or 'thinking mode undetermined')}: golden {new} in "
+                f"{code(g.curve or '?')}.")
+        sugg = C.value_suggestion(f.file, text, f.line, old, new, body, [f.rule])
+        if sugg is None or f.line not in lines:
+            continue
+        return [sugg, *_same_value(f, text, [n for n in lines if n != f.line], old, new,
+                                   commentable.get(f.file, set()), sugg)]
+    return []
+
+
+def _golden_rows_of(r: Review, f: Finding) -> list[GoldenRow]:
+    """The throughput lines of the golden-AL table a pinned-AL finding is about."""
     keys = f.data.get("config_keys") or []
-    for g in r.golden:
-        if g.mode != "throughput" or g.golden is None or not g.seen or (keys and g.key
-                                                                        not in keys):
-            continue
-        m = re.search(r"(\d+(?:\.\d+)?)\s*$", g.seen)
-        text = ctx.head_text(f.file)
-        if m is None or text is None:
-            continue
-        new = f"{g.golden:g}"
-        body = (f"**{AL_RULES[f.rule].capitalize()}.** " + C.finding_line(f)
-                + f"\n\nThe launched draft `{g.draft or 'native'}` at K={g.k}, {g.thinking}: "
-                f"golden {new} in `{g.curve}`.")
-        sug = C.value_suggestion(f.file, text, f.line, m.group(1), new, body, [f.rule])
-        if sug is not None:
-            return sug
-    return None
+    return [g for g in r.golden if g.mode == "throughput" and g.golden is not None and g.seen
+            and (not keys or g.key in keys)]
+
+
+def _same_value(f: Finding, text: str, others: list[int], old: str, new: str,
+                commentable: set[int], first: LineComment) -> list[LineComment]:
+    """Suggestions for the other lines pinning the same value (their text says so), and
+    what ``first`` says about them (one fix = every line that serves the value)."""
+    assert f.line is not None
+    out: list[LineComment] = []
+    by_hand: list[int] = []
+    for n in others:
+        also = C.value_suggestion(
+            f.file, text, n, old, new,
+            f"**{AL_RULES[f.rule]}** (the same pinned value as line {f.line}): "
+            f"{prose(old)} → {new}; commit it with the suggestion on line {f.line}.",
+            [f.rule]) if n in commentable else None
+        if also is None:
+            by_hand.append(n)
+        else:
+            out.append(also)
+    if out:
+        first.body += (f"\n\nThe same value is pinned on line(s) "
+                       f"{', '.join(str(c.line) for c in out)}: each has its suggestion; "
+                       "commit them together (Add suggestion to batch).")
+    if by_hand:
+        first.body += (f"\n\nLine(s) {', '.join(map(str, by_hand))} pin the same value "
+                       f"{prose(old)} outside the lines this PR changed: set them to {new} "
+                       "as well.")
+    return out
 
 
 # ----------------------------------------------------------------------------- posting

@@ -1,7 +1,7 @@
 """Serve-shape delta: a recipe against its siblings (pure).
 
-Siblings of a config key are the keys of the same model, precision, GPU and framework
-that differ in scenario or spec-decoding.  Both launches (as ``launch render`` traced
+Siblings of a config key are the keys of the same model, precision, GPU, framework and
+scenario type that differ in spec-decoding.  Both launches (as ``launch render`` traced
 them) are compared flag by flag and variable by variable.  The deltas a spec-decoding
 recipe is expected to have — the speculative flags, the memory fraction, the CUDA-graph
 capture size and the maximum number of sequences — are shown; anything else is a note
@@ -76,16 +76,17 @@ def _shape(config: Mapping[str, Any]) -> tuple[str, str, str, str]:
 
 
 def siblings(key: str, configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Keys of the same model, precision, GPU and framework differing in scenario or
-    spec-decoding (sorted: non-spec first)."""
+    """Keys of the same model, precision, GPU, framework and scenario type that differ in
+    spec-decoding (sorted: non-spec first).  An agentic recipe and a fixed-seq-len one
+    serve different traffic: their differences are the scenario's, not the recipe's."""
     me = configs[key]
-    mine = (set((me.get("scenarios") or {}).keys()), spec_modes(me))
+    scenarios = set((me.get("scenarios") or {}).keys())
     out = []
     for k, c in configs.items():
         if k == key or not isinstance(c, dict) or _shape(c) != _shape(me):
             continue
-        theirs = (set((c.get("scenarios") or {}).keys()), spec_modes(c))
-        if theirs != mine:
+        if set((c.get("scenarios") or {}).keys()) == scenarios and spec_modes(
+                c) != spec_modes(me):
             out.append(k)
     return sorted(out, key=lambda k: (is_spec(configs[k]), k))
 

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from inferencex_tools.cli.common import adopted_copy
 from inferencex_tools.review.model import Review
 from inferencex_tools.review.render import markdown
 from inferencex_tools.review.service import ReviewRequest, build_review
@@ -80,12 +82,14 @@ def test_memory_fraction_below_the_sibling_is_quiet(tmp_path: Path, value: str) 
 
 
 def test_repository_settings_apply(tmp_path: Path) -> None:
-    """The adoption settings (.ixtool.toml) reach the review: PO501 turned off → neither a
-    finding nor a comment; CL502 as a warning → its suggestion stays, the gate passes it."""
-    w = make_world(tmp_path, {MTP_SCRIPT: SCRIPT.replace(*OOM),
-                              ".ixtool.toml": '[severity]\nPO501 = "off"\nCL502 = "warning"\n'})
+    """The repository's adoption settings (.ixtool.toml, on main) reach the review as they
+    reach `ci gate`: PO501 turned off → neither a finding nor a comment; CL502 as a
+    warning → its suggestion stays, the gate passes it."""
+    w = make_world(tmp_path, {MTP_SCRIPT: SCRIPT.replace(*OOM)},
+                   base_files={".ixtool.toml": '[severity]\nPO501 = "off"\nCL502 = "warning"\n'})
     try:
-        r = build_review(ReviewRequest(root=w.user, base="origin/main", pr=PRN, repo=SLUG))
+        r = build_review(ReviewRequest(root=w.user, base="origin/main", pr=PRN, repo=SLUG,
+                                       adopted=partial(adopted_copy, cwd=w.user)))
     finally:
         w.fake.stop()
     assert not [f for f in r.findings if f.rule == "PO501"]

@@ -83,8 +83,10 @@ class World(ForgeWorld):
 
 
 def make_world(tmp: Path, pr_files: dict[str, str] | None = None, *, body: str = "",
-               labels: tuple[str, ...] = ()) -> World:
+               labels: tuple[str, ...] = (), base_files: dict[str, str] | None = None
+               ) -> World:
     base, pr = seed_files()
+    base.update(base_files or {})
     if pr_files is not None:
         pr = {**pr, **pr_files}
     bare, seed = init_origin(tmp, GIT_ENV)
