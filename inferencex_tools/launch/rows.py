@@ -111,6 +111,13 @@ def rows_for(root: Path, sel: Selection) -> list[SelectedRow]:
         raise InputError(f"config key {sel.config_key!r} not found in the master configs",
                          hint=key_hint([sel.config_key], configs.keys))
     cfg = configs.data[sel.config_key]
+    from inferencex_tools.sweep.service import validate_for_generation
+
+    # the generator assumes what the reference's validation checks (a real key with a
+    # string kv-offload-backend crashed it): an input error naming the key instead
+    validate_for_generation(Configs(data={sel.config_key: cfg},
+                                    origin={sel.config_key: configs.origin.get(
+                                        sel.config_key, "")}))
     arms = arms_of(cfg)
     if sel.arm is not None and not 1 <= sel.arm <= len(arms):
         raise UsageError(f"--arm {sel.arm}: {sel.config_key} has {plural(len(arms), 'arm')}",

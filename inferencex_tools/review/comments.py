@@ -99,12 +99,18 @@ def value_suggestion(path: str, text: str, line: int, old: str, new: str, body: 
     if not 1 <= line <= len(lines):
         return None
     src = lines[line - 1]
-    if src.count(old) != 1 or old == new:
+    if src.count(old) != 1 or old == new or not postable(src):
         return None
     fixed = src.replace(old, new)
     if not fixed.endswith("\n"):
         fixed += "\n"
     return LineComment(path, line, body, suggestion=fixed, rules=rules)
+
+
+def postable(text: str) -> bool:
+    """A suggestion text GitHub commits as it is: CommonMark turns NUL into U+FFFD and a
+    CR into a line end, so a text holding either is not suggested (prose instead)."""
+    return "\x00" not in text and "\r" not in text
 
 
 def apply(head: bytes, comments: Iterable[LineComment]) -> bytes | None:

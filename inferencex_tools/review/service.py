@@ -606,7 +606,8 @@ def _changelog_comments(ctx: _Ctx, cl: _Changelog, findings: list[Finding]
         comments, _ = C.suggestions(CHANGELOG, cl.head_raw, target, findings, commentable,
                                     why)
         if comments and C.apply(cl.head_raw, comments) == target and all(
-                C.keeps_entries(cl.head_raw, c) for c in comments):
+                C.keeps_entries(cl.head_raw, c) and C.postable(c.suggestion or "")
+                for c in comments):
             return comments
     return []
 
