@@ -94,3 +94,18 @@ def test_local_markdown_has_the_suggestion(world: World, tmp_path: Path) -> None
     assert p.returncode in (0, 1), p.stderr
     assert '"summary-markdown"' in p.stdout
     assert MTP_SCRIPT in p.stdout
+
+
+def test_one_number_for_eval_jobs(world: World) -> None:
+    """The golden-AL table counts and names a mode's jobs as the matrix at a glance does
+    (the policy check verifies three arms' eval launches; the sweep starts one eval job)."""
+    import json
+
+    p = world.review("--format", "json", post=False)
+    d = json.loads(p.stdout)
+    for mode in ("throughput", "eval"):
+        matrix = [a for a in d["matrix"] if a["mode"] == mode]
+        golden = [g for g in d["golden-al"] if g["mode"] == mode]
+        assert golden and sum(g["jobs"] for g in golden) == sum(a["jobs"] for a in matrix)
+        assert {a for g in golden for a in g["job_arms"]} == {a["arm"] for a in matrix}
+    assert "| 1 eval | tp8 |" in d["summary-markdown"]
