@@ -126,8 +126,9 @@ def test_closed_pipe_is_not_findings_nor_a_traceback(args: list[str], tmp_path: 
 
 @pytest.fixture(scope="module")
 def own_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This project's repository as a clone has it: its tracked files (the tests left out)
-    committed, with ``origin/main`` at that commit."""
+    """This project's repository as a clone has it: its tracked files committed, with
+    ``origin/main`` at that commit (the tests and the package left out: ``python -m``
+    in it must run the code under test, not a copy of the last commit's)."""
     import shutil
 
     from tests.conftest import git
@@ -135,7 +136,8 @@ def own_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("own") / "ixtool"
     files = git(ROOT, "ls-files", "-z").split("\0")
     for rel in files:
-        if rel and not rel.startswith("tests/") and (ROOT / rel).is_file():
+        if rel and not rel.startswith(("tests/", "inferencex_tools/")) \
+                and (ROOT / rel).is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, dest / rel)
     repo = TempRepo(dest)
@@ -311,3 +313,59 @@ def test_policy_check_prints_progress_lines_to_a_log(own_repo: Path,
     code, _, err = _run(["policy", "check", "--root", str(own_repo), "--allow-unsandboxed",
                          "-q"], capsys)
     assert code == 0 and "traces" not in err, err
+
+
+# ------------------------------------------------------------- 11: completion of names
+
+def _complete(cwd: Path, line: str) -> list[str]:
+    """What bash completion offers for the last word of ``line`` (click's protocol)."""
+    words = line.split(" ")
+    p = subprocess.run([sys.executable, "-m", "inferencex_tools"], cwd=cwd,
+                       capture_output=True, text=True, timeout=60,
+                       env=cli_env({"_IXTOOL_COMPLETE": "complete_bash",
+                                    "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    return p.stdout.split()
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("ixtool sweep explain minimaxm3-fp8-h200-vllm-agentic-",
+     ["minimaxm3-fp8-h200-vllm-agentic-mtp"]),
+    ("ixtool sweep explain ", ["minimaxm3-fp8-h200-vllm-agentic",
+                               "minimaxm3-fp8-h200-vllm-agentic-mtp"]),
+    ("ixtool policy check --config-keys minimaxm3-fp8-h200-vllm-agentic minimaxm3-fp8-h200-v",
+     ["minimaxm3-fp8-h200-vllm-agentic", "minimaxm3-fp8-h200-vllm-agentic-mtp"]),
+    ("ixtool launch render --config-key minimaxm3-fp8-h200-vllm-agentic-",
+     ["minimaxm3-fp8-h200-vllm-agentic-mtp"]),
+    ("ixtool changelog add -k minimaxm3-fp8-h200-vllm-agentic-",
+     ["minimaxm3-fp8-h200-vllm-agentic-mtp"]),
+    ("ixtool sweep full --runner-type clu", ["cluster:h200-dgxc"]),
+    ("ixtool ci gate --allow-runner clu", ["cluster:h200-dgxc"]),
+    ("ixtool launch render --runner h200-dgxc-slurm_", ["h200-dgxc-slurm_0", "h200-dgxc-slurm_1",
+                                                        "h200-dgxc-slurm_2", "h200-dgxc-slurm_3"]),
+    ("ixtool labels explain full-sweep-fail-fast",
+     ["full-sweep-fail-fast", "full-sweep-fail-fast-no-canary"]),
+    ("ixtool ci gate --label sweep-en", ["sweep-enabled"]),
+    ("ixtool rules CL50", ["CL501", "CL502", "CL503"]),
+    ("ixtool rules cl50", ["cl501", "cl502", "cl503"]),
+    ("ixtool rules --area chan", ["changelog"]),
+])
+def test_completion_of_keys_labels_and_rule_ids(own_repo: Path, line: str,
+                                                expected: list[str]) -> None:
+    assert _complete(own_repo, line) == expected
+
+
+def test_completion_reads_the_repository_lazily(real_tree: Path) -> None:
+    """A <TAB> reads the master configs' top-level names by a line scan: no YAML parser
+    is imported, and it finds every key a full load finds."""
+    code = ("import sys\nfrom inferencex_tools.cli import complete\n"
+            "keys = complete.config_keys(None, '')\n"
+            "print(len(keys), 'ruamel' in sys.modules, 'yaml' in sys.modules)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=real_tree, capture_output=True,
+                       text=True, check=True, env=cli_env())
+    count, ruamel, yaml = p.stdout.split()
+    from inferencex_tools.sweep.load import load_masters
+
+    full = load_masters(sorted((real_tree / "configs").glob("*-master.yaml"))).keys
+    assert int(count) == len(set(full)) > 100
+    assert ruamel == yaml == "False"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from inferencex_tools.cli import complete
 from inferencex_tools.cli.common import (
     BASELINE_OPTION,
     FORMAT_OPTION,
@@ -266,7 +267,8 @@ def merge_driver_cmd(
 def add_cmd(
     path: Path = PATH_ARG,
     config_key: list[str] | None = typer.Option(
-        None, "--config-key", "-k", help="A master-config key or '*' glob (repeatable)."
+        None, "--config-key", "-k", help="A master-config key or '*' glob (repeatable).",
+        autocompletion=complete.config_keys,
     ),
     description: list[str] | None = typer.Option(
         None, "--description", "-d", help="One description line (repeatable)."

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from inferencex_tools.cli import complete
 from inferencex_tools.cli.common import (
     DEPRECATED_REPO_DIR,
     FORMAT_OPTION,
@@ -87,7 +88,8 @@ def plan(
 
 @labels_app.command("explain")
 def explain(
-    labels: list[str] | None = typer.Argument(None, help="The PR's labels."),
+    labels: list[str] | None = typer.Argument(None, help="The PR's labels.",
+                                              autocompletion=complete.pr_labels),
     event: str = typer.Option("pull_request", "--event", help="pull_request, push, merge_group."),
     action: str = typer.Option("synchronize", "--action", help="pull_request action."),
     draft: bool = typer.Option(False, "--draft", help="The PR is a draft."),
@@ -246,7 +248,8 @@ def gate(
     pr: int | None = typer.Option(None, "--pr", parser=pr_number_arg,
                                   help="With --base: the PR number."),
     label: list[str] | None = typer.Option(
-        None, "--label", help="With --base: a PR label (repeatable) for the plan."),
+        None, "--label", help="With --base: a PR label (repeatable) for the plan.",
+        autocompletion=complete.pr_labels),
     root: Path = typer.Option(Path("."), "--root", help="The clone (full history)."),
     changelog: str = typer.Option(
         "perf-changelog.yaml", "--changelog", help="Changelog path inside the repository."),
@@ -273,7 +276,7 @@ def gate(
     allow_runner: list[str] | None = typer.Option(
         None, "--allow-runner",
         help="Extra trusted runner label (repeatable); default: labels of runners.yaml at "
-        "the base."),
+        "the base.", autocompletion=complete.runner_labels),
     no_policy: bool = typer.Option(
         False, "--no-policy", help="Skip the policy stage (it runs recipes; privileged "
         "planning jobs must not)."),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from inferencex_tools.cli import complete
 from inferencex_tools.cli.common import (
     DEPRECATED_REPO_DIR,
     FORMAT_OPTION,
@@ -31,7 +32,8 @@ ROW_OPT = typer.Option(None, "--row", help="One matrix row (or a list of rows) a
 MATRIX_OPT = typer.Option(None, "--matrix",
                           help="A matrix file: a JSON list of rows (as `ixtool sweep` prints) "
                           "or a bucket object of row lists.")
-KEY_OPT = typer.Option(None, "--config-key", help="Select rows of this master-config key.")
+KEY_OPT = typer.Option(None, "--config-key", help="Select rows of this master-config key.",
+                       autocompletion=complete.config_keys)
 ARM_OPT = typer.Option(None, "--arm", min=1,
                        help="Only the N-th search-space entry of the key (1-based, "
                        "fixed-seq-len entries first, then agentic ones).")
@@ -40,7 +42,8 @@ EVAL_OPT = typer.Option(False, "--eval", help="Render/launch the rows as eval ru
                         "(EVAL_ONLY=true).")
 RUNNER_OPT = typer.Option(None, "--runner",
                           help="Concrete runner node (e.g. h200-dgxc-slurm_7); default: the "
-                          "first node of the row's label in configs/runners.yaml.")
+                          "first node of the row's label in configs/runners.yaml.",
+                          autocompletion=complete.runner_nodes)
 UNSANDBOXED_OPT = typer.Option(
     False, "--allow-unsandboxed",
     help="Trace launcher and script even when no sandbox (user namespaces, bubblewrap) is "

@@ -38,8 +38,21 @@ def expand_nargs(args: list[str], multi: tuple[str, ...]) -> list[str]:
     return out
 
 
+def trailing_multi(args: list[str], multi: tuple[str, ...]) -> str | None:
+    """The option of ``multi`` whose values end ``args`` (``--config-keys a b``): the word
+    being completed after them is one more of its values."""
+    for tok in reversed(args):
+        if tok.startswith("-") and not _NEG_NUM.fullmatch(tok):
+            return tok if tok in multi else None
+    return None
+
+
+_COMPLETING = "ixtool.nargs.completing"
+
+
 class NargsCommand(TyperCommand):
-    """A command whose repeatable options also take several values after one flag."""
+    """A command whose repeatable options also take several values after one flag (the
+    shell completes each of them, not only the first)."""
 
     def multi_options(self) -> tuple[str, ...]:
         return tuple(opt for p in self.params
@@ -47,4 +60,14 @@ class NargsCommand(TyperCommand):
                      for opt in p.opts)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:  # shell completion: remember whose values end the line
+            ctx.meta[_COMPLETING] = trailing_multi(list(args), self.multi_options())
         return super().parse_args(ctx, expand_nargs(list(args), self.multi_options()))
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        name = ctx.meta.get(_COMPLETING)
+        if name and not incomplete.startswith("-"):
+            for param in self.params:
+                if name in getattr(param, "opts", ()):
+                    return list(param.shell_complete(ctx, incomplete))
+        return list(super().shell_complete(ctx, incomplete))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from inferencex_tools.cli import complete
 from inferencex_tools.cli.common import (
     BASELINE_OPTION,
     FORMAT_OPTION,
@@ -87,7 +88,8 @@ def golden_cmd(
 def check_cmd(
     config_keys: list[str] | None = typer.Option(
         None, "--config-keys", metavar="KEY...",
-        help="Only these config keys (globs, '*' any run)."),
+        help="Only these config keys (globs, '*' any run).",
+        autocompletion=complete.config_keys),
     configs: list[Path] | None = typer.Option(
         None, "--configs", metavar="FILE...",
         help="Master config files (default: configs/*-master.yaml)."),

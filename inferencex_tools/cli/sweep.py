@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from inferencex_tools.cli import complete
 from inferencex_tools.cli.common import pr_number_or_zero_arg
 from inferencex_tools.cli.nargs import NargsCommand
 
@@ -107,7 +108,8 @@ def full(
     framework: list[str] | None = typer.Option(None, "--framework", metavar="X...",
                                                help="Exact framework."),
     runner_type: list[str] | None = typer.Option(
-        None, "--runner-type", metavar="X...", help="Runner labels (must exist in runners.yaml)."),
+        None, "--runner-type", metavar="X...", help="Runner labels (must exist in runners.yaml).",
+        autocompletion=complete.runner_labels),
     seq_lens: list[str] | None = SEQ_LENS,
     step_size: int = typer.Option(2, "--step-size", help="Range multiplier (> 1)."),
     min_conc: int | None = typer.Option(None, "--min-conc", help="Lower concurrency bound."),
@@ -159,7 +161,8 @@ app.command("full-sweep", cls=NargsCommand, hidden=True)(full)
 def test_config(
     config_keys: list[str] = typer.Option(
         ..., "--config-keys", metavar="KEY...",
-        help="Config keys; '*' and '?' are globs (quote them in the shell)."),
+        help="Config keys; '*' and '?' are globs (quote them in the shell).",
+        autocompletion=complete.config_keys),
     config_files: list[str] | None = CONFIG_FILES,
     runner_config: str | None = RUNNER_CONFIG,
     conc: list[int] | None = typer.Option(
@@ -289,7 +292,8 @@ def _rows_with_keys(matrix: dict[str, Any], keys: list[str], plan: Any
 
 @app.command("explain", cls=NargsCommand)
 def explain_cmd(
-    key: str = typer.Argument(..., help="The config key to explain."),
+    key: str = typer.Argument(..., help="The config key to explain.",
+                              autocompletion=complete.config_keys),
     config_files: list[str] | None = CONFIG_FILES,
     runner_config: str | None = RUNNER_CONFIG,
 ) -> None:
