@@ -369,3 +369,68 @@ def test_completion_reads_the_repository_lazily(real_tree: Path) -> None:
     full = load_masters(sorted((real_tree / "configs").glob("*-master.yaml"))).keys
     assert int(count) == len(set(full)) > 100
     assert ruamel == yaml == "False"
+
+
+# ------------------------------------------------- 12: the pre-commit hooks, for real
+
+def _manifest() -> list[dict[str, object]]:
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert isinstance(hooks, list)
+    return hooks
+
+
+def test_pre_commit_usage_names_the_real_repository() -> None:
+    """The manifest's and docs' `repo:` is ixtool's repository (the one action.yml's
+    `uses:` names), not a placeholder."""
+    import re
+
+    slug = re.search(r"uses: ([\w.-]+/[\w.-]+)@", (ROOT / "action.yml").read_text())
+    assert slug, "action.yml names its repository in its usage comment"
+    for path in (ROOT / ".pre-commit-hooks.yaml", ROOT / "docs" / "ci.md"):
+        repos = re.findall(r"- repo: (\S+)", path.read_text(encoding="utf-8"))
+        assert f"https://github.com/{slug.group(1)}" in repos, (path, repos)
+        assert not [r for r in repos if "<" in r or "owner" in r.lower()], (path, repos)
+
+
+def test_policy_hook_checks_only_what_the_commit_changes(real_tree: Path,
+                                                        tmp_path: Path) -> None:
+    """The hook's entry on the real tree with one staged recipe change: only the rows
+    that run that script are traced (the whole check traces every spec-decoding row)."""
+    from tests.conftest import clone_real_tree, git
+
+    entry = next(h["entry"] for h in _manifest() if h["id"] == "ixtool-policy-check")
+    assert isinstance(entry, str)
+    root = clone_real_tree(real_tree, tmp_path / "tree")
+    script = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh"
+    with (root / script).open("a") as fh:
+        fh.write("# a comment\n")
+    git(root, "add", "-A")
+    p = ixtool(root, *entry.split()[1:], "--format", "json")
+    assert p.returncode == 0, p.stderr
+    info = json.loads(p.stdout)["info"]
+    assert info["base"]["changed-files"] == [script]
+    keys = set(info["base"]["traced-keys"])
+    assert keys and all(k.startswith("dsr1-fp4-b200") for k in keys), keys
+    assert info["traces"] < 60, info["traces"]
+
+
+def test_policy_hook_on_a_first_commit_checks_everything(own_repo: Path,
+                                                        tmp_path: Path) -> None:
+    """Before the first commit HEAD has nothing: every recipe is new (not exit 2)."""
+    import shutil
+
+    from tests.conftest import git
+
+    fresh = tmp_path / "fresh"
+    shutil.copytree(own_repo, fresh, ignore=shutil.ignore_patterns(".git"))
+    git(fresh, "init", "-q", "-b", "main")
+    git(fresh, "add", "-A")
+    entry = next(h["entry"] for h in _manifest() if h["id"] == "ixtool-policy-check")
+    assert isinstance(entry, str)
+    p = ixtool(fresh, *entry.split()[1:], "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert "base" not in doc["info"] and doc["info"]["traces"] > 0
+    assert "nothing is at the base" in p.stderr

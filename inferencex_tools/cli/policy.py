@@ -16,6 +16,7 @@ from inferencex_tools.cli.common import (
     Adoption,
     Format,
     emit,
+    info,
 )
 from inferencex_tools.cli.nargs import NargsCommand
 
@@ -140,6 +141,10 @@ def check_cmd(
     from inferencex_tools.cli.progress import ProgressLine
     from inferencex_tools.policy.service import CheckRequest, render_rows, run_check
 
+    if _unborn(root, base):
+        info("policy check: --base HEAD before the first commit: nothing is at the base, "
+             "every row is new (the whole check)")
+        base = None
     with ProgressLine("policy check") as progress:
         result = run_check(CheckRequest(
             root=root, configs=list(configs) if configs else None,
@@ -154,6 +159,19 @@ def check_cmd(
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
     raise typer.Exit(emit(result, fmt, strict=strict,
                           adoption=Adoption(baseline, write_baseline)))
+
+
+def _unborn(root: Path, base: str | None) -> bool:
+    """``--base HEAD`` where HEAD has no commit yet (pre-commit on a new repository)."""
+    if base != "HEAD":
+        return False
+    from inferencex_tools.errors import GitError
+    from inferencex_tools.io.git import GitRepo
+
+    try:
+        return GitRepo.open(root).head_unborn
+    except GitError:
+        return False
 
 
 @app.command("trace")

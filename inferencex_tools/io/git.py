@@ -69,6 +69,11 @@ class GitRepo:
         return Path(wt if wt is not None else self.repo.git_dir)
 
     @property
+    def head_unborn(self) -> bool:
+        """HEAD names a branch without a commit yet (a new repository's first commit)."""
+        return not self.repo.head.is_valid()
+
+    @property
     def is_shallow(self) -> bool:
         return (Path(self.repo.common_dir) / "shallow").exists() or (
             Path(self.repo.git_dir) / "shallow"

@@ -40,7 +40,8 @@ def test_manifest_declares_the_three_hooks() -> None:
     assert [h["id"] for h in hooks] == HOOK_IDS
     assert all(h["language"] == "python" and h["pass_filenames"] is False for h in hooks)
     assert [h["entry"] for h in hooks] == [
-        "ixtool changelog validate", "ixtool config validate", "ixtool policy check"]
+        "ixtool changelog validate", "ixtool config validate",
+        "ixtool policy check --base HEAD"]  # what the commit changes, not every recipe
 
 
 @pytest.fixture
