@@ -434,3 +434,65 @@ def test_policy_hook_on_a_first_commit_checks_everything(own_repo: Path,
     doc = json.loads(p.stdout)
     assert "base" not in doc["info"] and doc["info"]["traces"] > 0
     assert "nothing is at the base" in p.stderr
+
+
+# ------------------------------------------------------- 13: ci gate says why it skipped
+
+@pytest.mark.parametrize(("labels", "matrix_why"), [
+    ([], "no primary sweep label"),
+    (["--label", "sweep-enabled"], "perf-changelog.yaml is unchanged"),
+])
+def test_ci_gate_says_why_a_stage_was_skipped(own_repo: Path, tmp_path: Path,
+                                             labels: list[str], matrix_why: str) -> None:
+    import shutil
+
+    from tests.conftest import git
+
+    root = tmp_path / "repo"
+    shutil.copytree(own_repo, root)
+    git(root, "checkout", "-q", "-b", "pr")
+    script = next((root / "benchmarks").rglob("*.sh"))
+    with script.open("a") as fh:
+        fh.write("# a comment\n")
+    git(root, "commit", "-qam", "touch a script")
+    p = ixtool(root, "ci", "gate", "--base", "main", "--no-policy", *labels)
+    stages = next(ln for ln in p.stdout.splitlines() if ln.startswith("stages:"))
+    assert "policy skipped (--no-policy)" in stages, stages
+    assert f"matrix skipped ({matrix_why}" in stages, stages
+    doc = json.loads(ixtool(root, "ci", "gate", "--base", "main", "--no-policy", *labels,
+                            "--format", "json").stdout)
+    assert doc["info"]["skipped"]["matrix"].startswith(matrix_why)
+
+
+# ---------------------------------- 13: launch render follows a multi-node launcher
+
+def test_launch_render_multinode_shows_what_the_launcher_submits(real_tree: Path) -> None:
+    """The real gb300 launcher, traced with the row's workflow environment, reaches
+    `srtctl apply -f recipes/…`: the render says so and names the vendored recipe."""
+    p = ixtool(real_tree, "launch", "render", "--config-key",
+               "qwen3.5-fp4-gb300-dynamo-trt-mtp", "--arm", "1", "--conc", "48")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    assert "(unresolved)" not in p.stdout
+    submits = next(ln for ln in p.stdout.splitlines() if ln.startswith("submits "))
+    assert "srtctl apply -f recipes/" in submits, submits
+    recipe = next(ln for ln in p.stdout.splitlines() if ln.startswith("recipe "))
+    assert (real_tree / recipe.split()[1]).is_file(), recipe
+    doc = json.loads(ixtool(real_tree, "launch", "render", "--config-key",
+                            "qwen3.5-fp4-gb300-dynamo-trt-mtp", "--arm", "1", "--conc", "48",
+                            "--format", "json").stdout)
+    job = doc["info"]["jobs"][0]
+    assert job["submission"].startswith("srtctl apply -f ")
+    assert job["recipe"] == recipe.split()[1]
+
+
+def test_launch_render_multinode_unreached_submission_is_a_warning(real_tree: Path) -> None:
+    """The gb200 launcher reads its recipes from a clone made at run time: the trace ends
+    before the submission, and the render says so (a warning naming the clone), not
+    "script (unresolved)" and a clean summary."""
+    p = ixtool(real_tree, "launch", "render", "--config-key", "dsr1-fp4-gb200-dynamo-trt",
+               "--arm", "1", "--conc", "48")
+    assert p.returncode == 0 and "(unresolved)" not in p.stdout
+    assert "warning [LA206]" in p.stdout and "clones https://github.com/" in p.stdout
+    assert "launch render: ok: 0 errors, 1 warning" in p.stdout
+    assert ixtool(real_tree, "launch", "render", "--config-key", "dsr1-fp4-gb200-dynamo-trt",
+                  "--arm", "1", "--conc", "48", "--strict").returncode == 1

@@ -626,8 +626,28 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
     decision = _adopted_decision(req, decision)  # the summary and explanation agree
     result.info["decision"] = decision.to_dict()
     result.info["stages"] = stages
+    result.info["skipped"] = _why_skipped(req, decision, result, stages,
+                                          no_policy=policy_stage is None)
     result.info["outputs"] = {k: v for k, v in outputs if k != "decision"}
     return GateOutcome(decision, result, outputs, matrix)
+
+
+def _why_skipped(req: GateRequest, d: Decision, result: Result, stages: dict[str, str], *,
+                 no_policy: bool) -> dict[str, str]:
+    """Why each skipped stage did not run (``matrix skipped`` alone says nothing)."""
+    why: dict[str, str] = {}
+    for name in (n for n, state in stages.items() if state == "skipped"):
+        if name in ("changelog", "configs"):
+            why[name] = f"a {d.event} event runs no changelog gate"
+        elif name == "policy":
+            why[name] = ("--no-policy" if no_policy and d.policy_check
+                         else f"a {d.event} event runs no policy check")
+        elif not d.sweep.run:
+            why[name] = d.sweep.reason or f"a {d.event} event runs no sweep"
+        else:
+            n = _errors(req, result)
+            why[name] = f"{plural(n, 'error')} in the stages before it" if n else "no sweep"
+    return why
 
 
 def _outputs(req: GateRequest, decision: Decision, result: Result, stages: dict[str, str],

@@ -320,7 +320,9 @@ def gate(
     if fmt is Format.text:
         sys.stdout.write(explain_text(outcome.decision))
         stages = outcome.result.info["stages"]
-        sys.stdout.write("stages: " + ", ".join(f"{k} {v}" for k, v in stages.items()) + "\n")
+        why = outcome.result.info.get("skipped", {})
+        sys.stdout.write("stages: " + ", ".join(
+            f"{k} {v}" + (f" ({why[k]})" if k in why else "") for k, v in stages.items()) + "\n")
     adopt(outcome.result)
     sys.stdout.write(render(outcome.result, fmt.value))
     raise typer.Exit(outcome.result.exit_code())

@@ -96,6 +96,10 @@ class RenderedJob:
     server: ServerLaunch | None = None
     sidecars: list[list[str]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    # multi-node: what the launcher submits (srtctl apply -f RECIPE, sbatch …) and where
+    submission: list[str] | None = None
+    submission_cwd: str | None = None
+    recipe: str | None = None  # the submitted recipe as a repository path, when vendored
 
     @property
     def name(self) -> str:
@@ -112,6 +116,9 @@ class RenderedJob:
             "step": self.step,
             "server": self.server.to_dict() if self.server else None,
             "sidecars": [shlex.join(c) for c in self.sidecars],
+            "submission": shlex.join(self.submission) if self.submission else None,
+            "submission-cwd": self.submission_cwd,
+            "recipe": self.recipe,
             "row": self.row,
             "findings": [f.to_dict() for f in self.findings],
         }
@@ -464,7 +471,10 @@ def format_job_text(job: RenderedJob) -> str:
     lines.append(f"== {job.name}  ({origin})")
     lines.append(f"runner    {job.row.get('runner')} → node {job.node or '(unresolved)'}")
     lines.append(f"launcher  {job.launcher or '(unresolved)'}")
-    lines.append(f"script    {job.script or '(unresolved)'}")
+    if job.row.get("prefill") is not None:  # multi-node: the launcher submits a recipe
+        lines += _submission_lines(job)
+    else:
+        lines.append(f"script    {job.script or '(unresolved)'}")
     a = job.allocation
     if a is not None:
         lines += _allocation_lines(a)
@@ -475,6 +485,16 @@ def format_job_text(job: RenderedJob) -> str:
     for f in job.findings:
         lines.append(f"{f.severity.value} [{f.rule}] {f.message}")
     return "\n".join(lines) + "\n"
+
+
+def _submission_lines(job: RenderedJob) -> list[str]:
+    if not job.submission:
+        return ["submits   (not reached under tracing: see the findings)"]
+    where = f" (in {job.submission_cwd})" if job.submission_cwd else ""
+    lines = [f"submits   {shlex.join(job.submission)}{where}"]
+    if job.recipe:
+        lines.append(f"recipe    {job.recipe}")
+    return lines
 
 
 def _allocation_lines(a: Allocation) -> list[str]:

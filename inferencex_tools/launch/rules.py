@@ -20,8 +20,10 @@ NO_LAUNCHER = rule("LA104", E, "no launcher script for the runner family",
 NO_SCRIPT = rule("LA105", E, "the benchmark script the row resolves to does not exist",
                  "add the recipe under benchmarks/single_node/ or fix the config's "
                  "model-prefix/precision/framework", area=A)
-MULTINODE = rule("LA106", N, "multi-node rows are not rendered (srt-slurm recipes)",
-                 "render single-node rows; multi-node launches go through srtctl", area=A)
+MULTINODE = rule("LA106", N, "a multi-node row is rendered up to the launcher's submission "
+                 "(srtctl apply of a recipe, sbatch); the recipe's servers run on the cluster "
+                 "and are not traced", "read the submitted recipe for the servers' settings",
+                 area=A)
 NAME_CLASH = rule("LA108", W, "several rows share one exp-name (job names and result names "
                   "collide)", "tell the jobs apart by job id; the sweep's exp-name omits ep, "
                   "pp and dp-attn", area=A)
@@ -44,6 +46,10 @@ NO_ALLOCATION = rule("LA203", E, "the launcher requests no Slurm allocation",
                      "the launcher must call salloc/sbatch/srun for the job", area=A)
 ALLOC_UNRESOLVED = rule("LA204", W, "a piece of the Slurm allocation is not stated",
                         "state it in the launcher (partition, time, image, mounts)", area=A)
+NO_SUBMISSION = rule("LA206", W, "a multi-node launcher did not reach its submission "
+                     "(srtctl apply / sbatch) under tracing, so what it submits is unknown",
+                     "vendor the recipe the launcher submits (benchmarks/multi_node/), or "
+                     "run the launcher by hand with the exported environment", area=A)
 NO_STEP = rule("LA205", E, "the launcher never runs the benchmark script in a job step",
                "run `srun … bash <script>` inside the allocation", area=A)
 

@@ -36,10 +36,16 @@ from inferencex_tools.launch.rules import (
     NO_ROWS,
     NO_SCHEDULER,
     NO_SCRIPT,
+    NO_SUBMISSION,
     SUBMIT_FAILED,
 )
 from inferencex_tools.launch.sbatch import BatchJob, BatchOptions
-from inferencex_tools.launch.stages import explicit_env, trace_launch, variables_read
+from inferencex_tools.launch.stages import (
+    explicit_env,
+    trace_launch,
+    trace_submission,
+    variables_read,
+)
 from inferencex_tools.launch.targets import resolve
 from inferencex_tools.report.findings import Result
 
@@ -115,11 +121,15 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
     rule_by_id = {r.id: r for r in (NO_NODE, NO_LAUNCHER, NO_SCRIPT, MULTINODE)}
     for rid, msg in res.problems:
         job.findings.append(rule_by_id[rid].at(where, None, None, f"{job.name}: {msg}"))
-    if res.node is None or res.launcher is None or row.get("prefill") is not None:
+    if res.node is None or res.launcher is None:
         return job
     job.workflow_env, job.env_source = job_env(
         row, node=res.node, workspace="$GITHUB_WORKSPACE", eval_only=sel.eval_only,
         workflows=workflows)
+    if row.get("prefill") is not None:
+        _render_submission(root, job, res.launcher, timeout=timeout,
+                           allow_unsandboxed=allow_unsandboxed)
+        return job
     lt = trace_launch(root, res.launcher, dict(job.workflow_env), script=res.script,
                       timeout=timeout, allow_unsandboxed=allow_unsandboxed)
     reads = None
@@ -132,6 +142,43 @@ def render_row(root: Path, sel: SelectedRow, labels: dict[str, list[str]],
     job.launcher_env, job.sidecars = an.launcher_env, an.sidecars
     job.findings.extend(an.findings)
     return job
+
+
+def _render_submission(root: Path, job: RenderedJob, launcher: str, *, timeout: float,
+                       allow_unsandboxed: bool) -> None:
+    """A multi-node row: its launcher traced up to what it submits (``srtctl apply -f
+    RECIPE``, ``sbatch``), the recipe named as a repository file when it is vendored."""
+    from inferencex_tools.policy.resolve import recipe_path
+
+    sub = trace_submission(root, launcher, dict(job.workflow_env), timeout=timeout,
+                           allow_unsandboxed=allow_unsandboxed)
+    if sub.record is None:
+        job.findings.append(NO_SUBMISSION.at(launcher, None, None,
+                                             f"{job.name}: {_why_not_submitted(sub)}"))
+        return
+    job.submission, job.submission_cwd = sub.command, sub.cwd
+    args = job.submission[1:]
+    recipes = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-f", "--file")]
+    if recipes:
+        path = recipe_path(recipes[-1])[0]
+        job.recipe = path if (root / path).is_file() else \
+            f"{recipes[-1]} (not in this repository: the launcher fetches it at run time)"
+
+
+def _why_not_submitted(sub: Any) -> str:
+    """How the launcher's trace ended before a submission: its exit, what it cloned (a
+    recipe repository fetched at run time is not fetched under tracing), its last line
+    and its last error message."""
+    tr = sub.trace
+    how = f"exited {tr.returncode}" if not tr.ok else "ended"
+    clones = [r.argv for r in tr.records if r.tool == "git" and r.argv[1:2] == ("clone",)]
+    urls = [a for argv in clones for a in argv[2:] if "://" in a or a.startswith("git@")]
+    fetched = (f" (it clones {urls[-1]} at run time; tracing does not fetch it)"
+               if urls else "")
+    err = [ln for ln in tr.stderr_tail.strip().splitlines() if ln.strip()]
+    said = next((ln for ln in reversed(err) if "error" in ln.lower()), err[-1] if err else "")
+    return (f"the launcher {how} before it submitted anything{fetched}; last traced line: "
+            f"{sub.show(tr.last_line or '?')}" + (f"; {sub.show(said)}" if said else ""))
 
 
 def _render_all(root: Path, rows: list[SelectedRow], labels: dict[str, list[str]],

@@ -88,6 +88,47 @@ def _step_env(rec: Record, root: str) -> dict[str, str]:
     return env
 
 
+SUBMIT_TOOLS = ("srtctl", "sbatch")  # how a multi-node launcher hands its recipe over
+
+
+@dataclass
+class Submission:
+    """What a multi-node launcher submits, as traced: the last ``srtctl``/``sbatch`` call
+    (None when the trace did not reach one) and the trace itself."""
+
+    trace: TraceResult
+    record: Record | None
+
+    def show(self, value: str) -> str:
+        """A recorded string as the job has it (the checkout at $GITHUB_WORKSPACE)."""
+        return value.replace(self.trace.root, HOST_WORKSPACE).replace(
+            RUNNER_WORKSPACE, HOST_WORKSPACE)
+
+    @property
+    def command(self) -> list[str]:
+        rec = self.record
+        return [] if rec is None else [rec.tool, *(self.show(a) for a in args_of(rec))]
+
+    @property
+    def cwd(self) -> str | None:
+        return None if self.record is None else self.show(self.record.cwd)
+
+
+def trace_submission(root: Path, launcher: str, env: dict[str, str], *,
+                     timeout: float = 60.0, allow_unsandboxed: bool = False) -> Submission:
+    """Trace a multi-node ``launcher`` with ``env`` until it submits (``srtctl apply`` of
+    a recipe, an ``sbatch``): the recipe's own servers run on the cluster, not here."""
+    from inferencex_tools.sandbox import Session
+
+    lenv = {**{k: v for k, v in env.items() if k != "GITHUB_WORKSPACE"},
+            "GITHUB_WORKSPACE": RUNNER_WORKSPACE}
+    with Session(root, allow_unsandboxed=allow_unsandboxed) as session:
+        tr = session.trace(launcher, lenv, timeout=timeout, stop=SUBMIT_TOOLS,
+                           workspace_at=(RUNNER_WORKSPACE,), cwd=RUNNER_WORKSPACE)
+    subs = [r for r in tr.records if r.tool in SUBMIT_TOOLS]
+    return Submission(tr, subs[-1] if subs else None)
+
+
 def trace_launch(root: Path, launcher: str, env: dict[str, str], *, script: str | None,
                  timeout: float = 60.0, allow_unsandboxed: bool = False) -> LaunchTrace:
     """Trace ``launcher`` with ``env``; then the job step that runs ``script``."""

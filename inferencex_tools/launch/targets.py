@@ -87,7 +87,8 @@ def resolve(row: dict[str, Any], labels: dict[str, list[str]], runner: str | Non
         res.problems.append(("LA104", f"node {node!r} → launcher {launcher} does not exist"))
         return res
     if row.get("prefill") is not None:
-        res.problems.append(("LA106", "multi-node row: the launcher runs an srt-slurm recipe"))
+        res.problems.append(("LA106", "multi-node row: rendered up to the launcher's "
+                             "submission (the recipe's servers are not traced)"))
         return res
     pres = resolve_script(root, policy_row(row), family)
     res.candidates = list(pres.tried)

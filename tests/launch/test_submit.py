@@ -140,9 +140,7 @@ def test_checked_plan_takes_what_the_launcher_requests(repo_root: Path, tmp_path
 
 
 @pytest.mark.parametrize("row, rule", [
-    ({"exp-name": "x_8k1k", "model": "m", "image": "i", "precision": "fp8",
-      "framework": "dynamo-vllm", "runner": "cluster:h200-dgxc", "conc": [8],
-      "prefill": {"num-worker": 1, "tp": 8}, "decode": {"num-worker": 1, "tp": 8}}, "LA106"),
+    # (a multi-node row is rendered up to its submission: tests/test_cli_promises.py)
     ({"exp-name": "x_tp8_conc1_kvnone", "model": "m", "image": "i", "precision": "fp8",
       "framework": "vllm", "runner": "cluster:nowhere", "tp": 8, "conc": 1}, "LA103"),
     ({"exp-name": "x_tp8_conc1_kvnone", "runner": "cluster:h200-dgxc", "conc": 1,
