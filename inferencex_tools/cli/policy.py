@@ -111,8 +111,8 @@ def check_cmd(
     allow_unsandboxed: bool = typer.Option(
         False, "--allow-unsandboxed",
         help="Trace the recipes even when no sandbox (user namespaces, bubblewrap) is "
-        "available: they then run as this user, without isolation (warning PO305). "
-        "Without it that case is an error (exit 2)."),
+        "available: they then run without isolation (as nobody when ixtool is root) and "
+        "the run fails with PO305 whatever the verdicts. Without it that case is exit 2."),
     base: str | None = typer.Option(
         None, "--base", help="PR mode: curves and registry from this ref's merge-base with "
         "HEAD; a curve change is an error (PO109); only rows whose config block, launcher, "

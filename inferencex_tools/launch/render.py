@@ -346,7 +346,8 @@ def _trace_failures(lt: LaunchTrace, launcher: str, script: str | None) -> list[
                              ("benchmark script", lt.script, script or launcher)):
         if tr is None or tr.ok:
             continue
-        what = (f"timed out after {tr.seconds:.0f}s" if tr.timed_out
+        what = (f"was stopped by the sandbox ({tr.stopped_by})" if tr.stopped_by and
+                not tr.timed_out else f"timed out after {tr.seconds:.0f}s" if tr.timed_out
                 else f"exited {tr.returncode}")
         err = tr.stderr_tail.strip().splitlines()
         out.append(TRACE_FAILED.at(

@@ -31,6 +31,7 @@ from inferencex_tools.policy.rules import (
     NOT_FORCED,
     SAMPLING_UNOBSERVABLE,
     SANDBOX_EVENT,
+    SANDBOX_STOPPED,
     TRACE_FAILED,
     UNLABELLED_DRAFT,
     WRONG_FRAMEWORK,
@@ -129,6 +130,15 @@ def failure_message(trace: TraceResult) -> tuple[str, tuple[tuple[str, str], ...
     return msg, tuple(data)
 
 
+def stopped_message(trace: TraceResult) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """PO310's message: which limit stopped the trace (or what was wrong with its
+    ledger), the last traced line; ``data.limit`` is the kind (time, memory, …)."""
+    why = trace.stopped_by or "?"
+    kind = why.partition(":")[0]
+    return (f"not checked: the sandbox stopped the trace ({why}); last traced line: "
+            f"{trace.last_line or '?'}", (("limit", kind),))
+
+
 def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
              store: CurveStore) -> RowOutcome:
     out = RowOutcome(row, script, [], [], trace)
@@ -138,6 +148,11 @@ def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
            data: tuple[tuple[str, str], ...] = ()) -> None:
         v.append(Verdict(rule, script, locate(script_text, *needles), message, hint, data))
 
+    if trace.stopped_by is not None:  # no verdict from what the trace delivered
+        msg, data = stopped_message(trace)
+        at(SANDBOX_STOPPED, msg, data=data)
+        out.unchecked = msg
+        return out
     servers = [(rec, eng) for rec in trace.records if (eng := engine_of(rec))]
     if not trace.ok:
         msg, data = failure_message(trace)

@@ -23,6 +23,7 @@ from inferencex_tools.policy.rules import (
     NOT_CHECKED,
     RECIPE_DUPLICATE,
     RECIPE_LIMIT,
+    SANDBOX_STOPPED,
     STATIC_ONLY,
     TRACE_FAILED,
 )
@@ -47,6 +48,8 @@ def _text(read: Reader, path: str, sources: dict[str, str]) -> str:
 
 def outcome(jt: JobTrace, store: CurveStore, read: Reader, sources: dict[str, str]) -> RowOutcome:
     row = jt.job.row
+    if jt.stopped is not None:
+        return _stopped(jt, jt.stopped)
     if jt.trace is not None and jt.script is not None:
         text = _text(read, jt.script, sources)
         o = evaluate(row, jt.script, text, jt.trace, store)
@@ -55,6 +58,20 @@ def outcome(jt: JobTrace, store: CurveStore, read: Reader, sources: dict[str, st
     if jt.submission is not None:
         return submitted(jt, jt.submission, store, read, sources)
     return _no_trace(jt, read, sources)
+
+
+def _stopped(jt: JobTrace, tr: TraceResult) -> RowOutcome:
+    """The sandbox stopped the launcher's (or the static submission's) trace: no verdict,
+    and an error that says why (never a fallback that could pass)."""
+    from inferencex_tools.policy.check import stopped_message
+
+    launcher = jt.job.launcher or f"runners/launch_{jt.job.family}.sh"
+    o = RowOutcome(jt.job.row, launcher, [], [], tr, family=jt.job.family)
+    msg, data = stopped_message(tr)
+    o.verdicts.append(Verdict(SANDBOX_STOPPED, launcher, None, f"launcher {launcher}: {msg}",
+                              data=data))
+    o.unchecked = msg
+    return o
 
 
 def _launcher_failure(jt: JobTrace) -> str:

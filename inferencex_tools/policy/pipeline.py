@@ -71,6 +71,9 @@ class JobTrace:
     fallback: bool = False  # the script was resolved by the naming rule, not the launcher
     missing: str | None = None  # neither the launcher nor the naming rule found a script
     missing_recipe: str | None = None  # the recipe setting names no vendored file
+    # a launcher-stage trace (the launcher, a static submission) the sandbox stopped or
+    # whose ledger it refused: nothing of it is used, the job gets no verdict (PO310)
+    stopped: TraceResult | None = None
 
 
 def node_for(family: str, label: str, labels: Mapping[str, Any] | None) -> str:
@@ -333,7 +336,8 @@ class Runner:
 
         todo = []
         for jt in jts:
-            if jt.submission is not None or jt.job.launcher not in self.files:
+            if jt.submission is not None or jt.stopped is not None or \
+                    jt.job.launcher not in self.files:
                 continue
             cfg = self._recipe_setting(jt)
             if cfg and recipe_path(cfg)[0] not in self.files:
@@ -349,6 +353,9 @@ class Runner:
         self.stages["static-submission"] = [len(scripts), len(scripts)]
         for (jt, _), tr in zip(scripts, res, strict=True):
             jt.fallback = True
+            if tr.stopped_by is not None:
+                jt.stopped = tr
+                continue
             sub = [r for r in tr.records if r.tool in SUBMIT_TOOLS]
             if sub:
                 jt.submission = sub[-1]
@@ -404,6 +411,10 @@ class Runner:
     def _after_launch(self, jt: JobTrace, rep: Job, tr: TraceResult) -> None:
         from inferencex_tools.policy.engines import engine_of
 
+        if tr.stopped_by is not None:  # no step, no fallback: nothing of it counts
+            jt.stopped = tr
+            jt.why = f"the sandbox stopped the launcher's trace ({tr.stopped_by})"
+            return
         if any(engine_of(r) for r in tr.records):  # the launcher ran the script itself
             jt.trace = tr
             jt.script = jt.job.launcher

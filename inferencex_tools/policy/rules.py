@@ -52,7 +52,7 @@ CONFIG_INVALID = rule("PO205", E, "master config unreadable for the policy check
                       "fix the master config (ixtool sweep validate gives details)", area=A)
 
 # --- tracing (TRACING-NOTES.md) ---------------------------------------------------------
-TRACE_FAILED = rule("PO301", E, "tracing the recipe failed (non-zero exit or timeout)",
+TRACE_FAILED = rule("PO301", E, "tracing the recipe failed (non-zero exit status)",
                     "make the script run to its server launch with the row's variables; "
                     "the message names the last traced line", area=A)
 NO_SERVER = rule("PO302", E, "the traced recipe launched no inference server",
@@ -66,9 +66,10 @@ STATIC_ONLY = rule("PO304", N, "multi-node recipe read as submitted, not traced 
                    "recipe it submits (after its edits and the runner's injection) is read as "
                    "srtctl reads it; recipes of external srt-slurm refs cannot be read",
                    area=A)
-SANDBOX_WEAK = rule("PO305", W, "namespaces unavailable: tracing ran without network and "
-                    "filesystem isolation", "run the check where unprivileged user namespaces "
-                    "are allowed (unshare -rmnp)", area=A)
+SANDBOX_WEAK = rule("PO305", E, "no sandbox: the recipes were traced without isolation "
+                    "(--allow-unsandboxed), so no verdict of this run can be trusted",
+                    "run the check where unprivileged user namespaces are allowed "
+                    "(unshare -rmnp) or bubblewrap (bwrap) can run", area=A)
 RECIPE_DUPLICATE = rule("PO306", W, "recipe YAML repeats a key: its consumer (srtctl, PyYAML "
                         "safe_load) silently keeps the last value",
                         "remove the earlier key, or merge the two values", area=A)
@@ -82,6 +83,12 @@ LAUNCHER_UNTRACED = rule("PO309", N, "the launcher could not be traced to its jo
                          "submission; its action was read statically instead",
                          "make the launcher run to its srun/docker step under the trace "
                          "stubs (the note names the last traced line)", area=A)
+SANDBOX_STOPPED = rule("PO310", E, "the sandbox stopped the trace (time, memory, processes, "
+                       "disk or output limit) or refused its ledger (tampered with, over a "
+                       "cap, a record cut off): not checked",
+                       "a recipe must stay within the trace's limits and leave the stubs' "
+                       "bookkeeping alone; the message says which limit or what was wrong",
+                       area=A)
 
 # --- the policy (G-01 .. G-12) ----------------------------------------------------------
 NOT_FORCED = rule("PO401", E, "agentic spec-decoding throughput run does not force synthetic "

@@ -52,6 +52,7 @@ from inferencex_tools.report.findings import Finding, Result
 
 if TYPE_CHECKING:  # judging and tracing modules load only when a row is traced
     from inferencex_tools.policy.check import RowOutcome, Verdict
+    from inferencex_tools.sandbox import Limits
 
 @dataclass
 class CheckRequest:
@@ -72,6 +73,7 @@ class CheckRequest:
     # with base: config_keys are every config block the change touched (``ci gate``), so
     # only their blocks are parsed; the other blocks are the base's own
     keys_are_change: bool = False
+    limits: Limits | None = None  # the sandbox's bounds per trace (None: its defaults)
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -466,8 +468,8 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
     from inferencex_tools.policy.outcomes import fallback_note, outcome, read_from
     from inferencex_tools.sandbox import Session
 
-    with Session(req.root, isolate=req.isolate,
-                 allow_unsandboxed=req.allow_unsandboxed) as session:
+    with Session(req.root, isolate=req.isolate, allow_unsandboxed=req.allow_unsandboxed,
+                 limits=req.limits) as session:
         runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
                         progress=req.progress)
         traced = _fallbacks(runner.run(jobs), runner, req)
@@ -483,8 +485,8 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
         result.info["isolation"] = session.isolation
         if session.isolation == "basic":
             result.add(SANDBOX_WEAK.at(jobs[0].launcher or "?", None, None,
-                                       f"{runner.traces} trace(s) ran without network/"
-                                       "filesystem isolation (user namespaces unavailable)"))
+                                       f"{runner.traces} trace(s) ran without isolation "
+                                       "(neither user namespaces nor bubblewrap available)"))
     return outcomes
 
 
@@ -556,7 +558,7 @@ def _fallbacks(traced: list[JobTrace], runner: Runner, req: CheckRequest) -> lis
     runner.submit_statically([jt for jt in traced if jt.job.row.multinode
                               and jt.submission is None and jt.trace is None])
     todo = [jt for jt in traced if jt.trace is None and jt.submission is None
-            and jt.step is None and not jt.job.row.multinode]
+            and jt.step is None and jt.stopped is None and not jt.job.row.multinode]
     if not todo:
         return traced
     from inferencex_tools.workflow.step import Step
@@ -705,7 +707,7 @@ def render_rows(rows: list[dict[str, Any]]) -> str:
 def trace_report(root: Path, script: str, assignments: list[str], *,
                  timeout: float) -> dict[str, Any]:
     """``ixtool policy trace``: one script, the given variables, what it launched."""
-    from inferencex_tools.policy.check import failure_message
+    from inferencex_tools.policy.check import failure_message, stopped_message
     from inferencex_tools.policy.engines import engine_of, facts_of
 
     if not (root / script).is_file():
@@ -737,10 +739,12 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
         launches.append(item)
     rep: dict[str, Any] = {
         "script": script, "isolation": tr.isolation, "returncode": tr.returncode,
-        "timed_out": tr.timed_out, "seconds": round(tr.seconds, 2),
+        "timed_out": tr.timed_out, "stopped_by": tr.stopped_by, "seconds": round(tr.seconds, 2),
         "last_line": tr.last_line, "events": tr.events, "records": launches,
         "stderr_tail": tr.stderr_tail[-2000:]}
-    if not tr.ok:
+    if tr.stopped_by is not None:
+        rep["failure"] = stopped_message(tr)[0]
+    elif not tr.ok:
         rep["failure"] = failure_message(tr)[0]
     return rep
 

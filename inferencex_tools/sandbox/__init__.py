@@ -8,14 +8,16 @@ the names below and never reaches inside (``tests/test_layering.py`` enforces it
 Public interface
     :class:`Session` (one repository copy, many traces, thread-safe ``trace``),
     :func:`trace_script` (a one-trace session), the results :class:`TraceResult` and
-    :class:`Record`, :class:`SandboxUnavailable` (exit 2), :func:`namespaces_available`,
+    :class:`Record`, the per-trace bounds :class:`Limits`, :class:`SandboxUnavailable`
+    (exit 2), :func:`namespaces_available`,
     and the benchmark_lib helpers the sandbox replaces by recorders
     (:data:`WAIT_FUNCTIONS`, :data:`RECORD_FUNCTIONS`).
 
 What it guarantees (docs/security.md §2 has the details and the tests)
     * **Isolation or nothing.**  A session uses ixtool's own namespaces (the trace
-      server), else bubblewrap, else raises :class:`SandboxUnavailable`; it runs
-      without isolation (``isolation == "basic"``) only when the caller allowed it.
+      server), else bubblewrap (also when namespaces were turned off), else raises
+      :class:`SandboxUnavailable`; it runs without isolation (``isolation == "basic"``)
+      only when the caller allowed it.
     * **Contained.**  With namespaces or bubblewrap a trace runs as an unprivileged
       user (never host root) without capabilities and with exactly the environment it
       is given, no network (not even loopback), the repository copy read-only, its own
@@ -23,23 +25,30 @@ What it guarantees (docs/security.md §2 has the details and the tests)
       trace directory.  Namespace mode shows only the host's system directories
       (read-only); bubblewrap shows the host read-only as that unprivileged user.
     * **Nothing outlives the trace.**  Every process it starts ends with it (pid
-      namespace; in basic mode a subreaper); a wall-clock timeout and limits on
-      processes, memory, file size and what is written apply.
+      namespace; in basic mode a subreaper); so does its System V shared memory (its
+      own IPC namespace).
+    * **Bounded.**  Per process the kernel's limits (address space, file size, …); per
+      trace, in every mode, ixtool's supervisor: the memory and the number of all its
+      processes together, its output (:class:`Limits`), what it writes, a wall-clock
+      timeout.  Past one the trace is killed.
     * **Results come only from the ledger and ixtool's own pipes.**  A trace's records,
       its stop mark and notes arrive through a FIFO only ixtool reads; its stdout,
       stderr and ``set -x`` stream through pipes only ixtool holds.  Files the script
       writes mean nothing.  A delivered record cannot be removed, changed or reordered.
-    * **Fail closed.**  A trace the sandbox stopped (a limit, tampering with the
-      ledger) or that timed out has ``ok == False`` and an event saying why: the
-      caller gives no verdict from it.
+    * **Fail closed.**  A trace the sandbox stopped (time, memory, processes, disk,
+      output) or whose ledger it refuses (a line not from a stub, any cap reached, a
+      record cut off) has ``stopped_by`` set (``"<kind>: <why>"``) and ``ok == False``:
+      the caller gives no verdict from it.  No record is ever silently dropped.
 
 What it does not guarantee
     * Records are not authenticated: a script can write a well-formed record itself,
       claiming a call it could equally have made through the stub.
     * A script can tell a trace from a job by behaviour (stubs answer instantly, there
       is no GPU); what it launches is what it launches *here*.
+    * The bounds are sampled every 0.1 s (a trace can pass one for that long) and count
+      user memory (not kernel memory); cgroup v2 is not used.
     * In basic mode (``--allow-unsandboxed``) only the timeout, the per-file limit, the
-      subreaper and, as root, user ``nobody`` hold.
+      per-trace bounds, the subreaper and, as root, user ``nobody`` hold.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from __future__ import annotations
 from inferencex_tools.sandbox._stubs import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 from inferencex_tools.sandbox.isolation import SandboxUnavailable
 from inferencex_tools.sandbox.trace import (
+    Limits,
     Record,
     Session,
     TraceResult,
@@ -57,6 +67,7 @@ from inferencex_tools.sandbox.trace import (
 __all__ = [
     "RECORD_FUNCTIONS",
     "WAIT_FUNCTIONS",
+    "Limits",
     "Record",
     "SandboxUnavailable",
     "Session",

@@ -39,7 +39,7 @@ MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 1024, 2048, 1 << 21, 1 
 FLAG_OF = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
            "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
            "strictatime": MS_STRICTATIME}
-CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC = 0x10000000, 0x40000000, 0x08000000
 FSIZE = 64 * 1024 * 1024
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
@@ -309,12 +309,18 @@ def _limit() -> None:
 
 
 def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> None:
-    """The forked child: new mount + pid namespaces, the traced shell as pid 1's child.
+    """The forked child: new mount, pid and IPC namespaces, the traced shell as pid 1's
+    child.
 
     It waits for the trace and watches what the trace writes into its own file systems
     (root, /tmp, /run, /dev/shm: seen here, in the trace's mount namespace, before the
     pivot); past :data:`MAX_TRACE_BYTES` it kills the trace and says why on ``report``."""
-    unshare(CLONE_NEWNS | CLONE_NEWPID)
+    # its own IPC namespace: System V shared memory ends with the trace, and all of it
+    # together stays within the trace's memory bound (shmall, in pages)
+    unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC)
+    with contextlib.suppress(OSError):
+        pages = max(1, int(req["memory"]) // os.sysconf("SC_PAGE_SIZE"))
+        _write("/proc/sys/kernel/shmall", str(pages))
     pid = os.fork()
     if pid == 0:
         try:
@@ -371,7 +377,8 @@ def _wait_watching(pid: int, r: str, report: int) -> int:
                 used += (st.f_blocks - st.f_bfree) * st.f_frsize
         if used > MAX_TRACE_BYTES:
             with contextlib.suppress(OSError):
-                os.write(report, f"more than {MAX_TRACE_BYTES >> 20} MiB written".encode())
+                os.write(report, f"disk: more than {MAX_TRACE_BYTES >> 20} MiB written"
+                         .encode())
             os.kill(pid, signal.SIGKILL)
         if ended is None:
             time.sleep(0.1)
@@ -489,9 +496,9 @@ def usage_over(path: str) -> str | None:
                 except OSError:
                     continue
                 if files > MAX_TRACE_FILES:
-                    return f"more than {MAX_TRACE_FILES:,} files written"
+                    return f"disk: more than {MAX_TRACE_FILES:,} files written"
                 if total > MAX_TRACE_BYTES:
-                    return f"more than {MAX_TRACE_BYTES >> 20} MiB written"
+                    return f"disk: more than {MAX_TRACE_BYTES >> 20} MiB written"
     return None
 
 

@@ -97,14 +97,15 @@ def choose_isolation(requested: bool | None, *, namespaces: bool, bwrap: str | N
                      allow_unsandboxed: bool) -> Isolation:
     """The strongest isolation available, or :class:`SandboxUnavailable`.
 
-    ``requested`` False (``IXTOOL_TRACE_NO_NAMESPACES=1``) skips the namespace mode;
-    bubblewrap is tried before giving up; running without isolation needs
-    ``allow_unsandboxed``."""
+    ``requested`` False (``IXTOOL_TRACE_NO_NAMESPACES=1``) skips the namespace mode and
+    nothing else: bubblewrap is tried whatever was requested, and running without
+    isolation needs both no bubblewrap and ``allow_unsandboxed``."""
     if requested is not False and namespaces:
         return Isolation("namespaces")
-    if bwrap is not None and requested is not False:
+    if bwrap is not None:
         return Isolation("bwrap", bwrap=bwrap)
-    why = ("namespaces were turned off (IXTOOL_TRACE_NO_NAMESPACES=1)" if requested is False
+    why = ("namespaces were turned off (IXTOOL_TRACE_NO_NAMESPACES=1) and bubblewrap "
+           "(bwrap) is not installed or cannot run" if requested is False
            else "unprivileged user namespaces are not available and bubblewrap (bwrap) "
            "is not installed or cannot run")
     if allow_unsandboxed:

@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -128,10 +128,18 @@ class TraceResult:
     # directories holding a copy of the checkout when a job step mounted them (staged
     # by the launcher: sbcast, tar, cp -r …), as the script saw them
     checkout_copies: list[str] = field(default_factory=list)
+    # why the sandbox stopped the trace or refuses its bookkeeping, as "<kind>: <why>"
+    # (kind: time, memory, processes, disk, output, ledger): then there is no verdict
+    # from it, whatever its records say (``ok`` is False)
+    stopped_by: str | None = None
+    # the most the trace's processes held in memory / numbered at once (as sampled)
+    peak_memory: int = 0
+    peak_processes: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and (self.returncode == 0 or self.stopped)
+        return not self.timed_out and self.stopped_by is None and \
+            (self.returncode == 0 or self.stopped)
 
     def functions_called(self) -> list[str]:
         return [r.tool[3:] for r in self.records if r.is_function]
@@ -337,6 +345,7 @@ MAX_RECORDS_BYTES = 64 * 1024 * 1024  # everything read from one trace's ledger
 MAX_RECORD_FILES = 64  # config files captured per record
 MAX_RECORD_ITEMS = 20_000  # argv words or environment entries per record
 MAX_NOTES = 64 * 1024
+_ITEMS = MAX_RECORD_ITEMS + 1  # read one more: more than the cap is an overflow
 _PY_MODULE = re.compile(r"python -m [A-Za-z_][A-Za-z0-9_.]{0,200}")  # a stubbed module run
 _ESCAPE = re.compile(r"\\([\\nt])")
 _UNESCAPED = {"n": "\n", "t": "\t", "\\": "\\"}
@@ -386,10 +395,14 @@ class Ledger:
     """The reading end of one trace's ledger: stub records, stop marks and notes.
 
     ``feed`` takes whatever the FIFO gave; :meth:`records`, :attr:`notes`,
-    :meth:`stopped` and :attr:`tampered` are the result.  Anything that is not what a
-    stub writes (a line that does not parse, a record whose line count does not match
-    what its Z line says, a line for a record already complete) is tampering: counted,
-    never an error, and the trace then fails (:meth:`Session._booked`)."""
+    :meth:`stopped`, :attr:`tampered`, :attr:`overflow` and :attr:`cut` are the result.
+    Anything that is not what a stub writes (a line that does not parse, a record whose
+    line count does not match what its Z line says, a line for a record already
+    complete) is tampering: counted, never an error.  A cap reached (records, open
+    records, bytes, notes, captured files, items, item size) is :attr:`overflow`: what
+    came after it is not read, and a genuine record may be among it.  A record begun
+    and not complete when the ledger closes is :attr:`cut`.  Each of them fails the
+    trace (:meth:`Session._booked`): no record is ever silently dropped."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
@@ -398,10 +411,20 @@ class Ledger:
         self._done: dict[str, _Open] = {}
         self._left = MAX_RECORDS_BYTES
         self._notes: list[bytes] = []
+        self._notes_left = MAX_NOTES
         self.notes: list[str] = []
         self.tampered = 0
+        self.overflow: str | None = None  # the first cap reached
+        self.cut = 0  # records not complete when the ledger closed
+
+    def _over(self, what: str) -> None:
+        if self.overflow is None:
+            self.overflow = what
+        self._buf.clear()
 
     def feed(self, data: bytes) -> None:
+        if self.overflow is not None:  # no verdict from this trace: nothing more to read
+            return
         self._buf += data
         start = 0
         while True:
@@ -426,7 +449,10 @@ class Ledger:
             return
         rid, kind, payload = m[1].decode(), m[2], m[3]
         if kind == b"N":
-            if sum(map(len, self._notes)) < MAX_NOTES:
+            self._notes_left -= len(payload)
+            if self._notes_left < 0:
+                self._over(f"more than {MAX_NOTES >> 10} KiB of notes")
+            else:
                 self._notes.append(payload)
             return
         done = self._done.get(rid)
@@ -439,30 +465,55 @@ class Ledger:
         rec = self._open.get(rid)
         if rec is None:
             if len(self._open) >= 2 * MAX_RECORDS:
+                self._over(f"more than {2 * MAX_RECORDS:,} records open at once")
                 return
             rec = self._open[rid] = _Open()
         if kind == b"Z":
             del self._open[rid]
             if payload != f"{rec.lines}\t".encode():
                 self.tampered += 1
-            elif len(self._done) < MAX_RECORDS:
+            elif len(self._done) >= MAX_RECORDS:
+                self._over(f"more than {MAX_RECORDS:,} records")
+            else:
                 self._done[rid] = rec
             return
         rec.lines += 1
         self._left -= len(payload)
         if self._left < 0:
+            self._over(f"more than {MAX_RECORDS_BYTES >> 20} MiB of records")
             return
+        self._add(rec, kind, payload)
+
+    def _add(self, rec: _Open, kind: bytes, payload: bytes) -> None:
         upper = kind.upper()
         blobs = rec.blobs.setdefault(upper, [])
         if kind == upper:
-            if len(blobs) < MAX_RECORD_FILES:
+            if len(blobs) >= MAX_RECORD_FILES:
+                self._over(f"a record with more than {MAX_RECORD_FILES} items of one kind")
+            else:
                 blobs.append(bytearray(payload))
-        elif blobs and len(blobs[-1]) < MAX_RECORD_BYTES:
+        elif not blobs:
+            self.tampered += 1  # a continuation of nothing
+        elif len(blobs[-1]) >= MAX_RECORD_BYTES:
+            self._over(f"a record item over {MAX_RECORD_BYTES >> 20} MiB")
+        else:
             blobs[-1] += payload
 
     def close(self) -> None:
-        """The trace is over: what was delivered is final."""
+        """The trace is over: what was delivered is final; a record begun and not
+        complete now was cut off (by the trace's end, a kill, a limit)."""
+        self.cut = sum(1 for r in self._open.values() if r.lines)
         self.notes = [n for b in self._notes for n in _items(b, 64)]
+
+    def problem(self) -> str | None:
+        """Why this ledger gives no verdict (tampering, a cap, a record cut off), or None."""
+        if self.tampered:
+            return f"{self.tampered} line(s) not from a stub"
+        if self.overflow is not None:
+            return f"the ledger overflowed ({self.overflow})"
+        if self.cut:
+            return f"{self.cut} record(s) cut off before they were complete"
+        return None
 
     def stopped(self, stop: Iterable[str]) -> bool:
         """Did a complete record of one of the ``stop`` tools stop the trace?"""
@@ -478,9 +529,12 @@ class Ledger:
             tool = r.first(b"T")
             if not (tool in _record_tools() or _PY_MODULE.fullmatch(tool)):
                 continue  # not what a stub writes
-            argv = [a for b in r.blobs.get(b"A", []) for a in _items(bytes(b))]
-            env = {k: v for b in r.blobs.get(b"E", []) for k, eq, v in
-                   (item.partition("=") for item in _items(bytes(b))) if eq}
+            argv = [a for b in r.blobs.get(b"A", []) for a in _items(bytes(b), _ITEMS)]
+            envs = [item for b in r.blobs.get(b"E", []) for item in _items(bytes(b), _ITEMS)]
+            if max(len(argv), len(envs)) > MAX_RECORD_ITEMS:
+                self._over(f"a record with more than {MAX_RECORD_ITEMS:,} argv words or "
+                           "environment entries")
+            env = {k: v for k, eq, v in (item.partition("=") for item in envs) if eq}
             for k in _IGNORED_ENV.intersection(env):
                 del env[k]
             paths = [_items(bytes(b), 1) for b in r.blobs.get(b"P", [])]
@@ -498,8 +552,10 @@ class _Tail:
     def __init__(self, limit: int = MAX_CAPTURE) -> None:
         self.limit = limit
         self.buf = bytearray()
+        self.total = 0  # bytes written to the pipe
 
     def add(self, b: bytes) -> None:
+        self.total += len(b)
         self.buf += b
         if len(self.buf) > 2 * self.limit:
             del self.buf[:-self.limit]
@@ -541,9 +597,145 @@ class _LedgerPipe:
         return self.ledger
 
 
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one trace as a whole (all its processes at once), watched by ixtool
+    every :data:`SAMPLE` seconds; past one the trace is killed and
+    :attr:`TraceResult.stopped_by` says which.  (Per process the kernel's limits apply
+    as well: 2 GiB of address space, 64 MiB per file, …)"""
+
+    # (the real tree's traces: at most 8 MiB and 7 processes at once)
+    memory: int = 512 << 20  # bytes: resident anonymous + shared memory, unmapped memfds
+    processes: int = 128  # at once
+    output: int = 64 << 20  # bytes on stdout, stderr and the xtrace stream together
+
+
+SAMPLE = 0.1  # seconds between two looks at a trace's processes
+
+
+def _children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (every thread's children)."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out += [int(p) for p in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _tree(roots: Iterable[int]) -> list[int]:
+    """``roots`` and every process below them."""
+    out: list[int] = []
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += _children(pid)
+    return out
+
+
+_RSS = re.compile(rb"^(?:RssAnon|RssShmem):\s+(\d+) kB", re.M)
+
+
+def _memory(pid: int, seen: set[tuple[int, int]]) -> int:
+    """What ``pid`` holds in memory: its resident anonymous and shared pages, and the
+    memfds it has open (once each: ``seen``), which no RSS shows when nothing maps them."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            total = sum(int(kb) for kb in _RSS.findall(fh.read())) * 1024
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    for fd in fds:
+        path = f"/proc/{pid}/fd/{fd}"
+        with contextlib.suppress(OSError):
+            if os.readlink(path).startswith("/memfd:"):
+                st = os.stat(path)
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    total += st.st_blocks * 512
+    return total
+
+
+class _Watch:
+    """The supervisor of one trace: its processes (below ``roots()``) counted and their
+    memory summed every :data:`SAMPLE` seconds, its output counted as it is read; the
+    first bound passed is :attr:`over` (``"<kind>: …"``), and stays."""
+
+    def __init__(self, roots: Callable[[], list[int]], limits: Limits,
+                 tails: Iterable[_Tail]) -> None:
+        self.roots, self.limits, self.tails = roots, limits, list(tails)
+        self.kill: Callable[[], None] = lambda: None  # how to end the trace (served mode)
+        self.over: str | None = None
+        self.peak_memory = self.peak_processes = 0
+        self._next = 0.0
+
+    def check(self) -> str | None:
+        """A new look when one is due; the bound passed, or None."""
+        now = time.monotonic()
+        if self.over is not None or now < self._next:
+            return self.over
+        self._next = now + SAMPLE
+        lim = self.limits
+        if self._output():
+            return self.over
+        pids = _tree(self.roots())
+        seen: set[tuple[int, int]] = set()
+        used = sum(_memory(p, seen) for p in pids)
+        self.peak_memory = max(self.peak_memory, used)
+        self.peak_processes = max(self.peak_processes, len(pids))
+        if len(pids) > lim.processes:
+            self.over = f"processes: more than {lim.processes} at once"
+        elif used > lim.memory:
+            self.over = (f"memory: its processes held {used >> 20} MiB together, over the "
+                         f"trace's {lim.memory >> 20} MiB")
+        return self.over
+
+    def _output(self) -> bool:
+        if self.over is None and sum(t.total for t in self.tails) > self.limits.output:
+            self.over = f"output: more than {self.limits.output >> 20} MiB printed"
+        return self.over is not None
+
+    def stamp(self, res: TraceResult) -> None:
+        """The trace's result as the supervisor saw it (its output counted to the end)."""
+        res.peak_memory, res.peak_processes = self.peak_memory, self.peak_processes
+        if self._output() and self.over is not None and res.stopped_by is None:
+            res.stopped_by = self.over
+            res.returncode, res.timed_out = None, False
+            res.events.append(f"stopped by the sandbox: {self.over.partition(': ')[2]}")
+
+
+def _grandchildren(pid: int) -> list[int]:
+    return [g for c in _children(pid) for g in _children(c)]
+
+
+def _kill_children(parent: int) -> None:
+    """SIGKILL every child of ``parent``, through a pidfd checked to be that child still
+    (a pid reused in between is never signalled)."""
+    for pid in _children(parent):
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            continue
+        try:
+            if pid in _children(parent):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
 def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
-           *, kill_group: bool, ledger: _LedgerPipe) -> bool:
-    """Read the pipes until the process exits (or the timeout); True if timed out."""
+           *, kill_group: bool, ledger: _LedgerPipe, watch: _Watch) -> bool:
+    """Read the pipes until the process exits (or the timeout, or a bound of ``watch``
+    is passed); True if timed out."""
     sel = selectors.DefaultSelector()
     for fd in pipes:
         os.set_blocking(fd, False)
@@ -560,8 +752,9 @@ def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
                 if kill_group:  # background children must not keep the pipes open
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(proc.pid, signal.SIGKILL)
-            if exited_at is None and now > deadline:
-                timed_out = True
+            over = watch.check() if exited_at is None else None
+            if exited_at is None and (now > deadline or over):
+                timed_out = not over
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(proc.pid, signal.SIGTERM)  # the reaper ends every process
                     if proc.wait(1.0) is None:
@@ -625,7 +818,7 @@ def _drain_open(pipes: dict[int, _Tail], open_fds: set[int]) -> None:
 
 
 def _collect(pipes: dict[int, _Tail], sock: socket.socket, ledger: _LedgerPipe,
-             grace: float = 2.0) -> dict[str, Any] | None:
+             watch: _Watch, grace: float = 2.0) -> dict[str, Any] | None:
     """Read the pipes until the trace server answers, then until the pipes close.
 
     The pipes are read in batches (every :data:`BATCH` seconds and when the answer
@@ -642,6 +835,8 @@ def _collect(pipes: dict[int, _Tail], sock: socket.socket, ledger: _LedgerPipe,
             ready = sel.select(timeout=BATCH)
             _drain_open(pipes, open_fds)
             ledger.pump()
+            if watch.check() is not None:
+                watch.kill()  # the server then answers for the trace
             if ready:
                 reply = _recv_json(sock)
                 break
@@ -722,12 +917,13 @@ class Session:
     """One run's sandbox: the repository materialised once, traces in parallel."""
 
     def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False,
-                 allow_unsandboxed: bool = False) -> None:
+                 allow_unsandboxed: bool = False, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
         # fail closed: no isolation is an error unless unsandboxed runs are allowed
         # namespace mode is the trace server's (no fallback with a weaker layout)
         namespaces = isolate is not False and namespaces_available() and server_supported()
-        bwrap = None
-        if not namespaces and isolate is not False and (os.geteuid() != 0 or _has("setpriv")):
+        bwrap = None  # bubblewrap before any unsandboxed run, whatever ``isolate`` says
+        if not namespaces and (os.geteuid() != 0 or _has("setpriv")):
             bwrap = find_bwrap(BASE_PATH, prefix=_as_nobody())
         iso = choose_isolation(isolate, namespaces=namespaces, bwrap=bwrap,
                                allow_unsandboxed=allow_unsandboxed)
@@ -1004,9 +1200,11 @@ class Session:
         finally:
             os.close(xw)
         tails = {proc.stdout_fd(): _Tail(), proc.stderr_fd(): _Tail(), xr: _Tail()}
+        # the trace's processes: everything below the sandbox's first process
+        watch = _Watch(lambda: _children(proc.pid), self.limits, tails.values())
         try:
             timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate,
-                               ledger=ledger)
+                               ledger=ledger, watch=watch)
         finally:
             os.close(xr)
             proc.close_pipes()
@@ -1016,6 +1214,7 @@ class Session:
             returncode=None if timed_out else proc.returncode, timed_out=timed_out,
             seconds=seconds, sandbox=inner,
         )
+        watch.stamp(res)
         return self._finish(res, host, tails, xr, timeout)
 
     def _run_served(self, srv: _Server, host: Path, inner: str, rootdir: Path, script: str,
@@ -1028,7 +1227,7 @@ class Session:
                "script": script, "cwd": workdir, "env": full, "timeout": timeout,
                "binds": list(pairs.items()), "system": list(_stubs.SYSTEM_DIRS),
                "bash": _tool("bash"), "inner": self.inner_script(inner),
-               "inner_root": INNER_ROOT}
+               "inner_root": INNER_ROOT, "memory": self.limits.memory}
         # the repository as the server sees the host: below its read-only host view
         req["repo_view"] = "@HOST@" + str(self.repo)
         if os.geteuid() == 0:  # the sandbox's root is an unprivileged uid (_sandboxd)
@@ -1044,8 +1243,13 @@ class Session:
             for fd in (out_w, err_w, xw):
                 os.close(fd)
         tails = {out_r: _Tail(), err_r: _Tail(), xr: _Tail()}
+        # the trace's processes: its pid namespace's first process (a child of the
+        # server's waiter) and everything below; ended by killing the waiter
+        server = srv.proc.pid
+        watch = _Watch(lambda: _grandchildren(server), self.limits, tails.values())
+        watch.kill = lambda: _kill_children(server)
         try:
-            reply = _collect(tails, srv.sock, ledger)
+            reply = _collect(tails, srv.sock, ledger, watch)
         finally:
             for fd in (out_r, err_r):
                 os.close(fd)
@@ -1054,15 +1258,16 @@ class Session:
             self._local.server = None
             reply = {"rc": 97, "timed_out": False}
         timed_out = bool(reply.get("timed_out"))
-        if reply.get("limit"):
-            timed_out = True  # stopped by the sandbox: no verdict from a partial trace
+        limit = str(reply["limit"])[:200] if reply.get("limit") else None
         res = TraceResult(
             script=script, env=dict(env), root=workdir, isolation=self.isolation,
-            returncode=None if timed_out else int(reply.get("rc", 97)), timed_out=timed_out,
-            seconds=seconds, sandbox=inner, cpu_seconds=reply.get("cpu"),
+            returncode=None if timed_out or limit else int(reply.get("rc", 97)),
+            timed_out=timed_out, seconds=seconds, sandbox=inner, cpu_seconds=reply.get("cpu"),
         )
-        if reply.get("limit"):
-            res.events.append(f"stopped by the sandbox: {str(reply['limit'])[:200]}")
+        if limit:  # stopped by the sandbox: no verdict from a partial trace
+            res.stopped_by = limit
+            res.events.append(f"stopped by the sandbox: {limit.partition(': ')[2] or limit}")
+        watch.stamp(res)
         try:
             return self._finish(res, host, tails, xr, timeout)
         finally:
@@ -1078,6 +1283,7 @@ class Session:
             res.events.append("sandbox setup failed")
         if res.timed_out:
             res.events.append(f"killed after the {timeout:g}s timeout")
+            res.stopped_by = res.stopped_by or f"time: killed after the {timeout:g}s timeout"
         for pat, what in CONTAINED_PATTERNS:
             if pat in res.stderr_tail and what not in res.events:
                 res.events.append(what)
@@ -1102,10 +1308,12 @@ class Session:
                 res.notes.append(line)
             elif line.startswith("checkout copy: ") and line[15:] not in res.checkout_copies:
                 res.checkout_copies.append(line[15:])
-        if ledger.tampered:
-            res.timed_out, res.returncode, res.stopped = True, None, False
+        problem = ledger.problem()
+        if problem is not None:
+            res.returncode, res.stopped = None, False
+            res.stopped_by = res.stopped_by or f"ledger: {problem}"
             res.events.append("stopped by the sandbox: the trace's bookkeeping was tampered "
-                              f"with ({ledger.tampered} line(s) not from a stub)")
+                              f"with ({problem})")
         return res
 
 

@@ -16,6 +16,7 @@ from inferencex_tools.policy.engines import engine_of, facts_of
 from inferencex_tools.policy.resolve import Row, enumerate_rows
 from inferencex_tools.policy.store import CurveStore, open_store
 from inferencex_tools.sandbox import Record, TraceResult, namespaces_available, trace_script
+from inferencex_tools.sandbox import trace as sandbox_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "tests" / "cases" / "policy" / "recipes"
@@ -166,13 +167,18 @@ def test_framework_mismatch(tmp_path: Path, store: CurveStore) -> None:
 # --- the hostile recipe -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("isolate", [True, False], ids=["namespaces", "basic-as-root"])
+@pytest.mark.parametrize("mode", ["namespaces", "bwrap", "basic-as-root"])
 def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore, temp_repo: Any,
-                                     isolate: bool) -> None:
+                                     mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate = mode == "namespaces"
     if isolate and not namespaces_available():
         pytest.skip("user namespaces unavailable")
-    if not isolate and os.geteuid() != 0:
+    if mode == "basic-as-root" and os.geteuid() != 0:
         pytest.skip("the basic sandbox protects the repository only when run as root")
+    if mode == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed here")
+    if mode == "basic-as-root":  # bubblewrap is tried first: this case is without it
+        monkeypatch.setattr(sandbox_trace, "find_bwrap", lambda path, **kw: None)
     repo: Path = temp_repo.path
     temp_repo.write("README", "precious\n")
     text = (RECIPES / "hostile.sh").read_text().replace("@REPO@", str(repo))
@@ -193,14 +199,15 @@ def test_hostile_recipe_is_contained(tmp_path: Path, store: CurveStore, temp_rep
     assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")) == before
     assert temp_repo.git("status", "--porcelain") == ""
     assert not Path("/etc/ixtool-pwned").exists()
-    if isolate:
+    assert tr.isolation == mode.removesuffix("-as-root")
+    if mode != "basic-as-root":
         assert "write outside the sandbox directory blocked" in tr.events
         assert "network access blocked" in tr.events
         assert not escaped_exists
     else:
         assert "permission denied" in tr.events
-    rules = verdicts_hostile(repo, text, row, tr, store)
-    assert {"PO301", "PO303"} <= set(rules)
+    # the timeout stopped it: no verdict, an error that says so
+    assert verdicts_hostile(repo, text, row, tr, store) == ["PO310"]
 
 
 def verdicts_hostile(repo: Path, text: str, row: Row, tr: TraceResult,
