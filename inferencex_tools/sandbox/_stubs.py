@@ -19,7 +19,8 @@ of less than PIPE_BUF bytes (atomic: lines of concurrent stubs never mix).  Kind
 tool, ``A`` the argv, ``E`` the environment, ``P`` a captured file's path and ``F`` its
 content, ``W`` the working directory, ``Z`` the record is complete (its item: how many
 lines came before it; nothing more is accepted for it), ``S`` the complete record
-stopped the trace, ``N`` a note.  A line that
+stopped the trace, ``N`` a note, ``X`` the traced script has ended (written by the entry
+script once no stub is recording any more).  A line that
 does not parse, a count that does not match or a line for a complete record is
 tampering: the trace fails (ixtool gives no verdict from it).
 """
@@ -765,6 +766,21 @@ source() {
 .() { source "$@"; }
 PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; builtin source "$0"'
 @BASH@ --noprofile --norc -c "$TRACED" "$1" < /dev/null
+ix_rc=$?
+# a stub still writing its record when the script ended (started in the background and
+# not waited for) gets up to a second to finish it: a record cut off fails the trace
+for ((ix_i = 0; ix_i < 50; ix_i++)); do
+    ix_busy=0
+    for ix_p in /proc/[0-9]*/cmdline; do
+        [[ $ix_p == "/proc/$$/cmdline" ]] && continue
+        mapfile -d '' -t ix_a < "$ix_p" 2>/dev/null || continue
+        if [[ ${ix_a[1]-} == @BIN@/* ]]; then ix_busy=1; break; fi
+    done
+    ((ix_busy)) || break
+    @SLEEP@ 0.02
+done
+printf '%s X \n' "${EPOCHREALTIME/./}-$$-$RANDOM" >> @LEDGER@
+exit $ix_rc
 '''
 
 # host directories a trace's root links to (read-only); every other top-level path is

@@ -378,12 +378,13 @@ def _unescape(m: re.Match[str]) -> str:
 class _Open:
     """A record being delivered: its blobs by kind (upper case), as they came."""
 
-    __slots__ = ("blobs", "lines", "stop")
+    __slots__ = ("blobs", "late", "lines", "stop")
 
-    def __init__(self) -> None:
+    def __init__(self, late: bool = False) -> None:
         self.blobs: dict[bytes, list[bytearray]] = {}
         self.lines = 0
         self.stop = False
+        self.late = late  # begun after the script's end (the X line)
 
     def first(self, kind: bytes) -> str:
         got = self.blobs.get(kind)
@@ -415,7 +416,8 @@ class Ledger:
         self.notes: list[str] = []
         self.tampered = 0
         self.overflow: str | None = None  # the first cap reached
-        self.cut = 0  # records not complete when the ledger closed
+        self.cut = 0  # records begun before the script ended, not complete at the close
+        self._ended = False  # the entry script said the traced script has ended (X)
 
     def _over(self, what: str) -> None:
         if self.overflow is None:
@@ -448,6 +450,9 @@ class Ledger:
             self.tampered += 1
             return
         rid, kind, payload = m[1].decode(), m[2], m[3]
+        if kind == b"X":  # the script ended; every stub it left had a second to finish
+            self._ended = True
+            return
         if kind == b"N":
             self._notes_left -= len(payload)
             if self._notes_left < 0:
@@ -467,7 +472,7 @@ class Ledger:
             if len(self._open) >= 2 * MAX_RECORDS:
                 self._over(f"more than {2 * MAX_RECORDS:,} records open at once")
                 return
-            rec = self._open[rid] = _Open()
+            rec = self._open[rid] = _Open(self._ended)
         if kind == b"Z":
             del self._open[rid]
             if payload != f"{rec.lines}\t".encode():
@@ -502,16 +507,23 @@ class Ledger:
     def close(self) -> None:
         """The trace is over: what was delivered is final; a record begun and not
         complete now was cut off (by the trace's end, a kill, a limit)."""
-        self.cut = sum(1 for r in self._open.values() if r.lines)
+        self.cut = sum(1 for r in self._open.values() if r.lines and not r.late)
         self.notes = [n for b in self._notes for n in _items(b, 64)]
 
-    def problem(self) -> str | None:
-        """Why this ledger gives no verdict (tampering, a cap, a record cut off), or None."""
+    def problem(self, stopped: bool = False) -> str | None:
+        """Why this ledger gives no verdict (tampering, a cap, a record cut off), or None.
+
+        A record cut off is one begun while the script ran: when the script ends, the
+        entry script gives every stub still recording a second to finish, then says so
+        (X); a stub that begins only after that is cut by the end of the job, as a
+        process the job's end kills (nothing waited for it).  A trace ``stopped`` at its
+        step ends there on purpose: what ran beside the stop is cut at that point,
+        recorded or not."""
         if self.tampered:
             return f"{self.tampered} line(s) not from a stub"
         if self.overflow is not None:
             return f"the ledger overflowed ({self.overflow})"
-        if self.cut:
+        if self.cut and not stopped:
             return f"{self.cut} record(s) cut off before they were complete"
         return None
 
@@ -1078,6 +1090,8 @@ class Session:
                                         .replace("@SED@", _tool("sed")))
         (ix / "bin" / "sed").chmod(0o755)
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
+                                     .replace("@BIN@", f"{seen}/bin")
+                                     .replace("@SLEEP@", _tool("sleep"))
                                      .replace("@LEDGER@", _q(f"{book}/ledger")))
         (ix / "py" / "sitecustomize.py").write_text(
             _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
@@ -1308,7 +1322,7 @@ class Session:
                 res.notes.append(line)
             elif line.startswith("checkout copy: ") and line[15:] not in res.checkout_copies:
                 res.checkout_copies.append(line[15:])
-        problem = ledger.problem()
+        problem = ledger.problem(res.stopped)
         if problem is not None:
             res.returncode, res.stopped = None, False
             res.stopped_by = res.stopped_by or f"ledger: {problem}"

@@ -600,3 +600,36 @@ def test_a_record_cut_off_by_the_end_of_the_trace_fails_it() -> None:
     led.close()
     assert [r.argv for r in led.records()] == [("serve", "good")]
     assert led.cut == 1 and "cut off" in (led.problem() or "")
+
+
+def test_a_record_begun_after_the_script_ended_is_not_cut_off() -> None:
+    """The entry script says when the traced script has ended (X), after every stub
+    still recording had its second: a stub that begins only then is cut by the end of
+    the job, as a real job's end kills it; a record begun before is cut off."""
+    led = Ledger()
+    led.feed(_line("2-2-2", "T", "vllm") + b"1-1-1 X \n" + _line("3-3-3", "T", "vllm"))
+    led.close()
+    assert led.cut == 1 and "1 record(s) cut off" in (led.problem() or "")
+    assert led.problem(stopped=True) is None  # a stop cuts what ran beside it
+
+
+@pytest.mark.parametrize("mode", ["namespaces", "bwrap"])
+def test_a_launch_in_the_background_at_the_end_is_never_a_false_failure(
+        tmp_path: Path, mode: str) -> None:
+    """A stub started in the background just before the script exits either records in
+    full (it gets a second to finish) or never began: never a cut-off record (PO310)
+    for a recipe that does nothing wrong."""
+    from inferencex_tools.sandbox import trace
+
+    if mode == "namespaces" and not namespaces_available():
+        pytest.skip("user namespaces unavailable here")
+    if mode == "bwrap" and trace.find_bwrap(trace.BASE_PATH, prefix=trace._as_nobody()) is None:
+        pytest.skip("bubblewrap cannot build a sandbox here")
+    big = "x" * 3000
+    with Session(_repo(tmp_path, "for i in $(seq 300); do export V$i=" + big[:200] + "; done\n"
+                       f"vllm serve m --big {big} &\nexit 0\n"),
+                 isolate=None if mode == "namespaces" else False) as s:
+        assert s.isolation == mode
+        got = [s.trace("benchmarks/t.sh", {}, timeout=20) for _ in range(8)]
+    assert [t.stopped_by for t in got] == [None] * 8, [t.stopped_by for t in got]
+    assert all(t.ok for t in got)
