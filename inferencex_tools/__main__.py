@@ -1,4 +1,4 @@
-from inferencex_tools.cli.main import main
+from inferencex_tools.cli.entry import main
 
 if __name__ == "__main__":
     main()

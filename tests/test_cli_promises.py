@@ -496,3 +496,47 @@ def test_launch_render_multinode_unreached_submission_is_a_warning(real_tree: Pa
     assert "launch render: ok: 0 errors, 1 warning" in p.stdout
     assert ixtool(real_tree, "launch", "render", "--config-key", "dsr1-fp4-gb200-dynamo-trt",
                   "--arm", "1", "--conc", "48", "--strict").returncode == 1
+
+
+# ------------------------------------------------- 16: start-up of -V and --help
+
+def _imports(*args: str, env: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "inferencex_tools", *args],
+                       capture_output=True, text=True, check=True,
+                       env=cli_env({"COLUMNS": "80", **(env or {})}))
+    mods = [ln.split("|")[-1].strip() for ln in p.stderr.splitlines()
+            if ln.startswith("import time:") and not ln.endswith("package")]
+    return p.stdout, mods
+
+
+@pytest.mark.parametrize("args", [["-V"], ["--version"], ["--help"], ["-h"]])
+def test_version_and_help_import_no_cli_framework(args: list[str]) -> None:
+    """`ixtool -V` / `--help` answer from constants: no Typer, no command module (the
+    slow part of start-up: `benchmarks/startup.py` measures the whole process)."""
+    out, mods = _imports(*args)
+    assert out.startswith(("ixtool ", "Usage: ixtool")), out
+    heavy = [m for m in mods if m.split(".")[0] in ("typer", "click", "ruamel", "git",
+                                                     "github", "jsonschema", "json")
+             or m.startswith("inferencex_tools.cli.main")]
+    assert heavy == [], heavy
+    assert len([m for m in mods if m.startswith("inferencex_tools")]) <= 4, mods
+
+
+def test_fast_help_is_the_cli_help() -> None:
+    """The stored root help is what the full CLI prints (80 columns); narrower output
+    takes the full path."""
+    from inferencex_tools.cli import roothelp
+
+    assert roothelp.render() == roothelp.TEXT, "stale: python -m inferencex_tools.cli.roothelp"
+    fast, _ = _imports("--help")
+    assert fast == roothelp.TEXT
+    narrow, mods = _imports("--help", env={"COLUMNS": "60"})
+    assert "typer" in {m.split(".")[0] for m in mods}  # the full path
+    assert narrow != fast and narrow.startswith("Usage: ixtool")
+
+
+@pytest.mark.slow
+def test_startup_benchmark_within_four_times_python() -> None:
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "startup.py"),
+                        "--rounds", "10"], capture_output=True, text=True, env=cli_env())
+    assert p.returncode == 0, p.stdout + p.stderr

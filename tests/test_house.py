@@ -15,11 +15,7 @@ MAX_CC = 20
 # TEMPORARY: blocks above MAX_CC that their owners are splitting right now (see issue 16).
 # The owner deletes an entry once the block is split; a stale entry fails the test.
 # "<module path below inferencex_tools>::<function or Class.method>": owner
-ALLOWED_OVER_MAX: dict[str, str] = {
-    # the event loop of the fast YAML path: one flat loop on purpose (a call per event
-    # would cost a fifth of its speed); ci keeps it allowed until a faster split exists
-    "io/yamlio.py::_fast_safe": "ci",
-}
+ALLOWED_OVER_MAX: dict[str, str] = {}
 
 
 def _blocks() -> dict[str, int]:
