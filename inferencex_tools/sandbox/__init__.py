@@ -55,8 +55,8 @@ from __future__ import annotations
 
 from inferencex_tools.sandbox._stubs import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 from inferencex_tools.sandbox.isolation import SandboxUnavailable
+from inferencex_tools.sandbox.supervise import Limits
 from inferencex_tools.sandbox.trace import (
-    Limits,
     Record,
     Session,
     TraceResult,

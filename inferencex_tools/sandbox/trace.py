@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -59,6 +59,13 @@ from inferencex_tools.sandbox.isolation import (
     find_bwrap,
     spawn,
     succeeds,
+)
+from inferencex_tools.sandbox.supervise import (
+    Limits,
+    Supervisor,
+    children,
+    grandchildren,
+    kill_children,
 )
 
 # where a trace sees its directory and the shared stubs (with namespaces): ordinary
@@ -609,143 +616,18 @@ class _LedgerPipe:
         return self.ledger
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on one trace as a whole (all its processes at once), watched by ixtool
-    every :data:`SAMPLE` seconds; past one the trace is killed and
-    :attr:`TraceResult.stopped_by` says which.  (Per process the kernel's limits apply
-    as well: 2 GiB of address space, 64 MiB per file, …)"""
-
-    # (the real tree's traces: at most 8 MiB and 7 processes at once)
-    memory: int = 512 << 20  # bytes: resident anonymous + shared memory, unmapped memfds
-    processes: int = 128  # at once
-    output: int = 64 << 20  # bytes on stdout, stderr and the xtrace stream together
-
-
-SAMPLE = 0.1  # seconds between two looks at a trace's processes
-
-
-def _children(pid: int) -> list[int]:
-    """The pids whose parent is ``pid`` (every thread's children)."""
-    out: list[int] = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
-                out += [int(p) for p in fh.read().split()]
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def _tree(roots: Iterable[int]) -> list[int]:
-    """``roots`` and every process below them."""
-    out: list[int] = []
-    todo = list(roots)
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += _children(pid)
-    return out
-
-
-_RSS = re.compile(rb"^(?:RssAnon|RssShmem):\s+(\d+) kB", re.M)
-
-
-def _memory(pid: int, seen: set[tuple[int, int]]) -> int:
-    """What ``pid`` holds in memory: its resident anonymous and shared pages, and the
-    memfds it has open (once each: ``seen``), which no RSS shows when nothing maps them."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            total = sum(int(kb) for kb in _RSS.findall(fh.read())) * 1024
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return 0
-    for fd in fds:
-        path = f"/proc/{pid}/fd/{fd}"
-        with contextlib.suppress(OSError):
-            if os.readlink(path).startswith("/memfd:"):
-                st = os.stat(path)
-                if (st.st_dev, st.st_ino) not in seen:
-                    seen.add((st.st_dev, st.st_ino))
-                    total += st.st_blocks * 512
-    return total
-
-
-class _Watch:
-    """The supervisor of one trace: its processes (below ``roots()``) counted and their
-    memory summed every :data:`SAMPLE` seconds, its output counted as it is read; the
-    first bound passed is :attr:`over` (``"<kind>: …"``), and stays."""
-
-    def __init__(self, roots: Callable[[], list[int]], limits: Limits,
-                 tails: Iterable[_Tail]) -> None:
-        self.roots, self.limits, self.tails = roots, limits, list(tails)
-        self.kill: Callable[[], None] = lambda: None  # how to end the trace (served mode)
-        self.over: str | None = None
-        self.peak_memory = self.peak_processes = 0
-        self._next = 0.0
-
-    def check(self) -> str | None:
-        """A new look when one is due; the bound passed, or None."""
-        now = time.monotonic()
-        if self.over is not None or now < self._next:
-            return self.over
-        self._next = now + SAMPLE
-        lim = self.limits
-        if self._output():
-            return self.over
-        pids = _tree(self.roots())
-        seen: set[tuple[int, int]] = set()
-        used = sum(_memory(p, seen) for p in pids)
-        self.peak_memory = max(self.peak_memory, used)
-        self.peak_processes = max(self.peak_processes, len(pids))
-        if len(pids) > lim.processes:
-            self.over = f"processes: more than {lim.processes} at once"
-        elif used > lim.memory:
-            self.over = (f"memory: its processes held {used >> 20} MiB together, over the "
-                         f"trace's {lim.memory >> 20} MiB")
-        return self.over
-
-    def _output(self) -> bool:
-        if self.over is None and sum(t.total for t in self.tails) > self.limits.output:
-            self.over = f"output: more than {self.limits.output >> 20} MiB printed"
-        return self.over is not None
-
-    def stamp(self, res: TraceResult) -> None:
-        """The trace's result as the supervisor saw it (its output counted to the end)."""
-        res.peak_memory, res.peak_processes = self.peak_memory, self.peak_processes
-        if self._output() and self.over is not None and res.stopped_by is None:
-            res.stopped_by = self.over
-            res.returncode, res.timed_out = None, False
-            res.events.append(f"stopped by the sandbox: {self.over.partition(': ')[2]}")
-
-
-def _grandchildren(pid: int) -> list[int]:
-    return [g for c in _children(pid) for g in _children(c)]
-
-
-def _kill_children(parent: int) -> None:
-    """SIGKILL every child of ``parent``, through a pidfd checked to be that child still
-    (a pid reused in between is never signalled)."""
-    for pid in _children(parent):
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:
-            continue
-        try:
-            if pid in _children(parent):
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+def _stamp(res: TraceResult, watch: Supervisor) -> None:
+    """The trace's result as its supervisor saw it: peaks, and the bound it passed."""
+    res.peak_memory, res.peak_processes = watch.peak_memory, watch.peak_processes
+    over = watch.final()
+    if over is not None and res.stopped_by is None:
+        res.stopped_by = over
+        res.returncode, res.timed_out = None, False
+        res.events.append(f"stopped by the sandbox: {over.partition(': ')[2]}")
 
 
 def _drain(proc: Child, pipes: dict[int, _Tail], timeout: float,
-           *, kill_group: bool, ledger: _LedgerPipe, watch: _Watch) -> bool:
+           *, kill_group: bool, ledger: _LedgerPipe, watch: Supervisor) -> bool:
     """Read the pipes until the process exits (or the timeout, or a bound of ``watch``
     is passed); True if timed out."""
     sel = selectors.DefaultSelector()
@@ -830,7 +712,7 @@ def _drain_open(pipes: dict[int, _Tail], open_fds: set[int]) -> None:
 
 
 def _collect(pipes: dict[int, _Tail], sock: socket.socket, ledger: _LedgerPipe,
-             watch: _Watch, grace: float = 2.0) -> dict[str, Any] | None:
+             watch: Supervisor, grace: float = 2.0) -> dict[str, Any] | None:
     """Read the pipes until the trace server answers, then until the pipes close.
 
     The pipes are read in batches (every :data:`BATCH` seconds and when the answer
@@ -1215,7 +1097,7 @@ class Session:
             os.close(xw)
         tails = {proc.stdout_fd(): _Tail(), proc.stderr_fd(): _Tail(), xr: _Tail()}
         # the trace's processes: everything below the sandbox's first process
-        watch = _Watch(lambda: _children(proc.pid), self.limits, tails.values())
+        watch = Supervisor(lambda: children(proc.pid), self.limits, tails.values())
         try:
             timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate,
                                ledger=ledger, watch=watch)
@@ -1228,7 +1110,7 @@ class Session:
             returncode=None if timed_out else proc.returncode, timed_out=timed_out,
             seconds=seconds, sandbox=inner,
         )
-        watch.stamp(res)
+        _stamp(res, watch)
         return self._finish(res, host, tails, xr, timeout)
 
     def _run_served(self, srv: _Server, host: Path, inner: str, rootdir: Path, script: str,
@@ -1260,8 +1142,8 @@ class Session:
         # the trace's processes: its pid namespace's first process (a child of the
         # server's waiter) and everything below; ended by killing the waiter
         server = srv.proc.pid
-        watch = _Watch(lambda: _grandchildren(server), self.limits, tails.values())
-        watch.kill = lambda: _kill_children(server)
+        watch = Supervisor(lambda: grandchildren(server), self.limits, tails.values())
+        watch.kill = lambda: kill_children(server)
         try:
             reply = _collect(tails, srv.sock, ledger, watch)
         finally:
@@ -1281,7 +1163,7 @@ class Session:
         if limit:  # stopped by the sandbox: no verdict from a partial trace
             res.stopped_by = limit
             res.events.append(f"stopped by the sandbox: {limit.partition(': ')[2] or limit}")
-        watch.stamp(res)
+        _stamp(res, watch)
         try:
             return self._finish(res, host, tails, xr, timeout)
         finally:
