@@ -3,7 +3,9 @@
 
 A comment authorizes reuse when some line of it is the command
 ``/reuse-sweep-run`` (unpinned: the newest eligible run) or
-``/reuse-sweep-run <run-id>`` (pinned), alone on that line, and its author has
+``/reuse-sweep-run <run-id>`` (pinned), alone on that line **as rendered text** —
+not in a fenced or indented code block, a code span, a block quote, an HTML
+comment or other raw HTML (:mod:`inferencex_tools.ci.rendered`) — and its author has
 **write or admin permission** on the repository, as the collaborator-permission
 API reports it (``GET /repos/{repo}/collaborators/{login}/permission``; the
 ``maintain`` role reports ``write``).  The ``author_association`` label is NOT
@@ -17,6 +19,13 @@ line decides.  A run id is canonical and bounded: ``[1-9][0-9]*`` and at most
 ``2**63 - 1``; a line with any other number (``0``, ``007``, 20 digits) is not a
 command line.  Unlike the reference (G14) the run id must be on the same line:
 ``/reuse-sweep-run`` followed by a line ``123`` is an unpinned command.
+
+**For which head.**  An authorization is not a switch for every later push: it
+skips the PR sweep only for the head it was given for (:func:`for_head`) — the
+preparation commit its comment records (``<!-- ixtool merge-with-reuse: prepared
+<sha> -->``: that commit only, and only when it checks out structurally as a
+preparation commit, a comment being a claim, never a proof), or, for a comment that
+records nothing, a head pushed before the comment was posted.
 
 Both commands feed this module the same records (:class:`Comment` from
 ``io.github``) and a permission lookup: ``merge-with-reuse`` asks the API,
@@ -33,6 +42,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.ci.ids import is_run_id, run_id
+from inferencex_tools.ci.rendered import text_lines
 from inferencex_tools.errors import InputError
 
 if TYPE_CHECKING:
@@ -40,8 +50,12 @@ if TYPE_CHECKING:
 
 COMMAND = "/reuse-sweep-run"
 AUTHORIZING = frozenset({"admin", "write"})  # collaborator permission (maintain → write)
-# One line: the command and an optional canonical run id (ixtool's reading, G14).
-COMMAND_RX = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+([0-9]+))?[ \t]*\r?$", re.M)
+# One rendered line: the command and an optional canonical run id (ixtool's reading,
+# G14); at most 3 spaces before it (4 make an indented code block).
+COMMAND_RX = re.compile(r" {0,3}/reuse-sweep-run(?:[ \t]+([0-9]+))?[ \t]*")
+# ixtool's record, in its own comment, of the preparation commit it is about to push
+PREPARED_RX = re.compile(r"^<!-- ixtool merge-with-reuse: prepared ([0-9a-f]{40}) -->\r?$",
+                         re.M)
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,11 @@ class Authorization:
     permission: str  # the author's permission that made it count
 
     @property
+    def prepared(self) -> str | None:
+        """The preparation commit the comment records (a claim: check it)."""
+        return prepared_in(self.comment.body)
+
+    @property
     def author(self) -> str:
         return self.comment.author
 
@@ -76,15 +95,26 @@ class Authorization:
 
 
 def command_in(body: str) -> tuple[bool, int | None]:
-    """(matched, run id) of the LAST command line of ``body``."""
+    """(matched, run id) of the LAST command line of ``body`` that renders as text."""
     last: tuple[bool, int | None] = (False, None)
-    for m in COMMAND_RX.finditer(body):
+    if COMMAND not in body:
+        return last
+    for line in text_lines(body):
+        m = COMMAND_RX.fullmatch(line)
+        if m is None:
+            continue
         digits = m.group(1)
         if digits is None:
             last = (True, None)
         elif (rid := run_id(digits)) is not None:
             last = (True, rid)
     return last
+
+
+def prepared_in(body: str) -> str | None:
+    """The preparation commit recorded in a comment body (ixtool's line), if any."""
+    matches = list(PREPARED_RX.finditer(body))
+    return matches[-1].group(1) if matches else None
 
 
 def parse_time(value: str) -> datetime | None:
@@ -120,6 +150,37 @@ def authorization(comments: Iterable[Comment],
         perm = permission_of(cmd.comment)
         if perm in AUTHORIZING:
             return Authorization(cmd.comment, cmd.run_id, perm)
+    return None
+
+
+def for_head(auth: Authorization, head: str, pushed_at: str | None,
+             is_prepared: Callable[[str], list[str]]) -> str | None:
+    """Why ``auth`` does NOT authorize skipping the sweep of ``head`` (None: it does).
+
+    A comment that records a preparation commit was given for that commit only: it
+    covers ``head`` when it records ``head`` and ``is_prepared(head)`` finds nothing
+    wrong with it structurally (an empty list of problems).  Any other command covers
+    the heads pushed before it was posted (``pushed_at``: when GitHub recorded the
+    push of ``head``; unknown → it covers nothing).
+    """
+    recorded = auth.prepared
+    if recorded is not None:
+        if recorded != head:
+            return (f"it records the preparation of {recorded[:12]}, not of the head "
+                    f"{head[:12]}")
+        problems = is_prepared(head)
+        if problems:
+            return (f"it records {head[:12]} as ixtool's preparation commit, but "
+                    + "; ".join(problems))
+        return None
+    when = parse_time(auth.comment.created_at)
+    pushed = parse_time(pushed_at or "")
+    if pushed is None:
+        return (f"the time of the push of {head[:12]} is unknown, and the comment records "
+                "no preparation commit")
+    if when is None or when <= pushed:
+        return (f"it was posted at {auth.comment.created_at}, before the push of "
+                f"{head[:12]} ({pushed_at})")
     return None
 
 

@@ -118,6 +118,11 @@ def _pull_request(payload: dict[str, Any], default_branch: str) -> Facts:
         default_branch=default_branch,
         base_sha=_sha(_get(pr, "base", "sha"), "pull_request.base.sha"),
         head_sha=_sha(_get(pr, "head", "sha"), "pull_request.head.sha"),
+        # GitHub stamps the PR when the push lands: a synchronize payload's updated_at
+        # is the push of its head (a reuse comment newer than that authorizes it)
+        pushed_at=_str(pr.get("updated_at")) if payload.get("action") == "synchronize"
+        else None,
+        repo=base_repo,
     )
 
 

@@ -148,7 +148,9 @@ def _plan(req: GateRequest, repo: Any) -> tuple[Decision, str]:
                       ref="refs/heads/local")
         source = f"{req.base}..{req.head or 'HEAD'}"
     facts, extra = _local_facts(facts, repo, req.changelog)
-    facts, _auth = plan_service._authorization(facts, req.comments)
+    if facts.repo is None and req.repo_slug:
+        facts = replace(facts, repo=req.repo_slug)
+    facts, _auth = plan_service._authorization(facts, req.comments, repo.root)
     decision = decide(facts)
     if not decision.noop:
         decision = replace(decision, findings=(*decision.findings, *extra))

@@ -33,6 +33,7 @@ from inferencex_tools.ci.rules import (
     NOT_REUSABLE,
     PRIMARY_CONFLICT,
     REUSE_AUTHORIZED,
+    REUSE_NOT_FOR_HEAD,
     WAIVER_WITHOUT_PATCHWORK,
 )
 from inferencex_tools.ci.rules import SKIP_SWEEP_TAG as SKIP_SWEEP_TAG_RULE
@@ -125,6 +126,9 @@ class Facts:
     changelog_changed: bool | None = None  # None: not known
     reuse_authorized: bool = False  # a maintainer's /reuse-sweep-run comment applies
     reuse_detail: str = ""
+    reuse_stale: str = ""  # an authorization is in force, but not for this head: why
+    pushed_at: str | None = None  # when GitHub recorded the push of the head (synchronize)
+    repo: str | None = None  # OWNER/NAME of the base repository
 
 
 @dataclass(frozen=True)
@@ -409,6 +413,10 @@ def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, skip_tag: bool,
             LABELS_FILE, None, None, "sweep reuse authorized "
             + (facts.reuse_detail or "by a maintainer") + ": no new PR sweep"))
         return _off(sweep, "reuse authorized: " + (facts.reuse_detail or "by a maintainer"))
+    if reuse_check == "pr" and facts.reuse_stale:
+        findings.append(REUSE_NOT_FOR_HEAD.at(
+            LABELS_FILE, None, None, f"the reuse authorization in force is not for head "
+            f"{(facts.head_sha or '')[:12]}: {facts.reuse_stale}; the PR sweep runs"))
     return sweep
 
 

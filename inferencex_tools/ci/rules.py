@@ -51,6 +51,11 @@ REUSE_AUTHORIZED = rule(
     "CI301", N, "sweep reuse authorized: the PR sweep is skipped",
     "a newer bare or pinned /reuse-sweep-run comment by a maintainer changes the choice",
     area=A)
+REUSE_NOT_FOR_HEAD = rule(
+    "CI302", N, "a reuse authorization is in force, but not for this head: the PR sweep runs",
+    "an authorization skips only the sweep of the head it was given for: the preparation "
+    "commit ixtool records (ixtool merge-with-reuse), or any head pushed before the "
+    "comment (comment again, then re-run the workflow)", area=A)
 
 # --- sweep dispatch (job-matrix shards) ------------------------------------------------
 TOO_MANY_JOBS = rule(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.ci.authorization import Authorization, find_authorization
+from inferencex_tools.ci.authorization import Authorization, find_authorization, for_head
 from inferencex_tools.ci.event import facts_from_payload, with_local_facts
 from inferencex_tools.ci.labels import (
     EVENTS,
@@ -72,15 +72,41 @@ def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
     return with_local_facts(facts, head_message=message, changelog_changed=changed), []
 
 
-def _authorization(facts: Facts, path: Path | None) -> tuple[Facts, Authorization | None]:
+def _authorization(facts: Facts, path: Path | None, root: Path | None
+                   ) -> tuple[Facts, Authorization | None]:
     """The reuse authorization in force (ci.authorization: the rule merge-with-reuse
-    uses too; each comment carries its author's API permission)."""
+    uses too; each comment carries its author's API permission), and whether it is
+    for this head: the preparation commit it records (checked structurally in the
+    clone at ``root``; None: no clone, the record cannot count) or a comment newer than
+    the push of the head."""
     if path is None:
         return facts, None
     auth = find_authorization(_read_json(path, "comments file"))
     if auth is None:
         return facts, None
+    head = facts.head_sha or ""
+    why = for_head(auth, head, facts.pushed_at, lambda sha: _preparation(facts, root, sha))
+    if why is not None:
+        return replace(facts, reuse_stale=f"{auth.describe()}: {why}"), auth
     return replace(facts, reuse_authorized=True, reuse_detail=auth.describe()), auth
+
+
+def _preparation(facts: Facts, root: Path | None, sha: str) -> list[str]:
+    """Why ``sha`` is not a merge-with-reuse preparation commit of the event's PR."""
+    from inferencex_tools.ci.prepared import preparation_problems
+    from inferencex_tools.io.gitcat import GitReader
+
+    if root is None or facts.base_sha is None or facts.pr_number is None or not facts.repo:
+        return ["it cannot be checked here (no clone, base, PR number or repository)"]
+    try:
+        reader = GitReader(root)
+    except GitError as exc:
+        return [f"it cannot be checked: {exc.message}"]
+    try:
+        return preparation_problems(reader, sha, facts.base_sha, pr=facts.pr_number,
+                                    repo=facts.repo)
+    finally:
+        reader.close()
 
 
 def plan(req: PlanRequest) -> tuple[Decision, Result]:
@@ -95,7 +121,7 @@ def plan(req: PlanRequest) -> tuple[Decision, Result]:
                          "$GITHUB_EVENT_NAME")
     facts = facts_from_payload(name, _read_json(event_path, "event payload"))
     facts, extra = _local(facts, req)
-    facts, auth = _authorization(facts, req.comments)
+    facts, auth = _authorization(facts, req.comments, req.repo if req.use_git else None)
     decision = decide(facts)
     if decision.noop:
         extra = []
@@ -104,7 +130,7 @@ def plan(req: PlanRequest) -> tuple[Decision, Result]:
     if req.comments is not None:
         result.info["reuse_authorization"] = None if auth is None else {
             "run_id": auth.run_id, "comment_id": auth.comment_id, "author": auth.author,
-            "permission": auth.permission}
+            "permission": auth.permission, "for_head": facts.reuse_authorized}
     return decision, result
 
 

@@ -26,11 +26,14 @@ reported at once, exit 1):
   - the token's user has write or admin permission (else its comment would
     not authorize anything)
   - an eligible source run: a completed, successful pull_request run of
-    run-sweep.yml for THIS PR (its head repository, branch and PR number) on a
-    commit of the PR with unexpired results_bmk / eval_results_all /
-    bmk_agentic_* artifacts (--run-id, or a run pinned by the authorization in
-    force, is honoured; else the newest eligible)
-  - no commit after the benchmarked one (unless --allow-unbenchmarked)
+    run-sweep.yml from the PR's head repository and branch on a commit of the
+    PR with unexpired results_bmk / eval_results_all / bmk_agentic_* artifacts
+    (--run-id, or a run pinned by the authorization in force, is honoured; else
+    the newest eligible; a pinned run that failed or was cancelled only with
+    --allow-failed-run)
+  - the head's PR content is what the run benchmarked: the same changes
+    against main, apart from main merged in and the changelog's links (else
+    refused, unless --allow-unbenchmarked)
   - the PR's perf-changelog.yaml change passes the PR-mode gate and
     canonicalizes/resolves cleanly against current main (so pr-link: TBD is
     refused here, before anything is posted); merging main conflicts nowhere
@@ -102,8 +105,12 @@ def merge_with_reuse(
         "/reuse-sweep-run comment, else the newest eligible run)."),
     allow_unbenchmarked: bool = typer.Option(
         False, "--allow-unbenchmarked",
-        help="Merge even though the PR has commits after the benchmarked one (they are "
-        "named in the squash commit)."),
+        help="Merge even though the PR head changes more than the benchmarked commit did "
+        "(the commits are named in the squash commit)."),
+    allow_failed_run: bool = typer.Option(
+        False, "--allow-failed-run",
+        help="Reuse a PINNED run that concluded failure or cancelled when its result "
+        "artifacts are there (said in the squash commit)."),
     dry_run: bool = typer.Option(
         False, "--dry-run",
         help="Run the preflight, print the plan and every API call/push it would make; "
@@ -142,7 +149,8 @@ def merge_with_reuse(
     hooks = Hooks(poll_interval=poll, progress=progress, say=say,
                   confirm=terminal_confirm, clock=time.monotonic)
     req = MergeRequest(pr=number, repo=repo, run_id=run, dry_run=dry_run, yes=yes,
-                       allow_unbenchmarked=allow_unbenchmarked, timeout=timeout,
+                       allow_unbenchmarked=allow_unbenchmarked,
+                       allow_failed_run=allow_failed_run, timeout=timeout,
                        remote=remote, path=Path("."), api_url=api_url,
                        env=dict(os.environ))
     result = run_merge(req, hooks)

@@ -49,6 +49,12 @@ class GitReader:
             raise GitError(f"git {' '.join(args[:3])} failed: {err[:300]}")
         return p.stdout.decode("utf-8", "replace")
 
+    def _status(self, *args: str) -> tuple[int, str]:
+        """(exit status, stdout) of a git command whose status is an answer."""
+        p = subprocess.run(["git", *args], cwd=self._cwd, env=_ENV, capture_output=True,
+                           check=False)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+
     def _kept(self, *args: str) -> str:
         """``_run`` for a query whose answer cannot change (its refs are resolved object
         ids): asked once per reader."""
@@ -204,6 +210,52 @@ class GitReader:
                         "--no-renames", "--ignore-submodules=none")
         return [item[3:] for item in out.split("\0") if len(item) > 3]
 
+    # ------------------------------------------------------- history and trees
+    def parents(self, ref: str) -> list[str]:
+        """The parents of commit ``ref``, in order."""
+        obj = self._object(self.resolve(ref))
+        if obj is None or obj[0] != "commit":
+            raise GitError(f"{ref}: not a commit")
+        header = obj[1].split(b"\n\n", 1)[0].decode("utf-8", "replace")
+        return [ln.split(" ", 1)[1] for ln in header.splitlines() if ln.startswith("parent ")]
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        status, _ = self._status("merge-base", "--is-ancestor", self.resolve(a),
+                                 self.resolve(b))
+        if status > 1:
+            raise GitError(f"git merge-base --is-ancestor {a} {b} failed")
+        return status == 0
+
+    def delta(self, a: str, b: str) -> dict[str, tuple[str, str]]:
+        """What changed from tree-ish ``a`` to ``b``: path → (mode, blob id) at ``b``
+        (``("000000", "")`` for a path deleted), renames seen as delete + add."""
+        out = self._kept("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff",
+                         _treeish(a, self), _treeish(b, self))
+        fields = out.split("\0")
+        changes: dict[str, tuple[str, str]] = {}
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.lstrip(":").split(" ")
+            if len(parts) == 5 and path:
+                mode, blob = parts[1], parts[3]
+                changes[path] = ("000000", "") if parts[4].startswith("D") else (mode, blob)
+        return changes
+
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str, set[str]]:
+        """``git merge-tree --write-tree`` of two commits: the merged tree (conflicted
+        files hold conflict markers) and the conflicted paths."""
+        status, out = self._status("merge-tree", "--write-tree", "-z", "--no-messages",
+                                   self.resolve(ours), self.resolve(theirs))
+        if status not in (0, 1):
+            raise GitError("git merge-tree failed", hint="ixtool needs git 2.38 or newer")
+        parts = out.split("\0")
+        conflicts = {item.partition("\t")[2] for item in parts[1:] if "\t" in item}
+        return parts[0], conflicts
+
+    def blob_at(self, treeish: str, path: str) -> bytes | None:
+        """Content of ``path`` in a commit or tree (None: absent or not a file)."""
+        obj = self._object(f"{_treeish(treeish, self)}:{path}")
+        return obj[1] if obj is not None and obj[0] == "blob" else None
+
     def remote_slug(self, remote: str) -> str | None:
         try:
             url = self._run("remote", "get-url", "--", remote).strip()
@@ -213,3 +265,10 @@ class GitReader:
         if not m or url.startswith(("/", ".", "file:")):
             return None
         return f"{m.group(1)}/{m.group(2)}"
+
+
+def _treeish(ref: str, reader: GitReader) -> str:
+    """An object id as given (tree or commit), else ``ref`` resolved to its commit."""
+    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", ref):
+        return ref
+    return reader.resolve(ref)

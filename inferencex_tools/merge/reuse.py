@@ -28,6 +28,7 @@ from inferencex_tools.merge.rules import (
 from inferencex_tools.report.findings import Finding
 
 SWEEP_WORKFLOW_PATH = ".github/workflows/run-sweep.yml"
+FAILED_OK = ("success", "failure", "cancelled")  # a pinned run under --allow-failed-run
 CHANGELOG = "perf-changelog.yaml"
 TRAILER = "Ixtool-Reuse-Run"  # information for humans; never used to recognise a commit
 
@@ -86,9 +87,6 @@ def run_label_problem(labels: set[str]) -> str | None:
 # ci.authorization; this reading only tells whether the comment in force could be
 # read differently by a reference selector (then ixtool posts an unambiguous one).
 _REF_RX = re.compile(r"^\s*/reuse-sweep-run(?:\s+(\d+))?\s*$", re.M)
-# What ixtool records in its own comment: the preparation commit it is about to push.
-_PREPARED_RX = re.compile(r"^<!-- ixtool merge-with-reuse: prepared ([0-9a-f]{40}) -->\r?$",
-                          re.M)
 
 
 def reference_agrees(body: str, run_id: int) -> bool:
@@ -104,12 +102,6 @@ def comment_body(run_id: int, prepared: str | None = None) -> str:
     if prepared:
         body += f"\n<!-- ixtool merge-with-reuse: prepared {prepared} -->"
     return body
-
-
-def prepared_in(body: str) -> str | None:
-    """The preparation commit recorded in an ixtool comment body, if any."""
-    matches = list(_PREPARED_RX.finditer(body))
-    return matches[-1].group(1) if matches else None
 
 
 # --------------------------------------------------------------------------- runs
@@ -129,26 +121,46 @@ class RunChoice:
 
 
 def run_problems(run: WorkflowRun, pr: PullInfo, commits: set[str],
-                 workflow_path: str = SWEEP_WORKFLOW_PATH) -> list[str]:
-    """Why ``run`` is not a sweep of THIS pull request's code (empty: it is)."""
+                 workflow_path: str = SWEEP_WORKFLOW_PATH, *,
+                 allow_failed: bool = False) -> list[str]:
+    """Why ``run`` is not a sweep of THIS pull request's code (empty: it is).
+
+    A run belongs to the PR when it is a ``pull_request`` run from the PR's head
+    repository and branch whose head SHA is a commit of the PR — as the reference
+    selector decides.  The run's ``pull_requests`` list is only a hint: GitHub
+    recomputes it on every read (it lists the open PRs whose head is the run's commit
+    now), so it is empty for any run once the PR has moved on.  ``allow_failed``
+    accepts a ``failure`` or ``cancelled`` conclusion (a pinned run whose results are
+    complete, ``--allow-failed-run``)."""
     out: list[str] = []
     if run.event != "pull_request":
         out.append(f"event is {run.event!r}, not pull_request")
     if run.status != "completed":
         out.append(f"status is {run.status!r}, not completed")
-    if run.conclusion != "success":
-        out.append(f"conclusion is {run.conclusion!r}, not success")
+    ok = FAILED_OK if allow_failed else ("success",)
+    if run.conclusion not in ok:
+        out.append(f"conclusion is {run.conclusion!r}, not " + " or ".join(ok)
+                   + ("" if allow_failed or run.conclusion not in FAILED_OK
+                      else " (a pinned run that failed or was cancelled with complete "
+                           "results: --allow-failed-run)"))
     if run.path and run.path.split("@", 1)[0] != workflow_path:
         out.append(f"workflow is {run.path}, not {workflow_path}")
+    out += _not_of_the_pr(run, pr, commits)
+    if out and run.pr_numbers and pr.number not in run.pr_numbers:
+        out.append("it lists " + ", ".join(f"#{n}" for n in run.pr_numbers)
+                   + f", not PR #{pr.number}")
+    return out
+
+
+def _not_of_the_pr(run: WorkflowRun, pr: PullInfo, commits: set[str]) -> list[str]:
+    """Why the run is not from the PR's head repository and branch on a PR commit."""
+    out: list[str] = []
     if run.head_repo is None or pr.head_repo is None \
             or run.head_repo.lower() != pr.head_repo.lower():
         out.append(f"its head repository is {run.head_repo or 'unknown'}, not the PR's "
                    f"{pr.head_repo or 'deleted fork'}")
     if run.head_branch != pr.head_ref:
         out.append(f"it ran on branch {run.head_branch or '?'}, not the PR's {pr.head_ref}")
-    if pr.number not in run.pr_numbers:
-        listed = ", ".join(f"#{n}" for n in run.pr_numbers) or "no pull request"
-        out.append(f"it lists {listed}, not PR #{pr.number}")
     if not run.head_sha or run.head_sha not in commits:
         out.append(f"its head {run.head_sha[:12] or '?'} is not a commit of the PR")
     return out
@@ -162,16 +174,18 @@ def choose_run(
     artifacts_of: Callable[[int], list[Artifact]],
     where: str,
     labels_of: Callable[[WorkflowRun], set[str]] | None = None,
+    *, allow_failed: bool = False,
 ) -> RunChoice:
     """Pick the source run: the pinned one (validated) or the newest eligible one.
 
     ``commits`` are the SHAs of the PR's commits.  ``labels_of(run)`` gives the PR's
     labels when the run was created (G9); a run made under a trimmed, evals-only or
-    agentx-fast labelling is not reusable."""
+    agentx-fast labelling is not reusable.  ``allow_failed`` lets the PINNED run have
+    concluded failure or cancelled (never an unpinned choice)."""
     shas = set(commits)
 
     def problems_of(run: WorkflowRun) -> list[str]:
-        out = run_problems(run, pr, shas)
+        out = run_problems(run, pr, shas, allow_failed=allow_failed and run is pinned)
         if not out and labels_of is not None:
             why = run_label_problem(labels_of(run))
             if why:
@@ -225,12 +239,6 @@ def _check_pinned(pinned: WorkflowRun, problems: list[str],
     return RunChoice(pinned, arts, [], considered)
 
 
-def unbenchmarked(after_run: Iterable[str], recorded: set[str]) -> list[str]:
-    """The commits after the benchmarked one that are not ixtool's own preparation
-    commits — those whose SHA ixtool recorded (its comment, its local state)."""
-    return [sha for sha in after_run if sha not in recorded]
-
-
 # --------------------------------------------------------------------------- messages
 
 CONTROL_TOKENS = (
@@ -246,19 +254,27 @@ def lint_message(text: str) -> list[str]:
 
 
 def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
-                   unbenchmarked: list[str] | None = None) -> tuple[str, str]:
+                   unbenchmarked: list[str] | None = None, *, head: str = "",
+                   failed_run: bool = False) -> tuple[str, str]:
     """The squash commit title and body ixtool writes (never the PR's commit log).
-    Commits merged under ``--allow-unbenchmarked`` are named in the body."""
+    It names the benchmarked commit; commits merged under ``--allow-unbenchmarked``
+    and a run reused under ``--allow-failed-run`` are named too."""
     title = _TOKEN_RX.sub("", pr.title)
     title = re.sub(r"\s{2,}", " ", title).strip() or f"Merge PR #{pr.number}"
     title = f"{title} (#{pr.number})"
     body = (
         f"Merged by ixtool merge-with-reuse; the benchmark results of this PR come from\n"
         f"sweep run {run.id} (head {run.head_sha[:12]}), reused instead of re-running.\n")
+    if failed_run:
+        body += (f"\nThe run concluded {run.conclusion}; reused with --allow-failed-run "
+                 "(its result artifacts are complete).\n")
     if unbenchmarked:
         body += (f"\nNot benchmarked (merged with --allow-unbenchmarked): "
                  f"{len(unbenchmarked)} commit(s) after {run.head_sha[:12]}:\n"
                  + "".join(f"  {sha}\n" for sha in unbenchmarked))
+    elif head and head != run.head_sha:
+        body += (f"\nThe merged head {head[:12]} changes what {run.head_sha[:12]} changed "
+                 "(main merged in, changelog link canonicalized).\n")
     body += (
         f"\n"
         f"Pull request: https://github.com/{repo}/pull/{pr.number}\n"

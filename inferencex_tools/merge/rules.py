@@ -41,21 +41,27 @@ NO_ELIGIBLE_RUN = rule("MR301", E, "no eligible successful run-sweep.yml run",
                        "run a full sweep on the PR (or pin a run with --run-id)", area=A)
 PINNED_RUN_INVALID = rule("MR302", E, "the pinned run cannot be reused",
                           "pin a completed, successful pull_request run of run-sweep.yml "
-                          "on a commit of this PR with unexpired result artifacts", area=A)
-RUN_NOT_AT_HEAD = rule("MR303", E, "the PR has commits after the benchmarked one",
+                          "on a commit of this PR with unexpired result artifacts (a run "
+                          "that failed or was cancelled with complete results: "
+                          "--allow-failed-run)", area=A)
+RUN_NOT_AT_HEAD = rule("MR303", E, "the PR head changes more than the benchmarked commit did",
                        "re-run the full sweep on the PR's head, or pass "
-                       "--allow-unbenchmarked if they cannot change results (they are "
-                       "then named in the squash commit)", area=A)
+                       "--allow-unbenchmarked if the changes cannot change results (the "
+                       "commits are then named in the squash commit)", area=A)
 AUTHORIZATION_CONFLICT = rule("MR304", N, "an existing /reuse-sweep-run comment pins another run",
                               "ixtool posts a new comment pinned to the chosen run", area=A)
 NOT_AUTHORIZED = rule("MR305", E, "the token's user cannot authorize reuse or merge",
                       "a /reuse-sweep-run comment counts only from a user with write or "
                       "admin permission; use such a user's token or ask a maintainer",
                       area=A)
-UNBENCHMARKED_ALLOWED = rule("MR306", W, "commits after the benchmarked one are merged "
+UNBENCHMARKED_ALLOWED = rule("MR306", W, "changes after the benchmarked commit are merged "
                              "(--allow-unbenchmarked)",
                              "the squash commit names them; re-run the sweep if in doubt",
                              area=A)
+FAILED_RUN_REUSED = rule("MR307", W, "a pinned run that failed or was cancelled is reused "
+                         "(--allow-failed-run)",
+                         "the squash commit says so; make sure its results are complete",
+                         area=A)
 
 # --- changelog (spec §3, §6, G1) --------------------------------------------
 CHANGELOG_GATE = rule("MR401", E, "the PR's changelog change fails the PR-mode gate",

@@ -7,19 +7,22 @@ push → wait for checks → re-check the head → squash-merge with ixtool's ow
 message.
 
 Preflight checks everything a write could later trip over: the PR, its labels
-and the source run (it must be a sweep of this PR's head repository, branch and
-number, and nothing may follow the benchmarked commit unless
-``--allow-unbenchmarked``), the token user's permission (write or admin, as the
+and the source run (a sweep from this PR's head repository and branch on a commit
+of the PR; ``pull_requests`` of a run is only a hint, GitHub empties it once the PR
+moves on), that the head's PR content is what the run measured (apart from the
+changelog's links and main's commits; else MR303 unless ``--allow-unbenchmarked``),
+the token user's permission (write or admin, as the
 authorization rule needs), the changelog gate and its merge with main, conflicts
 outside the changelog (``git merge-tree``), the git identity ixtool will commit
 with and push access to the PR branch (``git push --dry-run``).
 
 Resumability: every step derives "already done" from the remote state and from
-what ixtool recorded itself — the comment in force pins the chosen run; the PR
-head is the preparation commit whose SHA ixtool recorded (in its comment and in
-``refs/ixtool/pr-N/prepared``; a message trailer proves nothing); the PR is
-merged — so re-running after a crash at any point converges on the same end
-state without duplicate comments or commits.
+what ixtool recorded itself — the comment in force pins the chosen run and records
+the commit being pushed; the PR head is a commit ixtool recorded (in its comment or
+in ``refs/ixtool/pr-N/prepared``) AND checks out structurally as a preparation commit
+(:mod:`inferencex_tools.ci.prepared`: a record or a message trailer alone proves
+nothing); the PR is merged — so re-running after a crash at any point converges on
+the same end state.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from inferencex_tools.merge.rules import (
     CHECK_FAILED,
     CHECK_TIMEOUT,
     DIRTY_TREE,
+    FAILED_RUN_REUSED,
     HEAD_MOVED,
     MERGE_REFUSED,
     NO_CHANGELOG_CHANGE,
@@ -85,6 +89,7 @@ class MergeRequest:
     dry_run: bool = False
     yes: bool = False
     allow_unbenchmarked: bool = False
+    allow_failed_run: bool = False  # a pinned failed/cancelled run with complete results
     timeout: float = 1800.0
     remote: str = "origin"
     path: Path = field(default_factory=lambda: Path("."))
@@ -136,8 +141,9 @@ class Context:
     head_sha: str = ""
     base_sha: str = ""
     in_force: Authorization | None = None
-    recorded: set[str] = field(default_factory=set)  # ixtool's own preparation commits
+    recorded: set[str] = field(default_factory=set)  # commits ixtool says it prepared
     later: list[str] = field(default_factory=list)  # unbenchmarked commits allowed through
+    git: Any = None  # io.gitcat.GitReader of the user's repository (object queries)
     needs_merge: bool = False
     comment_done: bool = False
     prepared: bool = False  # the PR head is ixtool's preparation commit, containing main
@@ -191,6 +197,8 @@ def run_merge(req: MergeRequest, hooks: Hooks | None = None) -> Result:
     try:
         return _run(ctx)
     finally:
+        if ctx.git is not None:
+            ctx.git.close()
         if not req.dry_run:
             with contextlib.suppress(IxtoolError):
                 ctx.ws.discard_worktree(req.pr)
@@ -250,6 +258,9 @@ def preflight(ctx: Context) -> None:
     if pr.is_fork:
         return  # everything below needs the PR's branch in this repository
     ctx.head_sha, ctx.base_sha = ctx.ws.fetch(pr.number, pr.base_ref)
+    from inferencex_tools.io.gitcat import GitReader
+
+    ctx.git = GitReader(ctx.ws.repo.root)
     if ctx.head_sha != pr.head_sha:
         ctx.add(HEAD_MOVED.at(ctx.where, None, None,
                               f"the API reports head {pr.head_sha[:12]} but pull/{pr.number}"
@@ -261,6 +272,7 @@ def preflight(ctx: Context) -> None:
     _changelog_preflight(ctx, pr)
     _merge_preflight(ctx)
     _prepared_state(ctx, pr)
+    _authorization_state(ctx)
     _git_preflight(ctx, pr)
 
 
@@ -316,11 +328,15 @@ def _choose_source(ctx: Context, pr: PullInfo) -> None:
     pinned = _pinned_run_record(ctx, run_id) if run_id is not None else None
     if run_id is not None and pinned is None:
         return
+    if ctx.req.allow_failed_run and pinned is None:
+        ctx.hooks.say("--allow-failed-run applies to a pinned run only (--run-id or a "
+                      "maintainer's /reuse-sweep-run <id>); choosing among successful runs")
     runs = None if pinned is not None else forge.sweep_runs(pr.head_ref)
     events = forge.label_events(pr.number)
     choice = reuse.choose_run(
         pr, (c.sha for c in ctx.commits), runs, pinned, forge.artifacts, ctx.where,
-        labels_of=lambda r: reuse.labels_at(pr.labels, events, r.created_at))
+        labels_of=lambda r: reuse.labels_at(pr.labels, events, r.created_at),
+        allow_failed=ctx.req.allow_failed_run)
     ctx.result.extend(choice.findings)
     ctx.result.info["runs_considered"] = choice.considered
     ctx.run = choice.run
@@ -328,15 +344,18 @@ def _choose_source(ctx: Context, pr: PullInfo) -> None:
         return
     ctx.result.info.update(run_id=choice.run.id, run_head=choice.run.head_sha,
                            artifacts=choice.artifacts)
-    # what ixtool recorded itself: its local state, and its comment when in force
+    if choice.run.conclusion != "success":
+        ctx.add(FAILED_RUN_REUSED.at(
+            ctx.where, None, None,
+            f"run {choice.run.id} concluded {choice.run.conclusion}; its result artifacts "
+            f"({', '.join(choice.artifacts)}) are reused under --allow-failed-run "
+            "(named in the squash commit)"))
+    # what ixtool says it prepared: its local state, and its comment when in force
     local = ws.recorded_prepared(pr.number)
     if local:
         ctx.recorded.add(local)
-    if in_force is not None and in_force.run_id == choice.run.id:
-        ctx.comment_done = reuse.reference_agrees(in_force.comment.body, choice.run.id)
-        noted = reuse.prepared_in(in_force.comment.body)
-        if noted:
-            ctx.recorded.add(noted)
+    if in_force is not None and in_force.prepared:
+        ctx.recorded.add(in_force.prepared)
 
 
 def _pinned_run(ctx: Context, in_force: Authorization | None) -> int | None:
@@ -370,22 +389,44 @@ def _pinned_run_record(ctx: Context, run_id: int) -> WorkflowRun | None:
 
 
 def _check_benchmarked(ctx: Context, run: WorkflowRun) -> None:
-    """Benchmarked means benchmarked: no commit after the run's head but ixtool's own."""
-    after = [sha for sha, _ in ctx.ws.commits_between(ctx.base_sha, ctx.head_sha,
-                                                       run.head_sha)]
-    later = reuse.unbenchmarked(after, ctx.recorded)
-    if not later:
+    """Benchmarked means the head's PR content is what the run measured: the same
+    changes against main, apart from the changelog's links and main's own commits
+    (merge/content.py).  Anything else is MR303 naming the files and the commits."""
+    from inferencex_tools.merge.content import compare
+
+    pr = ctx.pr
+    assert pr is not None
+    diff = compare(ctx.git, run.head_sha, ctx.head_sha, ctx.base_sha, pr=pr.number,
+                   repo=ctx.slug)
+    ctx.result.info["benchmarked"] = diff.same
+    if diff.same:
         return
+    later = _commits_touching(ctx, run.head_sha, diff.files,
+                              changelog=bool(diff.changelog))
     shown = ", ".join(sha[:12] for sha in later[:5]) + (" …" if len(later) > 5 else "")
-    what = (f"run {run.id} benchmarked {run.head_sha[:12]}; {len(later)} later commit(s) "
-            f"were not benchmarked: {shown}")
+    what = (f"run {run.id} benchmarked {run.head_sha[:12]}; the PR head "
+            f"{ctx.head_sha[:12]} changes something else ({diff.describe()}), in "
+            f"{len(later)} later commit(s): {shown}")
     ctx.result.info["unbenchmarked"] = later
+    ctx.result.info["unbenchmarked_files"] = diff.files + (
+        [reuse.CHANGELOG] if diff.changelog else [])
     if ctx.req.allow_unbenchmarked:
         ctx.later = later
         ctx.add(UNBENCHMARKED_ALLOWED.at(ctx.where, None, None,
                                          what + " (named in the squash commit)"))
     else:
         ctx.add(RUN_NOT_AT_HEAD.at(ctx.where, None, None, what))
+
+
+def _commits_touching(ctx: Context, run_head: str, files: list[str], *,
+                      changelog: bool) -> list[str]:
+    """The commits after ``run_head`` (not in main) that change one of ``files`` (or
+    the changelog) against their first parent; all of them when none does."""
+    after = [sha for sha, _ in ctx.ws.commits_between(ctx.base_sha, ctx.head_sha, run_head)]
+    wanted = set(files) | ({reuse.CHANGELOG} if changelog else set())
+    touching = [sha for sha in after if wanted & set(
+        ctx.git.delta(ctx.git.parents(sha)[0], sha) if ctx.git.parents(sha) else [])]
+    return touching or after
 
 
 def _changelog_preflight(ctx: Context, pr: PullInfo) -> None:
@@ -447,15 +488,50 @@ def _merge_preflight(ctx: Context) -> None:
 
 
 def _prepared_state(ctx: Context, pr: PullInfo) -> None:
-    """Is the head already ixtool's preparation commit, or is one waiting to be pushed?"""
+    """Is the head already ixtool's preparation commit, or is one waiting to be pushed?
+
+    A commit counts as prepared when ixtool recorded it (its comment in force, its
+    local ref) AND it checks out structurally (ci/prepared.py): on top of its
+    parent it adds main and the canonical changelog link, nothing else.  The record
+    alone is a claim anybody with write access can post."""
+    from inferencex_tools.ci.prepared import preparation_problems
+
     ws = ctx.ws
-    if ctx.head_sha in ctx.recorded and not ctx.needs_merge:
-        ctx.prepared = True
-        return
+    run = ctx.run
+
+    def structural(sha: str) -> list[str]:
+        return preparation_problems(ctx.git, sha, ctx.base_sha, pr=pr.number, repo=ctx.slug)
+
+    if (ctx.head_sha in ctx.recorded and not ctx.needs_merge
+            and (run is None or ctx.head_sha != run.head_sha)):
+        problems = structural(ctx.head_sha)
+        if not problems:
+            ctx.prepared = True
+            return
+        ctx.result.info["not_prepared"] = problems
+        ctx.hooks.say(f"the head {ctx.head_sha[:12]} is recorded as prepared but is not a "
+                      f"preparation commit ({'; '.join(problems)}); preparing anew")
     local = ws.recorded_prepared(pr.number)
     if (local and local != ctx.head_sha and ws.parents(local)[:1] == [ctx.head_sha]
-            and ws.is_ancestor(ctx.base_sha, local)):
+            and ws.is_ancestor(ctx.base_sha, local) and not structural(local)):
         ctx.reuse_commit = local  # built by an interrupted run, never pushed
+
+
+def _authorization_state(ctx: Context) -> None:
+    """Is ixtool's authorization already in force?  It is when the comment in force
+    pins the chosen run (read the same way by the reference selector) and, when a
+    commit is still to be pushed, records that commit: ``ci plan`` skips the sweep of
+    a pushed head only for the commit the authorization records (or a comment newer
+    than the push), so a new commit always needs its own record."""
+    in_force, run = ctx.in_force, ctx.run
+    if in_force is None or run is None or in_force.run_id != run.id:
+        return
+    if not reuse.reference_agrees(in_force.comment.body, run.id):
+        return
+    if ctx.prepared:
+        ctx.comment_done = True
+    elif ctx.reuse_commit:
+        ctx.comment_done = in_force.prepared == ctx.reuse_commit
 
 
 def _git_preflight(ctx: Context, pr: PullInfo) -> None:
@@ -646,7 +722,8 @@ def squash_merge(ctx: Context, pr: PullInfo, run: WorkflowRun, head: str) -> Non
                               f"PR head is now {now.head_sha[:12]}, expected {head[:12]}"))
         return
     ctx.hooks.after_step("recheck")
-    title, body = reuse.squash_message(now, run, ctx.slug, ctx.later)
+    title, body = reuse.squash_message(now, run, ctx.slug, ctx.later, head=head,
+                                       failed_run=run.conclusion != "success")
     bad = reuse.lint_message(f"{title}\n\n{body}")
     if bad:
         ctx.add(BODY_LINT.at(ctx.where, None, None,

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,11 +157,12 @@ def test_fork_pr_gates_but_no_sweep(tmp_path: Path, shas: dict[str, str]) -> Non
     assert "fork" in r.outputs["sweep-reason"] and "CI105" in r.stdout
 
 
-def test_reuse_authorization_skips_pr_sweep(tmp_path: Path, shas: dict[str, str]) -> None:
+def _reuse_plan(tmp_path: Path, shas: dict[str, str], pushed_at: str) -> dict[str, Any]:
     text = (EVENTS / "pull_request.labeled.json").read_text(encoding="utf-8")
     data = json.loads(text)
     data["action"] = "synchronize"
     data["pull_request"]["labels"] = [{"name": "full-sweep-enabled"}]
+    data["pull_request"]["updated_at"] = pushed_at  # GitHub's stamp of the push
     env_event = tmp_path / "ev.json"
     env_event.write_text(json.dumps(data).replace("__BASE_SHA__", shas["base"])
                          .replace("__HEAD_SHA__", shas["head"]), encoding="utf-8")
@@ -171,10 +173,28 @@ def test_reuse_authorization_skips_pr_sweep(tmp_path: Path, shas: dict[str, str]
         env={k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
         capture_output=True, text=True, check=False, timeout=60)
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)["info"]["decision"]
+    out: dict[str, Any] = json.loads(p.stdout)
+    return out
+
+
+def test_reuse_authorization_skips_pr_sweep(tmp_path: Path, shas: dict[str, str]) -> None:
+    """maintainer-b's pin (09:00) is newer than the push (08:00): this head's sweep is
+    skipped."""
+    d = _reuse_plan(tmp_path, shas, "2026-08-21T08:00:00Z")["info"]["decision"]
     assert d["reuse_check"] == "pr" and d["sweep"]["run"] is False
     # dev-a's newer comment does not count (read permission); maintainer-b's pin does
     assert "maintainer-b" in d["sweep"]["reason"] and "run 17070001" in d["sweep"]["reason"]
+
+
+def test_older_reuse_authorization_does_not_skip_a_later_push(tmp_path: Path,
+                                                               shas: dict[str, str]) -> None:
+    """Issue 27 item 10: the same pin, but the head was pushed after it (11:00): the
+    sweep runs (was: skipped for every later head), with CI302 saying why."""
+    out = _reuse_plan(tmp_path, shas, "2026-08-21T11:00:00Z")
+    d = out["info"]["decision"]
+    assert d["reuse_check"] == "pr" and d["sweep"]["run"] is True
+    f = next(f for f in out["findings"] if f["rule"] == "CI302")
+    assert "maintainer-b" in f["message"] and "before the push" in f["message"]
 
 
 def test_push_to_main_ignores_skip_sweep(tmp_path: Path, shas: dict[str, str]) -> None:

@@ -221,3 +221,18 @@ def assert_refused(world: World, *expected: str, **kw: object) -> Result:
     assert git(world.bare, "rev-parse", "refs/heads/main") == main
     assert not world.fake.prs[PRN].merged
     return res
+
+
+def workflow_comments(world: World) -> list[dict[str, object]]:
+    """The fake's comments as pr-gate.yml's reuse-comments job hands them to ci plan:
+    the API objects, each with its author's permission from the API."""
+    out = []
+    for c in world.fake.comments[PRN]:
+        login = c["user"]["login"]
+        role = world.fake.permissions.get(login, "none")
+        out.append({"id": c["id"], "created_at": c["created_at"],
+                    "author_association": c["author_association"], "body": c["body"],
+                    "user": {"login": login},
+                    "author_permission": {"maintain": "write", "triage": "read"}.get(role,
+                                                                                    role)})
+    return out

@@ -9,6 +9,24 @@ step with the PR branch, and the squash merge writes a real commit on ``main``.
 Scenario knobs: ``faults`` (answer the next matching requests with an error),
 ``check_policy`` (check runs for a SHA as a function of how often they were
 polled), ``on_request`` (callbacks, e.g. to push to the PR while ixtool waits).
+
+GitHub behaviours it reproduces because ixtool must not rely on the opposite:
+
+* a workflow run's ``pull_requests`` is **recomputed on every read**, not recorded
+  when the run was made: the open pull requests of the run's own repository whose
+  *current* head is the run's ``head_sha`` (``run_prs_by = "head_sha"``, what GitHub
+  does in practice: the list empties once the PR head moves past the run's commit),
+  or, as the REST reference words it, whose head SHA *or head branch* matches the run
+  (``run_prs_by = "head_sha_or_branch"``).  Runs from another repository (forks) list
+  none.  ``Run.prs`` pins a list for a scenario that needs one;
+* ``GET …/actions/workflows/{id}/runs`` and ``GET …/actions/runs`` filter by
+  ``branch``, ``event``, ``status`` (a status *or* a conclusion, as documented),
+  ``head_sha`` and ``exclude_pull_requests``;
+* ``GET …/pulls/{n}/commits`` lists at most 250 commits (``commits_cap``), oldest
+  first, with their real parents;
+* ``GET …/collaborators/{login}/permission`` answers ``admin``/``write``/``read``/
+  ``none`` (``maintain`` reports ``write``, ``triage`` reports ``read``), whatever the
+  comment's ``author_association`` says.
 """
 
 from __future__ import annotations
@@ -94,7 +112,8 @@ class Run:
     created: int = 0
     artifacts: list[tuple[str, bool]] = field(default_factory=lambda: [("results_bmk", False)])
     head_repo: str | None = None  # None: the fake's own repository
-    prs: list[int] | None = None  # PRs the run lists; None: the open PRs of head_branch
+    prs: list[int] | None = None  # PRs the run lists; None: recomputed (FakeGitHub.run_prs)
+    attempt: int = 1
 
 
 def default_checks(sha: str, polls: int) -> list[dict[str, Any]]:
@@ -124,6 +143,7 @@ class FakeGitHub:
         self.max_page = max_page
         self.prefix = ""  # "/api/v3" to act as GitHub Enterprise Server
         self.commits_cap = 250  # GitHub lists at most 250 commits of a PR
+        self.run_prs_by = "head_sha"  # or "head_sha_or_branch" (see the module docstring)
         self.lose_merge_response = False
         self.prs: dict[int, PR] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
@@ -287,28 +307,60 @@ class FakeGitHub:
 
     def pr_commits(self, pr: PR) -> list[dict[str, Any]]:
         head = f"refs/pull/{pr.number}/head"
-        out = bare_git(self.bare, "log", "--reverse", "--format=%H%x00%B%x01",
+        out = bare_git(self.bare, "log", "--reverse", "--format=%H %P%x00%B%x01",
                        f"refs/heads/{pr.base_ref}..{head}") if not pr.merged else ""
         items = []
         for rec in out.split("\x01"):
             rec = rec.strip("\n")
             if not rec:
                 continue
-            sha, msg = rec.split("\x00", 1)
+            shas, msg = rec.split("\x00", 1)
+            sha, *parents = shas.split()
             items.append({"sha": sha, "node_id": f"C_{sha[:8]}",
                           "url": f"{self.api}/repos/{self.slug}/commits/{sha}",
                           "html_url": f"https://github.com/{self.slug}/commit/{sha}",
                           "commit": {"message": msg.strip("\n"), "author": {
                               "name": "a", "email": "a@x", "date": ts(0)}},
-                          "parents": []})
+                          "parents": [{"sha": p, "url": f"{self.api}/repos/{self.slug}/"
+                                       f"commits/{p}"} for p in parents]})
         return items
 
-    def run_payload(self, r: Run) -> dict[str, Any]:
+    def run_prs(self, r: Run) -> list[int]:
+        """The numbers a run's ``pull_requests`` lists NOW (recomputed on every read)."""
+        if r.prs is not None:
+            return list(r.prs)
+        if (r.head_repo or self.slug) != self.slug:
+            return []  # a run from another repository lists no pull request
+        out = []
+        for p in self.prs.values():
+            if p.state != "open" or p.merged or (p.head_repo or self.slug) != self.slug:
+                continue
+            head = self.ref(f"refs/heads/{p.head_ref}")
+            if head == r.head_sha or (self.run_prs_by == "head_sha_or_branch"
+                                      and p.head_ref == r.head_branch):
+                out.append(p.number)
+        return out
+
+    def list_runs(self, query: dict[str, str], workflow: str | None = None
+                  ) -> list[dict[str, Any]]:
+        """Runs newest first, filtered as ``GET …/actions/[workflows/{id}/]runs`` does."""
+        def keep(r: Run) -> bool:
+            if workflow is not None and not r.path.endswith("/" + workflow):
+                return False
+            status = query.get("status")
+            return (("branch" not in query or r.head_branch == query["branch"])
+                    and ("event" not in query or r.event == query["event"])
+                    and ("head_sha" not in query or r.head_sha == query["head_sha"])
+                    and (status is None or status in (r.status, r.conclusion)))
+
+        runs = sorted((r for r in self.runs if keep(r)), key=lambda r: r.created,
+                      reverse=True)
+        bare = query.get("exclude_pull_requests") == "true"
+        return [self.run_payload(r, with_prs=not bare) for r in runs]
+
+    def run_payload(self, r: Run, *, with_prs: bool = True) -> dict[str, Any]:
         head_repo = self._repo_payload(r.head_repo or self.slug)
-        numbers = r.prs if r.prs is not None else [
-            p.number for p in self.prs.values()
-            if p.head_ref == r.head_branch and (p.head_repo or self.slug) == (
-                r.head_repo or self.slug)]
+        numbers = self.run_prs(r) if with_prs else []
         pulls = []
         for n in numbers:
             p = self.prs.get(n)
@@ -324,7 +376,7 @@ class FakeGitHub:
         return {"id": r.id, "name": "Run Sweep", "node_id": f"WFR_{r.id}",
                 "head_repository": head_repo,
                 "head_branch": r.head_branch, "head_sha": r.head_sha, "path": r.path,
-                "run_number": r.id % 1000, "run_attempt": 1, "event": r.event,
+                "run_number": r.id % 1000, "run_attempt": r.attempt, "event": r.event,
                 "status": r.status, "conclusion": r.conclusion, "workflow_id": 42,
                 "url": f"{self.api}/repos/{self.slug}/actions/runs/{r.id}",
                 "html_url": f"https://github.com/{self.slug}/actions/runs/{r.id}",
@@ -399,6 +451,7 @@ ROUTES: list[tuple[str, str, str]] = [
     ("PATCH", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<cid>\d+)", "edit_comment"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)", "get_workflow"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<wf>[^/]+)/runs", "list_runs"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs", "list_repo_runs"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)", "get_run"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)/artifacts", "artifacts"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[0-9a-f]{40})/check-runs",
@@ -517,8 +570,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def h_permission(self, login: str) -> None:
             login = urllib.parse.unquote(login)
-            perm = fake.permissions.get(login, "none")
-            role = {"admin": "admin", "write": "write", "read": "read"}.get(perm, "none")
+            role = fake.permissions.get(login, "none")
+            # the role a collaborator was given → the permission the endpoint reports
+            perm = {"maintain": "write", "triage": "read"}.get(role, role)
             self._send(200, {"permission": perm, "role_name": role,
                              "user": {"login": login, "id": abs(hash(login)) % 10**6,
                                       "type": "User"}})
@@ -607,14 +661,15 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                              "state": "active",
                              "url": f"{fake.api}/repos/{fake.slug}/actions/workflows/42"})
 
+        def _query(self) -> dict[str, str]:
+            return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+
         def h_list_runs(self, wf: str) -> None:
-            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
-            runs = [r for r in sorted(fake.runs, key=lambda r: r.created, reverse=True)
-                    if r.path.endswith("/" + wf)
-                    and ("branch" not in q or r.head_branch == q["branch"])
-                    and ("event" not in q or r.event == q["event"])
-                    and ("status" not in q or r.status == q["status"])]
-            self._page([fake.run_payload(r) for r in runs], "workflow_runs")
+            self._page(fake.list_runs(self._query(), urllib.parse.unquote(wf)),
+                       "workflow_runs")
+
+        def h_list_repo_runs(self) -> None:
+            self._page(fake.list_runs(self._query()), "workflow_runs")
 
         def _run(self, id: str) -> Run | None:
             for r in fake.runs:

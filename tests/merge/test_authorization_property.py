@@ -6,7 +6,8 @@ from the (fake) GitHub API through PyGithub; ``ci plan`` reads the JSON file tha
 pr-gate.yml's reuse-comments job writes from the same API objects (each with its
 author's permission) through its own file parser.  Equal timestamps, ids out of
 list order, read-only authors, non-canonical and out-of-range run ids, G14
-newline pins and inline mentions are all drawn on purpose.
+newline pins, inline mentions and commands inside code fences, code spans, block
+quotes, indented code and HTML are all drawn on purpose.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ _line = st.one_of(
     st.sampled_from(["/reuse-sweep-run", "  /reuse-sweep-run  ", "/reuse-sweep-run 0",
                      "/reuse-sweep-run 007", "/reuse-sweep-run " + "9" * 20,
                      "/reuse-sweep-run 9223372036854775807", "/reuse-sweep-run 12 please",
-                     "please /reuse-sweep-run 4", "lgtm", "123", "/reuse-sweep-run\t77\r"]),
+                     "please /reuse-sweep-run 4", "lgtm", "123", "/reuse-sweep-run\t77\r",
+                     "```", "~~~", "> /reuse-sweep-run 5", "<!--", "-->", "`",
+                     "    /reuse-sweep-run 6", "<details>", ""]),
     st.integers(1, 2**63 + 5).map(lambda n: f"/reuse-sweep-run {n}"),
     st.integers(1, 400).map(str),
 )
@@ -45,6 +48,7 @@ def _event(tmp: Path) -> Path:
     event = {"action": "synchronize", "number": PRN,
              "repository": {"full_name": SLUG, "default_branch": "main"},
              "pull_request": {"number": PRN, "draft": False,
+                              "updated_at": "2026-07-31T23:00:00Z",  # pushed before
                               "labels": [{"name": "full-sweep-enabled"}],
                               "head": {"sha": sha, "ref": "feat", "repo": {"full_name": SLUG}},
                               "base": {"sha": "b" * 40, "ref": "main",
@@ -92,6 +96,7 @@ def test_ci_plan_and_merge_with_reuse_choose_the_same_run(
         assert decision.sweep.run is True
     else:
         assert by_ci == {"run_id": by_merge.run_id, "comment_id": by_merge.comment_id,
-                         "author": by_merge.author, "permission": by_merge.permission}
+                         "author": by_merge.author, "permission": by_merge.permission,
+                         "for_head": True}
         assert decision.sweep.run is False
         assert by_merge.permission in ("admin", "write")

@@ -25,6 +25,7 @@ import pytest
 from inferencex_tools.errors import GitError
 from tests.merge.conftest import (
     BASE,
+    CANON,
     COMMENT_POST,
     IDENTITY,
     MERGE_PUT,
@@ -38,6 +39,7 @@ from tests.merge.conftest import (
     entry,
     git,
     rules_of,
+    workflow_comments,
 )
 from tests.merge.fake_github import PR, Run
 from tests.merge.git_https import GitHTTPS, make_cert
@@ -232,47 +234,83 @@ def test_token_without_write_permission(world: World, perm: str) -> None:
     world.clone_user()
     res = assert_refused(world, "MR305")
     msg = next(f.message for f in res.findings if f.rule == "MR305")
-    assert world.fake.login in msg and perm in msg
-    assert res.info["token_user"] == {"login": world.fake.login, "permission": perm}
+    reported = {"triage": "read"}.get(perm, perm)  # the API reports triage as read
+    assert world.fake.login in msg and reported in msg
+    assert res.info["token_user"] == {"login": world.fake.login, "permission": reported}
 
 
 # ----------------------------------------------------------------------------- 5. trailers
 
-def author_commit(world: World, message: str, *, merge_main: bool = False) -> str:
-    """The PR's author pushes a commit (optionally merging main first)."""
-    other = world.tmp / "author"
+def author_commit(world: World, message: str, *, merge_main: bool = False,
+                  change: bool = True) -> str:
+    """The PR's author pushes a commit: a merge of main, a file change, or both (the
+    change folded into the merge commit)."""
+    other = world.tmp / f"author-{len(list(world.tmp.iterdir()))}"
     git(world.tmp, "clone", "-q", str(world.bare), str(other))
     git(other, "checkout", "-q", "feat")
     if merge_main:
-        git(other, "merge", "-q", "--no-ff", "-m", message, "origin/main")
-    else:
+        git(other, "merge", "-q", "--no-ff", "--no-commit", "origin/main")
+    if change:
         (other / "late.txt").write_text("late\n")
         git(other, "add", "-A")
-        git(other, "commit", "-q", "-m", message)
+    git(other, "commit", "-q", "--allow-empty", "-m", message)
     git(other, "push", "-q", "origin", "feat")
     return git(other, "rev-parse", "HEAD")
 
 
-@pytest.mark.parametrize("how", ["commit", "merge-of-main", "comment-record"])
+@pytest.mark.parametrize("how", ["commit", "comment-record", "comment-record-by-writer",
+                                 "merge-of-main-and-a-change"])
 def test_spoofed_trailer_is_not_ixtool_s_commit(world: World, how: str) -> None:
-    """An author's commit after the benchmarked one carries 'Ixtool-Reuse-Run: 1001'.
-    Before: taken for ixtool's preparation commit (not reported; with a merge of
-    main it was even merged as 'already prepared').  Now: MR303, nothing written —
-    also when the author (read permission) posts a comment imitating ixtool's record
-    of its commit: only the authorization in force can record one."""
+    """An author's commit after the benchmarked one carries 'Ixtool-Reuse-Run: 1001'
+    and changes a file.  Before: taken for ixtool's preparation commit.  Now: MR303
+    naming the file, nothing written — also when the author posts a comment imitating
+    ixtool's record of its commit, even with write permission (issue 27 item 9: every
+    author ixtool merges for has write access; the record is a claim, the commit's
+    content decides), and when the commit is a merge of main that also edits a file."""
     world.open_pr()
-    if how == "merge-of-main":
+    merge = how == "merge-of-main-and-a-change"
+    if merge:
         world.move_main(conflict=False)
     spoof = author_commit(world, "chore: refresh PR #7 for sweep reuse [skip-sweep]\n\n"
-                          "Ixtool-Reuse-Run: 1001\n", merge_main=how == "merge-of-main")
-    if how == "comment-record":
+                          "Ixtool-Reuse-Run: 1001\n", merge_main=merge, change=True)
+    if how.startswith("comment-record"):
         world.fake.add_comment(
             PRN, f"/reuse-sweep-run 1001\n<!-- ixtool merge-with-reuse: prepared {spoof} -->",
-            login="author", association="COLLABORATOR", permission="read")
+            login="author", association="COLLABORATOR",
+            permission="write" if how.endswith("writer") else "read")
     world.clone_user()
     res = assert_refused(world, "MR303")
-    assert spoof[:12] in next(f.message for f in res.findings if f.rule == "MR303")
+    msg = next(f.message for f in res.findings if f.rule == "MR303")
+    assert spoof[:12] in msg and "late.txt" in msg
     assert res.info["unbenchmarked"] == [spoof]
+    assert res.info["unbenchmarked_files"] == ["late.txt"]
+    assert "MR306" not in rules_of(res)
+
+
+def test_forged_prepared_comment_then_allow_unbenchmarked_still_prepares(world: World
+                                                                         ) -> None:
+    """Issue 27 item 9, end to end: the author (write) pushes a recipe change after the
+    sweep and comments `/reuse-sweep-run 1001` with ixtool's hidden `prepared <SHA>`
+    line.  Before: exit 0 with --yes alone, no MR303, the change merged, the changelog
+    kept pull/XXX.  Now: refused (MR303); with --allow-unbenchmarked it is merged as
+    MR306 with the commit named, and ixtool still makes its own preparation commit (the
+    link is canonicalized on main)."""
+    world.open_pr()
+    spoof = author_commit(world, "tune recipe", change=True)
+    world.fake.add_comment(
+        PRN, f"/reuse-sweep-run 1001\n<!-- ixtool merge-with-reuse: prepared {spoof} -->",
+        login="author", association="MEMBER", permission="write")
+    world.clone_user()
+    assert_refused(world, "MR303")
+    res = world.run(allow_unbenchmarked=True)
+    assert res.ok and res.info["state"] == "merged", res.findings
+    assert rules_of(res) == {"MR306"}
+    assert world.fake.comments[PRN][-1]["user"]["login"] == world.fake.login
+    prep = world.ixtool_commits_on_branch()  # ixtool's own commit, on top of the spoof
+    assert len(prep) == 1 and git(world.bare, "rev-parse", f"{prep[0]}^") == spoof
+    assert "pull/XXX" not in world.main_changelog() and CANON in world.main_changelog()
+    body = git(world.bare, "log", "-1", "--format=%B", "main")
+    assert spoof in body and "--allow-unbenchmarked" in body
 
 
 # ----------------------------------------------------------------------------- 6. stacked PR
@@ -365,24 +403,14 @@ def test_authorization_tie_broken_by_comment_id(world: World, tmp_path: Path) ->
     # ci plan on the same comments, as the workflow hands them over
     chosen = ci_plan_choice(world, tmp_path)
     assert chosen == {"run_id": 222, "comment_id": 9200, "author": "lead",
-                      "permission": "admin"}
+                      "permission": "admin", "for_head": True}
     res = world.run()
     assert res.ok and res.info["run_id"] == 222, res.findings
-    assert world.writes() == [MERGE_PUT], "the comment in force already pins run 222"
+    # the comment in force pins run 222; ixtool's own comment (it records the commit it
+    # pushes, which ci plan needs to skip that head's sweep) pins the same run
+    assert world.writes() == [COMMENT_POST, MERGE_PUT]
+    assert world.fake.reuse_comments(PRN)[-1].splitlines()[0] == "/reuse-sweep-run 222"
     assert "sweep run 222" in git(world.bare, "log", "-1", "--format=%B", "main")
-
-
-def workflow_comments(world: World) -> list[dict[str, object]]:
-    """The fake's comments as pr-gate.yml's reuse-comments job hands them to ci plan:
-    the API objects, each with its author's permission from the API."""
-    out = []
-    for c in world.fake.comments[PRN]:
-        login = c["user"]["login"]
-        out.append({"id": c["id"], "created_at": c["created_at"],
-                    "author_association": c["author_association"], "body": c["body"],
-                    "user": {"login": login},
-                    "author_permission": world.fake.permissions.get(login, "none")})
-    return out
 
 
 def ci_plan_choice(world: World, tmp_path: Path) -> object:
@@ -393,6 +421,7 @@ def ci_plan_choice(world: World, tmp_path: Path) -> object:
     event = {"action": "synchronize", "number": PRN,
              "repository": {"full_name": SLUG, "default_branch": "main"},
              "pull_request": {"number": PRN, "draft": False,
+                              "updated_at": "2026-08-01T00:00:00Z",  # the push
                               "labels": [{"name": "full-sweep-enabled"}],
                               "head": {"sha": head, "ref": "feat",
                                        "repo": {"full_name": SLUG}},

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from inferencex_tools.ci.authorization import Authorization, authorization
+from inferencex_tools.ci.authorization import Authorization, authorization, prepared_in
 from inferencex_tools.io.github import (
     Artifact,
     Comment,
@@ -114,9 +114,9 @@ def test_comment_records_the_prepared_commit() -> None:
     sha = "0123456789abcdef" * 2 + "01234567"
     body = reuse.comment_body(42, sha)
     assert body.splitlines()[0] == "/reuse-sweep-run 42"
-    assert reuse.prepared_in(body) == sha
-    assert reuse.prepared_in(reuse.comment_body(42)) is None
-    assert reuse.prepared_in("<!-- ixtool merge-with-reuse: prepared xyz -->") is None
+    assert prepared_in(body) == sha
+    assert prepared_in(reuse.comment_body(42)) is None
+    assert prepared_in("<!-- ixtool merge-with-reuse: prepared xyz -->") is None
 
 
 # ----------------------------------------------------------------------------- runs
@@ -151,12 +151,13 @@ def test_pinned_run_must_be_valid() -> None:
     ({"head_repo": "other/bench"}, "head repository is other/bench"),
     ({"head_repo": None}, "head repository is unknown"),
     ({"head_branch": "feat2"}, "ran on branch feat2, not the PR's feat"),
-    ({"pr_numbers": (8,)}, "it lists #8, not PR #7"),
-    ({"pr_numbers": ()}, "it lists no pull request, not PR #7"),
+    ({"head_branch": "feat2", "pr_numbers": (8,)}, "it lists #8, not PR #7"),
+    ({"sha": "b" * 40}, "is not a commit of the PR"),
 ])
 def test_run_must_belong_to_the_pr(kw: dict[str, object], reason: str) -> None:
     """A stacked PR's run (other branch, other PR), a fork's run on a same-named
-    branch: not a sweep of this PR, pinned or not."""
+    branch, a run on a commit that is not the PR's: not a sweep of this PR, pinned or
+    not.  The run's pull_requests list is named when it lists other PRs."""
     bad = run(4, **kw)
     pinned = reuse.choose_run(pr(), ["a" * 40], None, bad,
                               lambda i: [Artifact("results_bmk", False)], "x")
@@ -178,9 +179,34 @@ def test_mr301_names_the_real_reason() -> None:
     assert "no completed pull_request run on that branch" in none.findings[0].message
 
 
-def test_unbenchmarked_excludes_only_recorded_shas() -> None:
-    assert reuse.unbenchmarked(["b" * 40, "c" * 40], {"c" * 40}) == ["b" * 40]
-    assert reuse.unbenchmarked([], set()) == []
+@pytest.mark.parametrize("listed", [(), (8,), (7, 8)], ids=["emptied", "other", "both"])
+def test_pull_requests_list_is_only_a_hint(listed: tuple[int, ...]) -> None:
+    """GitHub recomputes a run's pull_requests on every read (empty once the PR head
+    moved past the run's commit; the open PRs whose head is that commit): a run from
+    the PR's repository and branch on one of its commits is the PR's, whatever it lists
+    (was: refused unless it listed the PR, so every resume after the push failed)."""
+    good = run(4, pr_numbers=listed)
+    for pinned, runs in ((good, None), (None, [good])):
+        choice = reuse.choose_run(pr(), ["a" * 40], runs, pinned,
+                                  lambda i: [Artifact("results_bmk", False)], "x")
+        assert choice.run is good and choice.findings == []
+
+
+@pytest.mark.parametrize("conclusion", ["failure", "cancelled"])
+def test_failed_run_only_pinned_and_only_when_allowed(conclusion: str) -> None:
+    bad = run(4, conclusion=conclusion)
+    arts = [Artifact("results_bmk", False)]
+    refused = reuse.choose_run(pr(), ["a" * 40], None, bad, lambda i: arts, "x")
+    assert refused.run is None and "--allow-failed-run" in refused.findings[0].message
+    pinned = reuse.choose_run(pr(), ["a" * 40], None, bad, lambda i: arts, "x",
+                              allow_failed=True)
+    assert pinned.run is bad and pinned.findings == []
+    unpinned = reuse.choose_run(pr(), ["a" * 40], [bad], None, lambda i: arts, "x",
+                                allow_failed=True)
+    assert unpinned.run is None, "never an unpinned choice"
+    none = reuse.choose_run(pr(), ["a" * 40], None, bad, lambda i: [], "x",
+                            allow_failed=True)
+    assert none.run is None and "artifact" in none.findings[0].message
 
 
 # ----------------------------------------------------------------------------- messages
@@ -203,6 +229,14 @@ def test_squash_message_is_clean_even_for_a_dirty_title() -> None:
 def test_prep_message_carries_skip_sweep_and_trailer() -> None:
     msg = reuse.prep_message(pr(), 42, "refresh")
     assert "[skip-sweep]" in msg and f"{reuse.TRAILER}: 42" in msg
+
+
+def test_squash_body_names_a_failed_run_and_the_benchmarked_commit() -> None:
+    failed = run(1, conclusion="cancelled")
+    _, body = reuse.squash_message(pr(), failed, "acme/bench", head="d" * 40,
+                                   failed_run=True)
+    assert "concluded cancelled; reused with --allow-failed-run" in body
+    assert f"head {'a' * 12}" in body and "d" * 12 in body
 
 
 def test_squash_body_names_unbenchmarked_commits() -> None:

@@ -205,7 +205,8 @@ def test_pinned_run_id_honoured(world: World) -> None:
 
 
 def test_maintainer_pin_is_honoured_not_unpinned(world: World) -> None:
-    """G8: an existing '/reuse-sweep-run <id>' by a member is kept, not replaced by a bare one."""
+    """G8: an existing '/reuse-sweep-run <id>' by a member is kept, not replaced by a
+    bare one: ixtool's comment (which records the commit it pushes) pins the same run."""
     sha = world.open_pr()
     world.fake.runs.append(Run(1005, sha, "feat", created=500))
     world.fake.add_comment(PRN, "/reuse-sweep-run 1001", login="lead", association="OWNER",
@@ -213,8 +214,11 @@ def test_maintainer_pin_is_honoured_not_unpinned(world: World) -> None:
     world.clone_user()
     res = world.run()
     assert res.ok, res.findings
-    assert_merged(world, run_id=1001)  # the one comment is the maintainer's; none added
-    assert [c["user"]["login"] for c in world.fake.comments[PRN]] == ["lead"]
+    assert res.info["run_id"] == 1001
+    assert [(c["user"]["login"], c["body"].splitlines()[0])
+            for c in world.fake.comments[PRN]] == [("lead", "/reuse-sweep-run 1001"),
+                                                    ("maint", "/reuse-sweep-run 1001")]
+    assert "sweep run 1001" in git(world.bare, "log", "-1", "--format=%B", "main")
 
 
 def test_pin_by_non_member_is_ignored(world: World) -> None:
