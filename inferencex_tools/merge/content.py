@@ -1,17 +1,19 @@
 """Benchmarked means the PR's own content is what the run measured (pure over git).
 
-A PR's own content at a commit is what the commit changes against its merge base with
-main: path → (mode, blob) of every file that differs.  A later PR head is benchmarked
-by a run on an earlier commit when that content is the same at both, except
-``perf-changelog.yaml`` — where only the PR's own entries matter, and of those only
-what decides the sweep (``config-keys`` and the flags; not the description or the
-``pr-link``).  So a merge of main into the PR, a resolved changelog conflict or a
-canonicalized link keep a PR benchmarked, and ixtool's preparation commit needs no
-exception; a recipe, config or script edit after the sweep — or an entry that now
-names other config keys — does not, and the files are named.
+The run measured the PR's commit ``A``.  A later PR head ``H`` carries the same PR
+content when it is ``A`` plus main and nothing else: ``H``'s tree equals git's merge
+of ``A`` with the newest main commit ``H`` contains (``A`` itself when ``H`` contains
+no newer main), on every path but ``perf-changelog.yaml``.  In the changelog only the
+PR's own entries matter, and of those only what decides the sweep (``config-keys``
+and the flags; not the description or the ``pr-link``).  So a merge of main into the
+PR (by the author, by GitHub's "Update branch", by ixtool) — also where main and the
+PR both edited a master config in different places — a resolved changelog conflict
+or a canonicalized link keep the PR benchmarked, and ixtool's preparation commit
+needs no exception; a recipe, config or script edit after the sweep, a hand-resolved
+conflict outside the changelog, another branch merged in, or an entry that now names
+other config keys do not, and the files are named.
 
-``main`` is the current tip of the base branch; each commit is compared against its
-own merge base with it, so main moving in between changes nothing.
+``main`` is the current tip of the base branch.
 """
 
 from __future__ import annotations
@@ -45,14 +47,6 @@ class Comparison:
         return "; ".join(parts)
 
 
-def pr_content(git: Objects, tip: str, main: str,
-               changelog: str = CHANGELOG) -> dict[str, tuple[str, str]]:
-    """The PR's own changes at ``tip`` (against its merge base with ``main``), without
-    the changelog."""
-    base = git.merge_base(tip, main)
-    return {p: v for p, v in git.delta(base, tip).items() if p != changelog}
-
-
 def swept_entries(git: Objects, tip: str, main: str, *, pr: int, repo: str,
                   changelog: str = CHANGELOG) -> list[str] | None:
     """What the PR's changelog entries at ``tip`` ask the sweep to run: the canonical
@@ -76,8 +70,7 @@ def compare(git: Objects, benchmarked: str, head: str, main: str, *, pr: int, re
     out = Comparison()
     if head == benchmarked:
         return out
-    a, b = pr_content(git, benchmarked, main, changelog), pr_content(git, head, main, changelog)
-    out.files = sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p))
+    out.files = _differing(git, benchmarked, head, main, changelog)
     was = swept_entries(git, benchmarked, main, pr=pr, repo=repo, changelog=changelog)
     now = swept_entries(git, head, main, pr=pr, repo=repo, changelog=changelog)
     if was is None or now is None:
@@ -87,3 +80,14 @@ def compare(git: Objects, benchmarked: str, head: str, main: str, *, pr: int, re
         out.changelog = (f"the PR's entries ask for a different sweep than at "
                          f"{benchmarked[:12]} (config-keys or flags changed)")
     return out
+
+
+def _differing(git: Objects, benchmarked: str, head: str, main: str,
+               changelog: str) -> list[str]:
+    """The paths (but the changelog) where ``head`` is not ``benchmarked`` + main."""
+    newest_main = git.merge_base(head, main)
+    if git.is_ancestor(newest_main, benchmarked):
+        expected = benchmarked
+    else:
+        expected, _conflicts = git.merge_tree(benchmarked, newest_main)
+    return sorted(p for p in git.delta(expected, head) if p != changelog)

@@ -62,8 +62,13 @@ class World(ForgeWorld):
 
     def open_pr(self, *, link: str = "XXX", labels: tuple[str, ...] = ("full-sweep-enabled",),
                 title: str = "Sweep dsr1 on h200", head_repo: str | None = None,
-                run: bool = True) -> str:
+                run: bool = True, files: dict[str, str] | None = None) -> str:
+        """PR #7 on branch feat: one commit appending its changelog entry (and writing
+        ``files``), swept by run 1001 unless ``run`` is false."""
         git(self.seed, "checkout", "-q", "-b", "feat", "main")
+        for rel, text in (files or {}).items():
+            (self.seed / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.seed / rel).write_text(text)
         sha = self.commit_seed("perf-changelog.yaml",
                                BASE + "\n" + entry(*PR_ENTRY, link), "add h200 entry")
         git(self.seed, "push", "-q", "origin", "feat")

@@ -185,8 +185,8 @@ def author_push(world: World, *, merge_main: bool = False, files: dict[str, str]
     if merge_main:
         try:
             git(other, "merge", "-q", "--no-ff", "--no-commit", "origin/main")
-        except Exception:  # a changelog conflict: the author resolves it by hand
-            assert resolve is not None
+        except Exception:  # a conflict: the author resolves it by hand
+            assert resolve is not None or files
         if resolve is not None:
             (other / "perf-changelog.yaml").write_text(resolve)
     for rel, text in (files or {}).items():
@@ -224,6 +224,46 @@ def test_author_merges_main_after_the_sweep(gh: World, conflict: bool) -> None:
         main_changelog_ok(gh, main_moved=True)
     else:
         assert git(gh.bare, "show", "main:docs/x.md") == "x"
+
+
+MASTER = "configs/nvidia-master.yaml"
+
+
+def master(**edits: str) -> str:
+    """A master config of ten recipes; ``edits`` replace a recipe's image."""
+    return "".join(f"{k}:\n  image: {edits.get(k, 'img:1')}\n  tp: 8\n\n"
+                   for k in (f"recipe{i}" for i in range(10)))
+
+
+def test_main_and_the_pr_edit_one_config_in_different_places(gh: World) -> None:
+    """Real recipe PRs edit the shared master config; so does main meanwhile.  Merging
+    main changes that file's bytes but not what the PR changes in it: benchmarked
+    (git's merge of the run's commit with main is the head, apart from the changelog)."""
+    gh.commit_seed(MASTER, master(), "main: master config")
+    git(gh.seed, "push", "-q", "origin", "main")
+    sha_a = gh.open_pr(files={MASTER: master(recipe1="img:2")})
+    gh.commit_seed(MASTER, master(recipe8="img:3"), "main: another recipe")
+    git(gh.seed, "push", "-q", "origin", "main")
+    author_push(gh, merge_main=True)
+    gh.clone_user()
+    res = gh.run()
+    assert res.ok and res.info["run_head"] == sha_a and rules_of(res) == set(), res.findings
+    assert git(gh.bare, "show", f"main:{MASTER}") == master(recipe1="img:2",
+                                                            recipe8="img:3").strip()
+
+
+def test_conflict_resolved_by_hand_outside_the_changelog(gh: World) -> None:
+    """Main and the PR edited the same recipe; the author resolved the conflict with a
+    third version: that content was never measured (MR303 naming the file)."""
+    gh.commit_seed(MASTER, master(), "main: master config")
+    git(gh.seed, "push", "-q", "origin", "main")
+    gh.open_pr(files={MASTER: master(recipe1="img:2")})
+    gh.commit_seed(MASTER, master(recipe1="img:3"), "main: same recipe")
+    git(gh.seed, "push", "-q", "origin", "main")
+    mine = author_push(gh, merge_main=True, files={MASTER: master(recipe1="img:4")})
+    gh.clone_user()
+    res = assert_refused(gh, "MR303")
+    assert res.info["unbenchmarked_files"] == [MASTER] and res.info["unbenchmarked"] == [mine]
 
 
 def test_changelog_only_fixup_is_benchmarked(gh: World) -> None:
