@@ -33,6 +33,15 @@ def git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
+@pytest.fixture(autouse=True)
+def _no_outer_pull_request_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite itself runs in CI under a pull_request event: every command ixtool runs
+    in-process would then be in a PR context (settings from the base, docs/security.md).
+    Tests that want an event set these themselves."""
+    monkeypatch.delenv("GITHUB_EVENT_NAME", raising=False)
+    monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():

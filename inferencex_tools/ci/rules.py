@@ -1,4 +1,5 @@
-"""The ci/labels rule catalog (ids CI1xx labels, CI2xx events, CI3xx reuse)."""
+"""The ci/labels rule catalog (ids CI1xx labels, CI2xx events, CI3xx reuse, CI4xx
+dispatch, CI5xx the gate, CI6xx what judges a change: the base's settings)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,14 @@ GATE_STAGE = rule(
     "CI501", E, "a ci gate stage could not run on its input",
     "fix the input named in the message; the other stages still report their findings",
     area=A)
+
+# --- trust: what judges a change comes from its base (docs/security.md) -----------------
+SETTINGS_CHANGED = rule(
+    "CI601", W, "the change edits ixtool's settings or baseline: this check applied the "
+    "base revision's",
+    "the new settings take effect after merge; a reviewer approves them like code (land "
+    "them in their own PR to see their effect on main)", area=A)
+BASE_SETTINGS_UNREADABLE = rule(
+    "CI602", W, "PR context without a readable base revision: no settings or baseline "
+    "applied (the checkout's never are)",
+    "fetch the base (actions/checkout with fetch-depth: 0) so its settings apply", area=A)

@@ -110,8 +110,12 @@ def validate(
             no_git=no_git, history=history,
         )
     )
-    raise typer.Exit(emit(result, fmt, strict=strict,
-                          adoption=Adoption(baseline, write_baseline)))
+    from inferencex_tools.report.adopt import TrustedBase
+
+    context = (TrustedBase(result.info["merge_base"], head)
+               if result.info.get("mode") in ("pr", "diff") else None)
+    raise typer.Exit(emit(result, fmt, strict=strict, adoption=Adoption(
+        baseline, write_baseline, pr_context=context)))
 
 
 # ------------------------------------------------------------------ merge operations

@@ -12,10 +12,12 @@ from inferencex_tools.cli import complete
 from inferencex_tools.cli.common import (
     DEPRECATED_REPO_DIR,
     FORMAT_OPTION,
+    Adoption,
     Format,
     actions_env,
     adopt,
-    adopted_copy,
+    adopter,
+    event_context,
     pr_number_arg,
     pr_number_or_zero_arg,
     repo_and_root,
@@ -81,7 +83,8 @@ def plan(
     write_summary(summary_markdown(decision), env=env)
     if fmt is Format.text:
         sys.stdout.write(explain_text(decision))
-    adopt(result)
+    context = event_context(env, event_name=event_name, event_path=event)
+    adopt(result, Adoption(pr_context=context, detect=False), root_of(root, repo_dir))
     sys.stdout.write(render(result, fmt.value))
     raise typer.Exit(result.exit_code())
 
@@ -298,12 +301,17 @@ def gate(
     from inferencex_tools.ci.gate import GateRequest, default_policy_stage
     from inferencex_tools.ci.gate import gate as run_gate
     from inferencex_tools.ci.outputs import explain_text, summary_markdown
+    from inferencex_tools.report.adopt import TrustedBase
     from inferencex_tools.report.reporters import render
 
     env = actions_env()
     slug, root = repo_and_root(repo, root)
     if event is None and base is None:
         event = env.event_path
+    # the settings and baseline that judge a change: its base's (docs/security.md)
+    context = (TrustedBase(base, head) if base is not None else
+               event_context(env, event_name=event_name, event_path=event))
+    adopted, adoption = adopter(context, root)
     run_id = os.environ.get("GITHUB_RUN_ID")  # the queue namespace of the reference
     namespace = queue_namespace or (
         f"{run_id}:{os.environ.get('GITHUB_RUN_ATTEMPT', '1')}" if run_id else "local")
@@ -313,7 +321,7 @@ def gate(
         comments=comments, repo_slug=slug or repo_slug or env.repository,
         priority=priority, namespace=namespace, criteria_json=criteria_json,
         matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ()),
-        adopted=adopted_copy),
+        adopted=adopted),
         policy_stage=None if no_policy else default_policy_stage)
     write_outputs(outcome.outputs, env=env)
     write_summary(summary_markdown(outcome.decision), env=env)
@@ -323,6 +331,6 @@ def gate(
         why = outcome.result.info.get("skipped", {})
         sys.stdout.write("stages: " + ", ".join(
             f"{k} {v}" + (f" ({why[k]})" if k in why else "") for k, v in stages.items()) + "\n")
-    adopt(outcome.result)
+    adopt(outcome.result, adoption, root)
     sys.stdout.write(render(outcome.result, fmt.value))
     raise typer.Exit(outcome.result.exit_code())

@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from inferencex_tools.report.findings import Result
+from inferencex_tools.errors import IxtoolError
+from inferencex_tools.report.findings import Finding, Result
 
 if TYPE_CHECKING:
     from inferencex_tools.io.actions import ActionsEnv
+    from inferencex_tools.io.settings import Side, TrustedView
+    from inferencex_tools.report.adopt import TrustedBase
 
 
 # The one wording of the exit codes; commands whose 0/1 mean something more specific
@@ -68,26 +71,73 @@ WRITE_BASELINE_OPTION = typer.Option(
 
 @dataclass
 class Adoption:
-    """Per-run adoption options (the repository's settings are always applied)."""
+    """Per-run adoption options (the repository's settings are always applied).
+
+    ``pr_context``: the change's base, whose settings and baseline apply (never the
+    checkout's); with ``detect`` (default) a pull_request(_target) or merge_group event
+    of GitHub Actions is one too.  ``view``: the base and PR sides already read."""
 
     baseline: Path | None = None
     write_baseline: bool = False
     known: Result | None = None  # the same command's result at a base ref
     known_label: str = "at the base"
+    pr_context: TrustedBase | None = None
+    detect: bool = True
+    view: TrustedView | None = None
 
 
 DEFAULT_BASELINE = ".ixtool-baseline.json"
+PR_EVENTS = ("pull_request", "pull_request_target", "merge_group")
+
+
+def event_context(env: ActionsEnv | None = None, *, event_name: str | None = None,
+                  event_path: Path | None = None) -> TrustedBase | None:
+    """The PR context of a GitHub event (its base revision), None for other events."""
+    from inferencex_tools.io.actions import ActionsEnv as Env
+    from inferencex_tools.report.adopt import TrustedBase
+
+    env = env or actions_env()
+    name = event_name or env.event_name
+    if name not in PR_EVENTS:
+        return None
+    try:
+        payload = Env(event_name=name, event_path=event_path or env.event_path).event()
+    except IxtoolError:
+        payload = None
+    data = payload if isinstance(payload, dict) else {}
+    if name == "merge_group":
+        group = data.get("merge_group")
+        base = group.get("base_sha") if isinstance(group, dict) else None
+    else:
+        pr = data.get("pull_request")
+        side = pr.get("base") if isinstance(pr, dict) else None
+        base = side.get("sha") if isinstance(side, dict) else None
+    return TrustedBase(base if isinstance(base, str) and base else None)
 
 
 def adopt(result: Result, opts: Adoption | None = None, cwd: Path | None = None) -> None:
     """The one place adoption controls are applied (every command's findings go through
-    it): repository settings, then findings known at a base ref, then the baseline."""
+    it): repository settings, then findings known at a base ref, then the baseline.  In a
+    PR context they are the base revision's (docs/security.md), and a change to them is
+    a finding (CI601); writing a baseline is always local."""
+    opts = opts or Adoption()
+    here = cwd or Path.cwd()
+    context = opts.pr_context
+    if context is None and opts.detect:
+        context = event_context()
+    if context is None or opts.write_baseline:
+        _adopt_local(result, opts, here)
+        return
+    from inferencex_tools.io.settings import trusted_view
+
+    _adopt_trusted(result, opts, here, opts.view or trusted_view(here, context, opts.baseline))
+
+
+def _adopt_local(result: Result, opts: Adoption, here: Path) -> None:
     from inferencex_tools.io.layout import repo_root
     from inferencex_tools.io.settings import find_settings, relpath_from
     from inferencex_tools.report import adopt as A
 
-    opts = opts or Adoption()
-    here = cwd or Path.cwd()
     settings, sdir = find_settings(here)
     root = repo_root(here) or sdir or here
     rel = relpath_from(root, here)
@@ -113,14 +163,108 @@ def adopt(result: Result, opts: Adoption | None = None, cwd: Path | None = None)
         result.info["adoption"] = "; ".join(notes)
 
 
-def adopted_copy(result: Result, cwd: Path | None = None) -> Result:
+def _adopt_trusted(result: Result, opts: Adoption, here: Path, view: TrustedView) -> None:
+    """Settings and baseline of the base side only; CI601/CI602 say what the PR side
+    would have changed, or that the base could not be read."""
+    from inferencex_tools.io.settings import relpath_from
+    from inferencex_tools.report import adopt as A
+
+    rel = relpath_from(view.root, here)
+    base = view.base
+    settings = base.settings if base is not None else A.Settings()
+    at = f"@{view.ref[:12]}" if view.ref else ""
+    A.apply_settings(result, settings, rel)
+    result.info["settings_from"] = (f"the base revision {view.ref}" if view.ref
+                                    else "none (the base revision could not be read)")
+    notes: list[str] = []
+    if result.info.get("ignored_by_settings"):
+        notes.append(f"{result.info['ignored_by_settings']} ignored by {settings.source}{at}")
+    if opts.known is not None:
+        A.apply_settings(opts.known, settings, rel)
+        n = A.drop_known(result, A.fingerprints(opts.known, rel), rel, reason="known_at_base")
+        if n:
+            notes.append(f"{n} already present {opts.known_label}")
+    if base is not None and base.baseline is not None:
+        n = A.drop_known(result, A.baseline_known(base.baseline), rel,
+                         reason="known_in_baseline")
+        if n:
+            notes.append(f"{n} known in baseline {base.baseline_file}{at}")
+    own = Result(result.command, findings=_trust_findings(view))
+    A.apply_settings(own, settings, rel)
+    result.extend(own.findings)
+    if notes:
+        result.info["adoption"] = "; ".join(notes)
+
+
+def _trust_findings(view: TrustedView) -> list[Finding]:
+    """CI602 when the base could not be read (and the checkout has settings), else
+    CI601 for each settings or baseline change of the PR side."""
+    from inferencex_tools.ci.rules import BASE_SETTINGS_UNREADABLE
+
+    head, base = view.head, view.base
+    if base is not None:
+        return _changes(view, base)
+    files = [f.removesuffix(" [tool.ixtool]")
+             for f in (head.settings.source, head.baseline_file) if f]
+    if not files and head.error is None:
+        return []
+    return [BASE_SETTINGS_UNREADABLE.at(
+        files[0] if files else ".", None, None,
+        f"PR context, but the base revision could not be read ({view.problem}): the "
+        f"checkout's {', '.join(files) or 'settings'} were not applied, and no settings or "
+        "baseline apply")]
+
+
+def _changes(view: TrustedView, base: Side) -> list[Finding]:
+    from inferencex_tools.ci.rules import SETTINGS_CHANGED
+    from inferencex_tools.report import adopt as A
+
+    head = view.head
+    at = f"the base revision {(view.ref or '')[:12]}"
+    out: list[Finding] = []
+    changes = ([f"does not load ({head.error})"] if head.error
+               else A.settings_delta(base.settings, head.settings))
+    if changes:
+        src = head.settings.source or base.settings.source or "settings"
+        out.append(SETTINGS_CHANGED.at(
+            src.removesuffix(" [tool.ixtool]"), 1, 1,
+            f"the change edits ixtool's settings ({src}: {'; '.join(changes)}); this check "
+            f"applied the settings of {at} ({base.settings.source or 'none'}); the change "
+            "takes effect after merge", data={"changes": changes}))
+    delta = None if head.error else A.baseline_delta(
+        A.baseline_known(base.baseline or {}), A.baseline_known(head.baseline or {}))
+    if delta:
+        file = head.baseline_file or base.baseline_file or DEFAULT_BASELINE
+        out.append(SETTINGS_CHANGED.at(
+            file, 1, 1, f"the change edits ixtool's baseline ({file}: {delta}); this check "
+            f"applied the baseline of {at}; the change takes effect after merge",
+            data={"changes": [delta]}))
+    return out
+
+
+def adopted_copy(result: Result, cwd: Path | None = None, *,
+                 opts: Adoption | None = None) -> Result:
     """``result`` as :func:`adopt` would leave it, as a copy (the result itself is left
     as it is and no baseline is written): for decisions taken before the report."""
     from dataclasses import replace
 
     view = replace(result, findings=list(result.findings), info=dict(result.info))
-    adopt(view, Adoption(), cwd)
+    o = opts or Adoption()
+    adopt(view, replace(o, write_baseline=False, known=None), cwd)
     return view
+
+
+def adopter(context: TrustedBase | None, cwd: Path | None = None
+            ) -> tuple[Callable[[Result], Result], Adoption]:
+    """For a command that decides on adopted findings before it reports (``ci gate``):
+    the copy function and the :class:`Adoption` of the report, sharing one read of the
+    base side.  ``context`` None: a local run (the working tree's settings)."""
+    opts = Adoption(pr_context=context, detect=False)
+    if context is not None:
+        from inferencex_tools.io.settings import trusted_view
+
+        opts.view = trusted_view(cwd or Path.cwd(), context)
+    return (lambda r: adopted_copy(r, cwd, opts=opts)), opts
 
 
 def _baseline(result: Result, path: Path, opts: Adoption, rel: Callable[[str], str]

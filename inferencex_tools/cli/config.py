@@ -59,5 +59,8 @@ def validate(
 
     result, at_base = run_config_validate(list(files) if files else None, runner_config,
                                           scripts_dir, base)
-    adoption = Adoption(baseline, write_baseline, at_base, f"at {base}")
+    from inferencex_tools.report.adopt import TrustedBase
+
+    adoption = Adoption(baseline, write_baseline, at_base, f"at {base}",
+                        pr_context=TrustedBase(base) if base else None)
     raise typer.Exit(emit(result, fmt, strict=strict, adoption=adoption))

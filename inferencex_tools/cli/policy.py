@@ -114,9 +114,10 @@ def check_cmd(
         "available: they then run without isolation (as nobody when ixtool is root) and "
         "the run fails with PO305 whatever the verdicts. Without it that case is exit 2."),
     base: str | None = typer.Option(
-        None, "--base", help="PR mode: curves and registry from this ref's merge-base with "
-        "HEAD; a curve change is an error (PO109); only rows whose config block, launcher, "
-        "script (with what it sources), recipe or curve changed are traced."),
+        None, "--base", help="PR mode: curves, registry, settings and baseline from this "
+        "ref's merge-base with HEAD (a curve change is named by PO109, a settings change "
+        "by CI601); only rows whose config block, launcher, script (with what it "
+        "sources), recipe or curve changed are traced."),
     baseline: Path | None = BASELINE_OPTION,
     write_baseline: bool = WRITE_BASELINE_OPTION,
     fmt: Format = FORMAT_OPTION,
@@ -157,8 +158,10 @@ def check_cmd(
         ))
     if rows and fmt is Format.text:
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
-    raise typer.Exit(emit(result, fmt, strict=strict,
-                          adoption=Adoption(baseline, write_baseline)))
+    from inferencex_tools.report.adopt import TrustedBase
+
+    raise typer.Exit(emit(result, fmt, strict=strict, adoption=Adoption(
+        baseline, write_baseline, pr_context=TrustedBase(base) if base else None)))
 
 
 def _unborn(root: Path, base: str | None) -> bool:

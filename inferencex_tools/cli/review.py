@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from inferencex_tools.cli.common import actions_env, adopted_copy, info, write_summary
+from inferencex_tools.cli.common import actions_env, adopter, info, write_summary
 
 if TYPE_CHECKING:
     from inferencex_tools.io.github import Forge
@@ -79,10 +79,12 @@ def review(
     if post and pr is None:
         raise UsageError("--post needs --pr N (or a pull_request event)",
                          hint="e.g. ixtool review --pr 1234 --post")
-    from functools import partial
+    from inferencex_tools.report.adopt import TrustedBase
 
+    # a review judges a change: the settings and baseline are its base's, as ci gate's
+    adopted, _ = adopter(TrustedBase(base or _default_base(root)), root)
     req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
-                        timeout=timeout, adopted=partial(adopted_copy, cwd=root))
+                        timeout=timeout, adopted=adopted)
     forge = None
     if pr is not None and (post or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
         forge, req.repo = _forge(repo, root, api_url)
@@ -124,3 +126,19 @@ def _remote_slug(root: Path) -> str | None:
         return g.remote_slug("upstream") or g.remote_slug("origin")
     finally:
         g.close()
+
+
+def _default_base(root: Path) -> str | None:
+    """The base ``review`` compares with when --base is not given (the default branch)."""
+    from inferencex_tools.errors import IxtoolError
+    from inferencex_tools.io.git import default_branch
+    from inferencex_tools.io.gitcat import GitReader
+
+    try:
+        git = GitReader(root)
+    except IxtoolError:
+        return None
+    try:
+        return default_branch(git.resolve)
+    finally:
+        git.close()

@@ -32,10 +32,10 @@ REGISTRY_AMBIGUOUS = rule("PO108", W, "the curve mapping derived from the reposi
                           "ambiguous (no registry.yaml)",
                           "run 'ixtool policy init', name each curve's draft in the written "
                           "golden_al_distribution/registry.yaml and commit it", area=A)
-CURVE_CHANGED = rule("PO109", E, "a golden curve or the registry changes in this change "
-                     "(--base): recipes are checked against the base ref's curves",
-                     "land curve changes in their own reviewed PR (from a speedbench-al.yml "
-                     "run), then change recipes", area=A)
+CURVE_CHANGED = rule("PO109", W, "a golden curve or the registry changes in this change "
+                     "(--base): recipes are judged against the base ref's curves",
+                     "the curve takes effect after merge: land curve changes in their own "
+                     "reviewed PR (from a speedbench-al.yml run), then change recipes", area=A)
 
 # --- recipe resolution (SWEEP.md §7, POLICY.md §3) ------------------------------------
 NO_LAUNCHER = rule("PO201", E, "no launcher for the config's runner",

@@ -9,6 +9,10 @@ findings, in this order:
 2. **known findings**: those of a baseline file, or those already present at a base ref
    (``config validate --base``), are dropped.
 
+In a PR context (:class:`TrustedBase`) settings and baseline are the base revision's, never
+the change's; :func:`settings_delta` / :func:`baseline_delta` say what the change would
+alter (docs/security.md).
+
 A finding is matched by its **fingerprint**: command, rule, repository-relative file and
 identity — the message with line/column numbers removed — never by its line, so a
 finding that moved because lines were inserted above it is still the same finding.
@@ -52,6 +56,56 @@ class Settings:
     @property
     def empty(self) -> bool:
         return not (self.severity or self.disable or self.per_path_ignores)
+
+
+@dataclass(frozen=True)
+class TrustedBase:
+    """A PR context: settings and baselines come from the merge-base of ``ref`` and the
+    head, never from the change.  ``ref`` None: the context names no base revision
+    (then none apply); ``head`` None: the head is the working tree."""
+
+    ref: str | None
+    head: str | None = None
+
+
+def settings_delta(base: Settings, head: Settings) -> list[str]:
+    """What ``head``'s settings change against ``base``'s, in words ([] when nothing)."""
+    out: list[str] = []
+    added = [x for x in head.disable if x not in base.disable]
+    dropped = [x for x in base.disable if x not in head.disable]
+    if added:
+        out.append("disable adds " + ", ".join(added))
+    if dropped:
+        out.append("disable drops " + ", ".join(dropped))
+    for rid in sorted(set(base.severity) | set(head.severity)):
+        a, b = base.severity.get(rid), head.severity.get(rid)
+        if a != b:
+            out.append(f"severity of {rid}: {a or 'default'} → {b or 'default'}")
+    ba, hb = dict(base.per_path_ignores), dict(head.per_path_ignores)
+    for glob in sorted(set(ba) | set(hb)):
+        if ba.get(glob) != hb.get(glob):
+            out.append(f"per-path-ignores {glob!r}: {', '.join(ba.get(glob, ())) or 'none'}"
+                       f" → {', '.join(hb.get(glob, ())) or 'none'}")
+    if base.baseline != head.baseline:
+        out.append(f"baseline {base.baseline or '(default)'} → {head.baseline or '(default)'}")
+    return out
+
+
+def baseline_delta(base: Counter[tuple[str, str, str, str]],
+                   head: Counter[tuple[str, str, str, str]]) -> str | None:
+    """The known findings ``head`` adds and drops against ``base``, in words."""
+    added, dropped = head - base, base - head
+    if not added and not dropped:
+        return None
+    rules = sorted({fp[1] for fp in added})
+    parts = []
+    if added:
+        parts.append(f"adds {sum(added.values())} known finding(s)"
+                     + (f" ({', '.join(rules[:8])}{' …' if len(rules) > 8 else ''})"
+                        if rules else ""))
+    if dropped:
+        parts.append(f"drops {sum(dropped.values())}")
+    return " and ".join(parts)
 
 
 def _selected(rule: str, selectors: Iterable[str]) -> bool:

@@ -1,6 +1,8 @@
 """``ixtool ci gate`` decides on the findings as the repository adopts them: a rule the
 repository disables (``.ixtool.toml``) or a finding known in its baseline does not turn
-the gate's ``$GITHUB_OUTPUT`` decisions red (gate, errors, sweep, shards)."""
+the gate's ``$GITHUB_OUTPUT`` decisions red (gate, errors, sweep, shards).  The
+repository's settings are those of the base revision (the PR's own never count:
+tests/ci/test_gate_trust.py), so each test commits them on the base first."""
 
 from __future__ import annotations
 
@@ -64,6 +66,16 @@ def _gate(repo: TempRepo, base: str, head: str, tmp: Path) -> tuple[int, dict[st
     return proc.returncode, pairs, doc
 
 
+def _on_the_base(repo: TempRepo, base: str, head: str, rel: str, text: str
+                 ) -> tuple[str, str]:
+    """The maintainers commit ``rel`` on the base; the PR is rebased onto it."""
+    repo.git("checkout", "-q", "--detach", base)
+    repo.write(rel, text)
+    new_base = repo.commit("adopt ixtool")
+    repo.git("cherry-pick", head)
+    return new_base, repo.git("rev-parse", "HEAD").strip()
+
+
 def _rules(doc: dict[str, Any]) -> list[str]:
     return sorted(f["rule"] for f in doc.get("findings", []) if f["severity"] == "error")
 
@@ -77,7 +89,8 @@ def test_disabled_rule_does_not_fail_the_gate_outputs(
     assert (out["gate"], out["sweep"], out["jobs"]) == ("fail", "false", "0")
     assert out["errors"] == str(len(rules))
     # the repository disables the rule(s): the outputs are the clean gate's
-    repo.write(".ixtool.toml", "disable = [" + ", ".join(f'"{r}"' for r in set(rules)) + "]\n")
+    base, head = _on_the_base(repo, base, head, ".ixtool.toml", "disable = ["
+                              + ", ".join(f'"{r}"' for r in set(rules)) + "]\n")
     rc, out, doc = _gate(repo, base, head, tmp_path)
     assert rc == 0 and _rules(doc) == [], doc
     assert (out["gate"], out["sweep"], out["errors"]) == ("pass", "true", "0")
@@ -93,7 +106,7 @@ def test_baselined_finding_does_not_fail_the_gate_outputs(
     baseline = {"version": 1, "tool": "ixtool", "findings": [
         {"command": "ci gate", "rule": f["rule"], "file": f["file"],
          "identity": f["message"]} for f in doc["findings"]]}
-    (repo.path / ".ixtool-baseline.json").write_text(json.dumps(baseline))
+    base, head = _on_the_base(repo, base, head, ".ixtool-baseline.json", json.dumps(baseline))
     rc, out, doc = _gate(repo, base, head, tmp_path)
     assert rc == 0 and _rules(doc) == [], doc
     assert (out["gate"], out["sweep"], out["errors"]) == ("pass", "true", "0")
