@@ -158,12 +158,19 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     The temp file (``.<name>.<random>.ixtool-tmp``) lives in the same directory (same
     filesystem), is fsynced, takes the permissions of the file it replaces, and is
     renamed over it; the directory is fsynced after the rename.  A symlink inside the
-    repository is kept and its target is replaced.  Failures raise
-    :class:`WriteError` and leave the old file untouched.
+    repository is kept and its target is replaced.  A path whose links — the file itself
+    or any directory on the way — lead out of its git work tree is refused (a PR can
+    commit ``ixtool.sarif -> /home/runner/.bashrc`` or ``out -> /etc``); a rename never
+    writes through a FIFO or a device.  Failures raise :class:`WriteError` and leave the
+    old file untouched.
     """
     p = Path(path)
+    try:
+        real = _check_symlinks(p)
+    except InputError as exc:
+        raise WriteError(f"cannot write: {exc.message}", hint=exc.hint) from None
     if p.is_symlink():  # write the link's target (inside the repository), keep the link
-        p = _check_symlinks(p)
+        p = real
     directory = p.parent if str(p.parent) else Path(".")
     try:
         st = p.stat()

@@ -19,11 +19,14 @@ from inferencex_tools.errors import GitError, ShallowCloneError
 if TYPE_CHECKING:
     from git import Repo
 
-# Neutralise global/system configuration for every git process GitPython starts.
+# Neutralise global/system configuration for every git process GitPython starts, and
+# replace refs (refs/replace/*: anyone who can push a ref could make a base revision's
+# blob read as other content; docs/security.md).
 _GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
     "LC_ALL": "C",
 }
 

@@ -16,8 +16,9 @@ from typing import IO
 
 from inferencex_tools.errors import GitError, ShallowCloneError
 
+# replace refs ignored: a pushed refs/replace/<id> must not change what a revision holds
 _ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C"}
 MAX_BLOB = 32 * 1024 * 1024
 _HUNK = re.compile(r"(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _SLUG = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
