@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 # C0 and C1 control characters, DEL, and the Unicode line/paragraph separators: none has a
@@ -77,3 +78,47 @@ def bounded_json(text: str, *, max_bytes: int = MAX_JSON_BYTES,
         return json.loads(text)
     except RecursionError:  # pragma: no cover - bounded above
         raise ValueError("nested too deep") from None
+
+
+# Characters that render as nothing or reorder the text around them: every format
+# character (Unicode category Cf: zero-width space and joiners, bidi marks, embeddings,
+# overrides and isolates, word joiner, BOM, tag characters, …) and the other
+# default-ignorable code points of Unicode's DerivedCoreProperties (soft hyphen,
+# combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and other
+# variation selectors, …).  Two strings that differ only in them look identical; a bidi
+# control makes text read differently from what it is.
+_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5),
+              (0x180B, 0x180F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
+              (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+              (0xE0000, 0xE0FFF))
+
+
+def is_invisible(c: str) -> bool:
+    """``c`` is a format character or another default-ignorable code point."""
+    import unicodedata
+
+    o = ord(c)
+    return unicodedata.category(c) == "Cf" or any(a <= o <= b for a, b in _IGNORABLE)
+
+
+def invisible_chars(text: str) -> list[tuple[int, str]]:
+    """(index, character) of every invisible or bidirectional character in ``text``."""
+    if text.isascii():
+        return []
+    return [(i, c) for i, c in enumerate(text) if not c.isascii() and is_invisible(c)]
+
+
+def code_points(chars: Iterable[str]) -> str:
+    """``U+200B ZERO WIDTH SPACE, U+202E RIGHT-TO-LEFT OVERRIDE``: each distinct
+    character once, in order of appearance."""
+    import unicodedata
+
+    return ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
+                     for c in dict.fromkeys(chars))
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """``text`` for a message: invisible characters as ``<U+XXXX>``, cut at ``limit``."""
+    out = "".join(f"<U+{ord(c):04X}>" if not c.isascii() and is_invisible(c) else c
+                  for c in text)
+    return repr(out if len(out) <= limit else out[:limit] + "…")

@@ -57,6 +57,9 @@ SEPARATOR_STYLE = rule("CL302", W, "entries not separated by exactly one empty l
                        "separate entries with one empty line", area=A)
 HISTORY_LINK = rule("CL303", W, "non-canonical pr-link in history",
                     "history is immutable; a link-only correction PR can fix it", area=A)
+INVISIBLE_TEXT = rule("CL304", W, "invisible or bidirectional character in a new entry's text "
+                      "(description, …): it may read differently from what it is",
+                      "delete it unless it is meant; the hint lists the code points", area=A)
 
 # --- change rules (spec §3) ---------------------------------------------------
 DELETED = rule("CL401", E, "historical entries were deleted",
@@ -100,6 +103,9 @@ GLOB_EMPTY = rule("CL602", E, "config-key glob matches no master config key",
                   "fix the pattern ('*' is the only wildcard)", area=A)
 NO_CONFIGS = rule("CL603", W, "no master configs found; config keys not checked",
                   "pass --configs or run from the repository root", area=A)
+KEY_INVISIBLE = rule("CL604", E, "config-key reference contains an invisible or bidirectional "
+                     "character: it does not name the key it looks like",
+                     "delete it; the hint lists the code points", area=A)
 
 # --- scaffolding ------------------------------------------------------------------------
 SCAFFOLD = rule("CL701", E, "scaffold marker (TEMP / DO NOT MERGE) in a new entry",

@@ -33,6 +33,8 @@ from inferencex_tools.changelog.rules import (
     HISTORY_BYTES,
     HISTORY_LINK,
     INSERTED,
+    INVISIBLE_TEXT,
+    KEY_INVISIBLE,
     KEY_UNKNOWN,
     LINE_SEP,
     LINK_FOLDED,
@@ -53,6 +55,7 @@ from inferencex_tools.changelog.rules import (
 )
 from inferencex_tools.report.findings import Finding, Rule, Severity
 from inferencex_tools.report.words import plural
+from inferencex_tools.safetext import code_points, invisible_chars, shown
 from inferencex_tools.schemas import SchemaIssue
 
 _SCAFFOLD_RX = re.compile(r"\bTEMP\b|\bDO[ _-]?NOT[ _-]?MERGE\b|\bDNM\b", re.I)
@@ -623,6 +626,7 @@ def _new_entry_rules(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> N
             out.extend(_whitespace_findings(head, rng))
         out.extend(_new_link(head, e, opts))
         out.extend(_scaffold_markers(head, e))
+        out.extend(_invisible(head, e))
         _key_rules(a, e, opts)
     if a.new_entries and opts.master_keys is None:
         out.append(NO_CONFIGS.at(label, None, None,
@@ -656,6 +660,39 @@ def _scaffold_markers(head: Changelog, e: Entry) -> list[Finding]:
         if m and (m.group(0).upper() != "TEMP" or _TEMP_CASE_RX.search(text)):
             out.append(SCAFFOLD.at(head.label, (e.line or 1) + n, m.start() + 1,
                                    f"{e.describe()}: scaffold marker {m.group(0)!r}"))
+    return out
+
+
+_FIELD = re.compile(r"^(?:- |  )([A-Za-z0-9_-]+)\s*:")
+
+
+def _invisible(head: Changelog, e: Entry) -> list[Finding]:
+    """Invisible or bidirectional characters in a new entry: in its config-keys an error
+    (CL604: the item does not name the key it looks like), elsewhere a warning (CL304)."""
+    block = head.raw[e.start:e.end].decode("utf-8", "replace") if e.start >= 0 else ""
+    if block.isascii():
+        return []
+    out: list[Finding] = []
+    field_name: str | None = None
+    for n, text in enumerate(block.split("\n")):
+        m = _FIELD.match(text)
+        field_name = m.group(1) if m else field_name
+        hits = invisible_chars(text)
+        if not hits:
+            continue
+        line, col = (e.line or 1) + n, hits[0][0] + 1
+        hint = f"delete {code_points(c for _, c in hits)}"
+        value = shown(text.strip().removeprefix("- ").removeprefix(f"{field_name}:").strip())
+        if field_name == "config-keys":
+            out.append(KEY_INVISIBLE.at(
+                head.label, line, col, f"entry {e.number}: config key {value} "
+                "holds invisible or bidirectional characters: it does not name the key it "
+                "looks like", hint=hint))
+        else:
+            out.append(INVISIBLE_TEXT.at(
+                head.label, line, col, f"entry {e.number}: {field_name or 'text'} "
+                f"{value} holds invisible or bidirectional characters: it may "
+                "read differently from what it is", hint=hint + " unless it is meant"))
     return out
 
 

@@ -47,6 +47,33 @@ def _window(line: str, column: int | None) -> tuple[str, int | None]:
     return shown, (col - start + len(head)) if column else None
 
 
+def _visible_line(line: str, column: int | None) -> tuple[str, int | None]:
+    """``line`` with invisible and bidirectional characters as ``<U+XXXX>`` (a source
+    line shown in a terminal must read as what it is: a bidi override would reorder the
+    rest of it), and ``column`` moved along."""
+    from inferencex_tools.safetext import invisible_chars
+
+    hits = invisible_chars(line)
+    if not hits:
+        return line, column
+    out, col = [], column
+    for i, c in enumerate(line):
+        if (i, c) in hits:
+            mark = f"<U+{ord(c):04X}>"
+            out.append(mark)
+            if col is not None and i + 1 < (column or 0):
+                col += len(mark) - 1
+        else:
+            out.append(c)
+    return "".join(out), col
+
+
+def _vis(text: str) -> str:
+    """Text a person reads (a terminal, an annotation, a table): invisible and bidi
+    characters as ``<U+XXXX>``; JSON keeps the data as it is."""
+    return _visible_line(text, None)[0]
+
+
 def _where(f: Finding) -> str:
     if f.line is None:
         return f.file
@@ -81,15 +108,16 @@ def render_text(result: Result, *, color: bool = False) -> str:
     cache: dict[str, list[str]] = {}
     for f in result.sorted():
         sev = paint(f.severity.value, "31;1" if f.severity is Severity.ERROR else "33;1")
-        out.append(f"{_where(f)}: {sev} [{f.rule}] {f.message}")
+        out.append(f"{_vis(_where(f))}: {sev} [{f.rule}] {_vis(f.message)}")
         src = _source_line(result, f, cache)
         if src is not None:
-            shown, column = _window(src.replace("\t", "→").rstrip("\r"), f.column)
+            shown, column = _window(*_visible_line(src.replace("\t", "→").rstrip("\r"),
+                                                   f.column))
             out.append(f"    {f.line:>5} | {shown}")
             if column:
                 out.append(f"          | {' ' * (column - 1)}^")
         if f.hint:
-            out.append(f"    hint: {f.hint}")
+            out.append(f"    hint: {_vis(f.hint)}")
     out.extend(result.done)
     for fix in result.fixes:
         out.append(f"fixed: {fix}")
@@ -145,14 +173,14 @@ def render_github(result: Result) -> str:
             if f.column is not None:
                 props.append(f"col={f.column}")
         props.append(f"title={_gh_escape_prop(f.rule)}")
-        msg = f.message if not f.hint else f"{f.message}\nhint: {f.hint}"
+        msg = _vis(f.message if not f.hint else f"{f.message}\nhint: {f.hint}")
         out.append(f"::{level} {','.join(props)}::{_gh_escape_data(msg)}")
     out.append(f"{result.command}: {summary_line(result)}")
     return "\n".join(out) + "\n"
 
 
 def _md_cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    return _vis(s).replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown_summary(result: Result) -> str:
@@ -201,7 +229,7 @@ def render_sarif(result: Result) -> str:
             if f.column is not None and f.column >= 1:
                 region["startColumn"] = f.column
             loc["region"] = region
-        text = f.message if not f.hint else f"{f.message} (fix: {f.hint})"
+        text = _vis(f.message if not f.hint else f"{f.message} (fix: {f.hint})")
         res: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],

@@ -24,6 +24,14 @@ UNSAFE_NAME = rule("SW106", E, "config key, model-prefix, precision or framework
                    "these become parts of file, script and job names; use letters, digits and "
                    "'.-+' only", area=A)
 
+INVISIBLE_KEY = rule("SW107", E, "config key contains an invisible or bidirectional "
+                     "character (zero-width, bidi control, other default-ignorable code point)",
+                     "delete it: a key must read as what it is; the hint lists the code points",
+                     area=A)
+INVISIBLE_TEXT = rule("SW108", W, "invisible or bidirectional character in a master config's "
+                      "or runners.yaml's text (a value, a nested key, a comment)",
+                      "delete it unless it is meant; the hint lists the code points", area=A)
+
 # --- structure (schemas/master-config.schema.json) ------------------------------------------
 SCHEMA = rule("SW201", E, "config entry fails the master-config schema",
               "see schemas/master-config.schema.json and docs/sweep.md", area=A)

@@ -19,7 +19,13 @@ from typing import Any
 from inferencex_tools.errors import LimitExceeded, YamlError
 from inferencex_tools.io.yamlio import load_safe
 from inferencex_tools.report.findings import Finding, Result, Rule, Severity
-from inferencex_tools.safetext import CONTROL
+from inferencex_tools.safetext import (
+    CONTROL,
+    code_points,
+    invisible_chars,
+    is_invisible,
+    shown,
+)
 from inferencex_tools.schemas import SchemaIssue
 from inferencex_tools.sweep.checks import Issue, check_configs, where
 from inferencex_tools.sweep.recipes import RecipeSources, applicable, learn, lookup
@@ -29,6 +35,8 @@ from inferencex_tools.sweep.rules import (
     ENUM,
     GLOB_CHAR_KEY,
     IMAGE_VERSION,
+    INVISIBLE_KEY,
+    INVISIBLE_TEXT,
     LAUNCHER,
     NO_SCRIPTS_DIR,
     NOT_MAPPING,
@@ -429,6 +437,7 @@ def validate(inp: ValidateInput) -> Result:
         rf = _File(inp.runners.label, inp.runners.raw)
         files.append(rf)
         result.checked.append(rf.label)
+        _invisible_text(rf, set())
         if _load(rf, RUNNERS_YAML):
             runners_data = rf.data
             _schema(rf, "runners", RUNNERS)
@@ -444,6 +453,8 @@ def validate(inp: ValidateInput) -> Result:
         result.checked.append(f.label)
         if _load(f, YAML) and _is_mapping(f):
             _master(f, merged, refs)
+        _invisible_text(f, {k for k in f.data if isinstance(k, str) and invisible_chars(k)}
+                        if isinstance(f.data, dict) else set())
     _coverage_notes(inp, result)
     sources: dict[str, str] = {}
     for f in files:
@@ -453,6 +464,28 @@ def validate(inp: ValidateInput) -> Result:
     result.info["sources"] = sources
     result.info["config_keys"] = len(merged)
     return result
+
+
+def _invisible_text(f: _File, keys: set[str]) -> None:
+    """SW108 for each line whose text (a value, a nested key, a comment) holds an
+    invisible or bidirectional character; a config key's own characters are SW107's
+    (``keys``), a byte-order mark at the start of the file is none."""
+    text = f.raw.decode("utf-8", "replace")
+    if text.isascii():
+        return
+    for n, line in enumerate(text.split("\n"), 1):
+        hits = invisible_chars(line)
+        if n == 1:
+            hits = [(i, c) for i, c in hits if (i, c) != (0, "\ufeff")]
+        key = next((k for k in keys if line.lstrip("'\"").startswith(k)), None)
+        if key is not None:
+            hits = [(i, c) for i, c in hits if i > len(key) + 1]
+        if hits:
+            f.findings.append(INVISIBLE_TEXT.at(
+                f.label, n, hits[0][0] + 1,
+                f"{len(hits)} invisible or bidirectional character(s) in this line: "
+                f"{shown(line.strip())} may read differently from what it is",
+                hint=f"delete {code_points(c for _, c in hits)} unless it is meant"))
 
 
 def _is_mapping(f: _File) -> bool:
@@ -471,6 +504,12 @@ def _master(f: _File, merged: dict[str, tuple[_File, Any]], refs: _Refs) -> None
     for k in f.data:
         if isinstance(k, str) and ("?" in k or "[" in k):
             f.add(GLOB_CHAR_KEY, (k,), f"config key {k!r} contains a glob character")
+        hidden = invisible_chars(k) if isinstance(k, str) else []
+        if hidden:
+            plain = "".join(c for c in k if not is_invisible(c))
+            f.add(INVISIBLE_KEY, (k,), f"config key {shown(k)} contains {len(hidden)} "
+                  f"invisible or bidirectional character(s): it looks like {plain!r}",
+                  hint=f"delete {code_points(c for _, c in hidden)}")
         if k in merged:
             f.add(DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
                   f"{merged[k][0].label}")
