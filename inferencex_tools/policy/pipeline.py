@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING, Any
 from inferencex_tools.policy.effective import Analyzer, key
 from inferencex_tools.policy.resolve import Row
 from inferencex_tools.progress import ProgressFn
-from inferencex_tools.workflow import LocalPaths, Workflows, job_environment
+from inferencex_tools.workflow import (
+    LocalPaths,
+    Workflows,
+    bucket_of,
+    job_environment,
+    runner_defaults,
+)
 from inferencex_tools.workflow.step import Step, step_of
 
 if TYPE_CHECKING:  # the tracer loads only when something is traced
@@ -87,22 +93,40 @@ def node_for(family: str, label: str, labels: Mapping[str, Any] | None) -> str:
 
 def make_job(wf: Workflows | None, row: Row, family: str, node: str) -> Job:
     """The job of ``row`` on ``node``: derived from the workflows when one dispatches the
-    row's bucket, else ixtool's built-in environment (:meth:`Row.env`)."""
+    row's bucket; the environment ``ixtool ci row`` exports when the workflows start the
+    launcher with it; else that same environment as ixtool's built-in stand-in (the job's
+    ``notes[0]`` says why)."""
+    from inferencex_tools.launch.env import row_env
+
     if wf is not None and row.matrix:
         je = job_environment(wf, row.matrix, node=node, paths=PATHS)
         if je is not None:
             return Job(row, family, node, je.env, je.launcher, "workflow", list(je.notes))
-    env = row.env(node)
-    env.update({"GITHUB_WORKSPACE": WORKSPACE, "RUNNER_NAME": node, "USER": "runner",
-                "CI": "true", "GITHUB_ACTIONS": "true"})
+    if wf is None:
+        why = ("the repository has no workflow that dispatches benchmark jobs to a template "
+               "starting runners/launch_*.sh (.github/workflows)")
+    elif not row.matrix:
+        why = "the row does not come from the sweep matrix"
+    else:
+        why = f"no workflow dispatches the matrix bucket '{bucket_of(row.matrix)}'"
+    env = runner_defaults(PATHS, node)
+    if row.matrix:
+        env.update(row_env(row.matrix, node=node, workspace=WORKSPACE,
+                           eval_only=row.eval_only))
+    else:
+        env.update(row.env(node))
+    launcher = f"runners/launch_{family}.sh"
+    env["LAUNCHER"] = launcher
     if row.multinode:
         env["IS_MULTINODE"] = "true"
         for side in ("prefill", "decode"):
             for s in (row.entry.get(side) or {}).get("additional-settings") or []:
                 k, _, v = str(s).partition("=")
                 env[k] = v
-    return Job(row, family, node, env, f"runners/launch_{family}.sh", "built-in",
-               ["no workflow dispatches this row's bucket: ixtool's built-in environment"])
+    if wf is not None and wf.row_job and row.matrix:
+        return Job(row, family, node, env, launcher, "workflow",
+                   [f"{wf.row_job}: the launcher environment `ixtool ci row` exports"])
+    return Job(row, family, node, env, launcher, "built-in", [why])
 
 
 # ------------------------------------------------------------------ views

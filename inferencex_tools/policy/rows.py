@@ -21,7 +21,7 @@ from typing import Any
 
 from inferencex_tools.errors import InputError
 from inferencex_tools.policy.resolve import Row, key_lines
-from inferencex_tools.sweep.generate import SweepRequest, generate_matrix
+from inferencex_tools.sweep.generate import Matrix, SweepRequest, generate_matrix
 from inferencex_tools.sweep.load import Configs, Runners
 
 AGENTIC = "agentic-coding"
@@ -34,7 +34,9 @@ class RowSet:
     rows: list[Row] = field(default_factory=list)
     spec_keys: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # key → place
     matched: set[str] = field(default_factory=set)  # config keys selected by the globs
-    error: str | None = None
+    # config keys the sweep generator refuses (key → its reason): they have no rows; every
+    # other key's rows are generated as if they were absent
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def _entry_id(row: dict[str, Any]) -> str:
@@ -106,23 +108,27 @@ def _spec_keys(configs: Configs, globs: list[str] | None, lines: dict[str, dict[
 
 def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
                 all_evals: bool) -> RowSet:
-    """The rows to check, from the full sweep matrix (no eval marking)."""
+    """The rows to check, from the full sweep matrix (no eval marking).
+
+    The generator is run on the selected keys together; when it refuses them, key by key
+    (its rows for one key never depend on another key), so a key it refuses is left out
+    (``refused``) and changes neither the rows nor the environment of any other key."""
     out = RowSet()
     lines = {f: key_lines(raw.decode("utf-8", errors="replace"))
              for f, raw in configs.sources.items()}
     _spec_keys(configs, globs, lines, out)
-    from inferencex_tools.sweep.service import validate_for_generation
-
-    try:  # the generator's own precondition: configs it would refuse never reach it
-        validate_for_generation(configs)
-        m = generate_matrix(configs, runners, SweepRequest(mode="full", no_evals=True))
-    except InputError as exc:
-        out.error = str(exc)
-        return out
+    keys = [k for k in configs.data if k in out.matched]
+    m = _generate(configs, runners, keys)
+    if m is None:
+        m = Matrix([], [])
+        for key in keys:
+            one = _generate(configs, runners, [key], out.refused)
+            if one is not None:
+                m.rows.extend(one.rows)
+                m.keys.extend(one.keys)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for key, row in zip(m.keys, m.rows, strict=True):
-        if key in out.matched:
-            groups.setdefault((key, _entry_id(row)), []).append(row)
+        groups.setdefault((key, _entry_id(row)), []).append(row)
     index: dict[str, int] = {}
     for (key, _), rows in groups.items():
         cfg = configs.data[key]
@@ -131,3 +137,22 @@ def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
         i = index[key] = index.get(key, -1) + 1
         out.rows.extend(_group_rows(rows, key, cfg, file, line, i, all_evals=all_evals))
     return out
+
+
+def _generate(configs: Configs, runners: Runners, keys: list[str],
+              refused: dict[str, str] | None = None) -> Matrix | None:
+    """The full matrix of ``keys`` alone; None when the generator (or its validation)
+    refuses them (with one key and ``refused``: recorded there)."""
+    from inferencex_tools.sweep.service import validate_for_generation
+
+    part = Configs(data={k: configs.data[k] for k in keys},
+                   origin={k: configs.origin.get(k, "") for k in keys},
+                   sources=configs.sources)
+    try:  # the generator's own precondition: configs it would refuse never reach it
+        validate_for_generation(part)
+        return generate_matrix(part, runners, SweepRequest(mode="full", no_evals=True))
+    except (InputError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        if refused is not None and len(keys) == 1:
+            refused[keys[0]] = exc.message if isinstance(exc, InputError) else \
+                f"{type(exc).__name__}: {exc}"
+        return None

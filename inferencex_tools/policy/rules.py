@@ -50,6 +50,10 @@ NO_RECIPE = rule("PO204", E, "multi-node recipe (CONFIG_FILE) missing or not ven
                  "vendor the recipe under benchmarks/multi_node/srt-slurm-recipes/", area=A)
 CONFIG_INVALID = rule("PO205", E, "master config unreadable for the policy check",
                       "fix the master config (ixtool sweep validate gives details)", area=A)
+GENERATOR_REFUSED = rule("PO206", W, "the sweep generator refuses this config key: its rows "
+                         "are not checked (the other keys' rows are generated without it)",
+                         "fix the entry (`ixtool config validate` shows where); the policy "
+                         "check then traces its rows", area=A)
 
 # --- tracing (TRACING-NOTES.md) ---------------------------------------------------------
 TRACE_FAILED = rule("PO301", E, "tracing the recipe failed (non-zero exit status)",
@@ -89,6 +93,12 @@ SANDBOX_STOPPED = rule("PO310", E, "the sandbox stopped the trace (time, memory,
                        "a recipe must stay within the trace's limits and leave the stubs' "
                        "bookkeeping alone; the message says which limit or what was wrong",
                        area=A)
+BUILTIN_ENVIRONMENT = rule("PO311", W, "rows judged with ixtool's built-in job environment, "
+                           "not the one the repository's workflows give the job",
+                           "make a workflow under .github/workflows dispatch the rows' matrix "
+                           "bucket to a template whose run step starts runners/launch_*.sh; "
+                           "until then the verdicts of these rows rest on ixtool's stand-in "
+                           "variables", area=A)
 
 # --- the policy (G-01 .. G-12) ----------------------------------------------------------
 NOT_FORCED = rule("PO401", E, "agentic spec-decoding throughput run does not force synthetic "

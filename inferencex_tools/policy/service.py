@@ -25,15 +25,15 @@ from inferencex_tools.policy.pipeline import (
 )
 from inferencex_tools.policy.resolve import (
     Row,
-    enumerate_rows,
     launcher_families,
-    multinode_points,
     resolve_script,
 )
 from inferencex_tools.policy.rows import policy_rows
 from inferencex_tools.policy.rules import (
+    BUILTIN_ENVIRONMENT,
     CONFIG_INVALID,
     CURVE_CHANGED,
+    GENERATOR_REFUSED,
     NO_LAUNCHER,
     NOT_CHECKED,
     REGISTRY_INVALID,
@@ -49,6 +49,7 @@ from inferencex_tools.policy.store import (
 )
 from inferencex_tools.progress import ProgressFn
 from inferencex_tools.report.findings import Finding, Result
+from inferencex_tools.report.words import plural
 
 if TYPE_CHECKING:  # judging and tracing modules load only when a row is traced
     from inferencex_tools.policy.check import RowOutcome, Verdict
@@ -131,7 +132,9 @@ def _scoped_configs(parts: list[tuple[str, bytes]], scope: set[str], *, complete
     return out if set(out.data) == scope or not complete else None
 
 
-def _runners(root: Path) -> Any:
+def _runners(root: Path, result: Result) -> Any:
+    """runners.yaml; one that does not load is a PO206 warning (rows are then generated
+    without runner labels and hardware, and the keys that need them are refused)."""
     from inferencex_tools.sweep.load import Runners, parse_runners
 
     p = root / RUNNERS
@@ -139,7 +142,11 @@ def _runners(root: Path) -> Any:
         return Runners()
     try:
         return parse_runners(read_bytes(p), RUNNERS)
-    except InputError:
+    except InputError as exc:
+        result.add(GENERATOR_REFUSED.at(
+            RUNNERS, None, None, f"{RUNNERS} does not load ({exc.message}): rows are "
+            "generated without its runner labels and hardware; keys that need them are "
+            "not checked", data={"config_keys": [], "rows": []}))
         return Runners()
 
 
@@ -172,7 +179,7 @@ def _workflows(root: Path) -> Any:
     from inferencex_tools.workflow import load_workflows
 
     wf = load_workflows(workflow_files(root))
-    return wf if wf.dispatches else None
+    return wf if wf.dispatches or wf.row_job else None
 
 
 def _base_store(req: CheckRequest, base: str, result: Result,
@@ -205,26 +212,39 @@ def _base_store(req: CheckRequest, base: str, result: Result,
 # ------------------------------------------------------------------------- rows & jobs
 
 def _rows(req: CheckRequest, configs: Any, runners: Any, result: Result
-          ) -> tuple[list[Row], dict[str, tuple[str, int | None]]]:
+          ) -> tuple[list[Row], dict[str, tuple[str, int | None]], dict[str, str]]:
+    """The rows of the selected keys from the sweep generator, the spec-decoding keys and
+    the keys the generator refuses (left out; each gets its own finding, see
+    :func:`_refused`)."""
     rs = policy_rows(configs, runners, globs=req.config_keys, all_evals=req.all_evals)
     if req.config_keys and not rs.matched:
         raise UsageError("no config key matches "
                          + " ".join(repr(g) for g in req.config_keys),
                          hint=key_hint(req.config_keys, configs.keys))
-    if rs.error is None:
-        result.info["rows-from"] = "sweep matrix"
-        return rs.rows, rs.spec_keys
-    # the sweep generator refused the configs: rows straight from the configs
-    result.info["rows-from"] = f"master configs (sweep generator: {rs.error})"
-    rows: list[Row] = []
-    hardware = getattr(runners, "hardware", None)
-    for file, raw in configs.sources.items():
-        data = {k: v for k, v in configs.data.items() if configs.origin.get(k) == file}
-        text = raw.decode("utf-8", errors="replace")
-        rows.extend(enumerate_rows(file, data, text, globs=req.config_keys,
-                                   all_evals=req.all_evals, hardware=hardware))
-        rows.extend(p.row for p in multinode_points(file, data, text, globs=req.config_keys))
-    return rows, rs.spec_keys
+    result.info["rows-from"] = "sweep matrix"
+    if rs.refused:
+        n = plural(len(rs.refused), "key")
+        result.info["rows-from"] = (f"sweep matrix, key by key ({n} refused by the "
+                                    "generator: " + ", ".join(sorted(rs.refused)) + ")")
+    return rs.rows, rs.spec_keys, rs.refused
+
+
+def _refused(refused: dict[str, str], configs: Any, keys: Container[str] | None,
+             result: Result) -> None:
+    """PO206 for each key the sweep generator refuses (among ``keys``, when given: in PR
+    mode the keys the change touched)."""
+    from inferencex_tools.policy.resolve import key_lines
+
+    for key, why in sorted(refused.items()):
+        if keys is not None and key not in keys:
+            continue
+        file = configs.origin.get(key, "")
+        raw = configs.sources.get(file, b"")
+        line = key_lines(raw.decode("utf-8", errors="replace")).get(key)
+        result.add(GENERATOR_REFUSED.at(
+            file, line, 1, f"{key}: not checked: the sweep generator refuses this config "
+            f"entry ({why}); no row of it is traced, and the other keys' rows do not "
+            "depend on it", data={"config_keys": [key], "rows": []}))
 
 
 def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
@@ -264,6 +284,44 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
             else:
                 jobs.append(job)
     return jobs, malformed
+
+
+def _refused_in_change(refused: dict[str, str], configs: Any, changes: Any,
+                       base_configs: dict[str, Any], changed_prefixes: dict[str, str]
+                       ) -> set[str]:
+    """--base: the refused keys the change can have refused: their config block, the
+    runners.yaml entry of their label or their curve changed (what the generator reads)."""
+    out: set[str] = set()
+    for key in refused:
+        cfg = configs.data.get(key) or {}
+        if cfg != base_configs.get(key) or (changes.runner_labels is None and \
+                RUNNERS in changes.files) or \
+                str(cfg.get("runner")) in (changes.runner_labels or ()) or \
+                str(cfg.get("model-prefix")) in changed_prefixes:
+            out.add(key)
+    return out
+
+
+def _environment(jobs: list[Job], result: Result) -> None:
+    """``info["job-environment"]`` as it is (``workflows``, ``built-in`` or ``mixed``), and
+    a PO310 warning naming the rows judged with the built-in environment, per reason."""
+    builtin: dict[str, list[Job]] = {}
+    for j in jobs:
+        if j.source != "workflow":
+            builtin.setdefault(j.notes[0] if j.notes else "no workflow", []).append(j)
+    n = sum(len(v) for v in builtin.values())
+    result.info["job-environment"] = ("workflows" if not n else
+                                      "built-in" if n == len(jobs) else "mixed")
+    for why, js in builtin.items():
+        refs = [{**j.row.ref(), "family": j.family} for j in js]
+        keys = sorted({j.row.key for j in js})
+        shown = ", ".join(keys[:6]) + (f" (+{len(keys) - 6} more)" if len(keys) > 6 else "")
+        j0 = js[0]
+        result.add(BUILTIN_ENVIRONMENT.at(
+            j0.row.config_file, j0.row.key_line, 1,
+            f"{plural(len(js), 'row')} of {plural(len(keys), 'config key')} ({shown}) are "
+            f"judged with ixtool's built-in job environment, not the workflows': {why}",
+            data={"config_keys": keys, "rows": refs}))
 
 
 def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
@@ -432,20 +490,25 @@ def check(req: CheckRequest) -> Checked:
     result.checked.extend(files)
     if configs is None:
         return Checked(_finish(result, store, [], {}, started, req), [], store)
-    runners = _runners(root)
+    runners = _runners(root, result)
     wf = _workflows(root)
-    rows, spec_keys = _rows(req, configs, runners, result)
+    rows, spec_keys, refused = _rows(req, configs, runners, result)
     sources: dict[str, str] = {}
     index = RepoIndex(root)
     if changes is not None:
         changed_prefixes = _curve_changes(req, changes, store, result)
         rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes)
+        _refused(refused, configs, _refused_in_change(refused, configs, changes, base_cfgs,
+                                                      changed_prefixes), result)
+    else:
+        _refused(refused, configs, None, result)
+    spec_keys = {k: v for k, v in spec_keys.items() if k not in refused}
     jobs, malformed = _jobs(req, rows, runners, wf, result)
-    result.info["job-environment"] = "workflows" if wf is not None else "built-in"
     if changes is not None:
         jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes)
         result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                                "changed-files": sorted(changes.files), "traced-keys": why}
+    _environment(jobs, result)
     jobs, unmodeled = _modeled(jobs)
     outcomes: list[RowOutcome] = [*malformed, *unmodeled]
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))

@@ -117,6 +117,10 @@ class Workflows:
     templates: dict[str, Template] = field(default_factory=dict)
     dispatches: dict[str, Dispatch] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # "workflow:job" of a job that exports ``ixtool ci row``'s launcher environment and
+    # then starts the launcher (ixtool's own sweep workflow): rows no template dispatches
+    # get exactly that environment
+    row_job: str | None = None
 
     def dispatch_for(self, bucket: str) -> Dispatch | None:
         return self.dispatches.get(bucket)
@@ -169,6 +173,25 @@ def _template(path: str, doc: dict[str, Any]) -> Template | None:
                 senv = step.get("env") if isinstance(step.get("env"), dict) else {}
                 return Template(path, inputs, dict(env or {}), step.get("name"), dict(senv),
                                 run)
+    return None
+
+
+def _row_job(path: str, doc: dict[str, Any]) -> str | None:
+    """``path:job`` of the first job with a step running ``ixtool ci row`` (the action's
+    ``command: ci row``, or the command line) followed by a step that starts a launcher."""
+    for name, job in (doc.get("jobs") or {}).items():
+        steps = job.get("steps") if isinstance(job, dict) else None
+        row_step = False
+        for step in steps if isinstance(steps, list) else []:
+            if not isinstance(step, dict):
+                continue
+            w = step.get("with")
+            run = str(step.get("run") or "")
+            command = str(w.get("command", "")) if isinstance(w, dict) else ""
+            if command.split() == ["ci", "row"] or "ixtool ci row" in run:
+                row_step = True
+            elif row_step and LAUNCH_MARKER in run:
+                return f"{path}:{name}"
     return None
 
 
@@ -234,6 +257,7 @@ def load_workflows(files: Mapping[str, bytes]) -> Workflows:
         t = _template(path, doc)
         if t is not None:
             wf.templates[path] = t
+        wf.row_job = wf.row_job or _row_job(path, doc)
     candidates: list[tuple[int, str, Dispatch]] = []
     for path, doc in docs.items():
         found: list[Dispatch] = []

@@ -35,8 +35,19 @@ CONFIG = f"""\
 """  # noqa: E501
 
 
+# the label's DRAM (the sweep generator needs it for kv-offloading: dram)
+RUNNERS = """\
+labels:
+  cluster:h200-dgxc: [h200-dgxc-slurm_0]
+hardware:
+  cluster:h200-dgxc: {available-cpu-dram-mib: 1471356, gpus-per-node: 8}
+  cluster:b300-nv: {available-cpu-dram-mib: 3000000, gpus-per-node: 8}
+"""
+
+
 def seed_repo(tmp: Path, edit: tuple[str, str] | None = None, config: str = CONFIG) -> Path:
-    for rel in (SEED, "benchmarks/benchmark_lib.sh", "runners/launch_h200-dgxc-slurm.sh"):
+    for rel in (SEED, "benchmarks/benchmark_lib.sh", "runners/launch_h200-dgxc-slurm.sh",
+                ".github/workflows/sweep-shard.yml"):  # the job environment: `ixtool ci row`
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / rel, tmp / rel)
     if edit is not None:
@@ -45,6 +56,7 @@ def seed_repo(tmp: Path, edit: tuple[str, str] | None = None, config: str = CONF
         (tmp / SEED).write_text(text.replace(edit[0], edit[1]))
     (tmp / "configs").mkdir(exist_ok=True)
     (tmp / "configs/nvidia-master.yaml").write_text(config)
+    (tmp / "configs/runners.yaml").write_text(RUNNERS)
     return tmp
 
 
@@ -381,35 +393,66 @@ def test_baseline_round_trip(tmp_path: Path, corpus: Path) -> None:
     assert "third-key" in json.dumps(found) or "nosuchmodel" in json.dumps(found)
 
 
-def test_rows_of_configs_the_generator_refuses_come_from_the_configs() -> None:
+def test_a_key_the_generator_refuses_is_left_out_alone() -> None:
     """A config the sweep generator's validation refuses (here a real historical shape:
-    ``kv-offload-backend: mooncake`` where a mapping is required) never reaches the
-    generator: the rows come from the master configs, no internal error."""
+    ``kv-offload-backend: mooncake`` where a mapping is required) is left out with its
+    reason; every other key's rows are exactly the generator's rows for that key alone
+    (never rows built another way)."""
     from pathlib import Path
 
     from inferencex_tools.policy.rows import policy_rows
     from inferencex_tools.sweep.load import Runners, merge_masters
 
     case = Path(__file__).parent.parent / "cases" / "sweep" / "config" / "ok-agentic-dram.yaml"
-    text = case.read_text(encoding="utf-8").replace(
-        'kv-offload-backend: { name: mooncake, version: "0.3" }', "kv-offload-backend: mooncake")
-    configs = merge_masters([("x-master.yaml", text.encode())])
+    good = case.read_text(encoding="utf-8")
+    bad = good.replace('kv-offload-backend: { name: mooncake, version: "0.3" }',
+                       "kv-offload-backend: mooncake")
+    key = next(iter(merge_masters([("x-master.yaml", good.encode())]).data))
+    bad = bad.replace(f"{key}:", "broken-key:", 1)
     runners = Runners(labels={"h200-dgxc": ["h200-dgxc_0"]}, hardware={
         "cluster:h200-dgxc": {"available-cpu-dram-mib": 2_000_000, "gpus-per-node": 8}})
-    rs = policy_rows(configs, runners, globs=None, all_evals=False)
-    assert rs.error is not None and "failed validation" in rs.error
-    assert rs.rows == [] and rs.spec_keys  # the service enumerates rows from the configs
+    alone = policy_rows(merge_masters([("x-master.yaml", good.encode())]), runners,
+                        globs=None, all_evals=False)
+    both = policy_rows(merge_masters([("x-master.yaml", (bad + good).encode())]), runners,
+                       globs=None, all_evals=False)
+    assert list(both.refused) == ["broken-key"] and "failed validation" in both.refused[
+        "broken-key"]
+    assert alone.rows and [(r.label(), r.matrix) for r in both.rows] == \
+        [(r.label(), r.matrix) for r in alone.rows]
 
 
-def test_a_malformed_config_entry_is_not_checked_with_a_reason(tmp_path: Path,
-                                                              corpus: Path) -> None:
-    """Rows straight from configs the generator refused: an entry too malformed for a
-    job's environment (kv-offload-backend a string, as in a real historical commit) is a
-    "not checked" verdict naming the problem, never an internal error."""
-    config = CONFIG.replace("kv-offload-backend: { name: mooncake }",
-                            "kv-offload-backend: mooncake")
-    res = check(seed_repo(tmp_path, config=config), corpus)
-    assert res.info["rows-from"].startswith("master configs (sweep generator:")
-    not_checked = [f for f in res.findings if f.rule == "PO308"]
-    assert len(not_checked) == 1 and "malformed" in not_checked[0].message
-    assert not_checked[0].data["config_keys"] == [KEY]
+def test_a_broken_key_never_changes_the_rows_of_another(tmp_path: Path,
+                                                        corpus: Path) -> None:
+    """Issue 25: one unrelated key the generator refuses (its runner has no DRAM entry in
+    runners.yaml) left every row built from the configs with another environment.  Now
+    the broken key gets its own warning (PO206), the seed key is judged exactly as when
+    it is alone (same rows, same verdicts, the workflows' environment)."""
+    broken = CONFIG.replace(KEY, "broken-key").replace("cluster:h200-dgxc", "cluster:nodram")
+    alone = check(seed_repo(tmp_path / "a"), corpus)
+    res = check(seed_repo(tmp_path / "b", config=CONFIG + broken), corpus)
+    assert [f.rule for f in res.findings] == ["PO206"]
+    assert res.findings[0].data["config_keys"] == ["broken-key"]
+    assert "available-cpu-dram-mib" in res.findings[0].message
+    assert res.info["job-environment"] == alone.info["job-environment"] == "workflows"
+    drop = ("trace-seconds",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in res.info["rows"]] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in alone.info["rows"]]
+
+
+def test_rows_judged_with_the_built_in_environment_say_so(tmp_path: Path,
+                                                          corpus: Path) -> None:
+    """Without a workflow that gives the job its environment, every row is judged with
+    ixtool's stand-in: a PO311 warning names the rows and why, in every format, and
+    ``info["job-environment"]`` says "built-in"."""
+    repo = seed_repo(tmp_path)
+    (repo / ".github/workflows/sweep-shard.yml").unlink()
+    res = check(repo, corpus)
+    assert [f.rule for f in res.findings] == ["PO311"]
+    f = res.findings[0]
+    assert f.severity.value == "warning" and KEY in f.message and "no workflow" in f.message
+    assert f.data["config_keys"] == [KEY] and len(f.data["rows"]) == len(res.info["rows"])
+    assert res.info["job-environment"] == "built-in"
+    for fmt in ("text", "github", "sarif"):
+        from inferencex_tools.report.reporters import render
+
+        assert "PO311" in render(res, fmt), fmt

@@ -246,7 +246,8 @@ def _runner_edit(real_tree: Path, tmp: Path, edit: tuple[str, str]) -> tuple[Pat
     ("a node added to one label",
      ("  cluster:h200-dgxc:\n", "  cluster:h200-dgxc:\n    - h200-dgxc-slurm_99\n"), "label"),
     ("a comment", ("labels:\n", "# reviewed\nlabels:\n"), "none"),
-    ("a new top-level key", ("labels:\n", "owners: [infra]\nlabels:\n"), "every"),
+    # runners.yaml no longer loads: the sweep refuses the keys that need its hardware
+    ("a new top-level key", ("labels:\n", "owners: [infra]\nlabels:\n"), "refused"),
 ])
 def test_base_runners_yaml_change_traces_the_rows_of_its_labels(
         real_tree: Path, tmp_path: Path, what: str, edit: tuple[str, str],
@@ -262,6 +263,11 @@ def test_base_runners_yaml_change_traces_the_rows_of_its_labels(
     traced = res.info["base"]["traced-keys"]
     if selects == "none":
         assert traced == {} and res.info["traces"] == 0, what
+    elif selects == "refused":
+        assert traced == {} and res.info["traces"] == 0, what
+        assert {f.file: f.rule for f in res.findings} == {
+            "configs/runners.yaml": "PO206", "configs/nvidia-master.yaml": "PO206"}
+        assert "unknown key(s) owners" in res.findings[0].message
     else:
         assert set(traced) == {SEED_KEY}, what
         want = ("configs/runners.yaml changed (runner label cluster:h200-dgxc)"

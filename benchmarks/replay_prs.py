@@ -1,0 +1,291 @@
+"""Replay merged PRs of the full-history bundle through ``ixtool ci gate``.
+
+Each first-parent commit of ``inferencex-full-history-9aeaa75d8.bundle`` whose subject
+ends in ``(#N)`` is one merged PR.  The gate sees it as it saw the PR: a checkout of the
+merge commit, ``ixtool ci gate --base <sha>^1 --pr N --format json``.  Per PR the
+harness records the exit code, the wall time, the gate's stages and its findings (rule,
+severity, file, line, message), and classifies the findings that say *ixtool could not
+check something* rather than *the recipe violates the policy*:
+
+* **internal**: exit code 2, a traceback, or a stage that ended in error (CI501);
+* **tool-failure**: PO301 (a trace failed), PO202 naming a script that exists in the
+  merge commit (or a PO202 whose script is absent: listed too, to be judged),
+  LA2xx (a launch finding that may come from a sandbox artefact).
+
+Selection: every PR merged on or after ``--since`` (default 2026-07-02) plus a
+deterministic sample of ``--older N`` earlier ones (``--seed``), or exactly
+``--prs N …``.  Replays run in ``--jobs`` worktrees (1–2 on a shared machine; run it
+under ``nice``).  Output: a JSON file of every record (``--out``) and, with
+``--table FILE``, the Markdown table of the remaining tool-failure findings; judgements
+(true/false and why) come from ``--judgements FILE`` (JSON: "PR/RULE" → text).
+
+    nice -n 15 python benchmarks/replay_prs.py --older 200 --jobs 2 --out /tmp/replay.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("IXTOOL_SHARED", ROOT.parent / "shared"))
+BUNDLE = SHARED / "corpus" / "inferencex-full-history-9aeaa75d8.bundle"
+BRANCH = "main-upto-0715"
+GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "replay", "GIT_AUTHOR_EMAIL": "replay@ixtool.invalid",
+           "GIT_COMMITTER_NAME": "replay", "GIT_COMMITTER_EMAIL": "replay@ixtool.invalid"}
+PR_RX = re.compile(r"\(#(\d+)\)\s*$")
+TOOL_RULES = ("PO301", "PO202")
+SCRIPT_RX = re.compile(r"\b((?:benchmarks|runners)/[\w./+-]+\.(?:sh|py|bash))\b")
+
+
+@dataclass
+class Merge:
+    sha: str
+    pr: int
+    date: str
+    subject: str
+
+
+@dataclass
+class Replay:
+    pr: int
+    sha: str
+    date: str
+    exit: int
+    seconds: float
+    stages: dict[str, str] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    internal: str | None = None  # why the run counts as an internal error
+    tool_failures: list[dict[str, Any]] = field(default_factory=list)
+    load: float = 0.0  # 1-minute load average when the replay started
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def merges(repo: Path) -> list[Merge]:
+    """Every first-parent commit of the branch with a PR number, oldest first."""
+    out = []
+    for line in git(repo, "log", "--first-parent", "--reverse", "--date=short",
+                    "--format=%H%x09%ad%x09%s", BRANCH).splitlines():
+        sha, date, subject = line.split("\t", 2)
+        m = PR_RX.search(subject)
+        if m:
+            out.append(Merge(sha, int(m.group(1)), date, subject))
+    return out
+
+
+def select(all_: list[Merge], since: str, older: int, seed: int,
+           prs: list[int] | None) -> list[Merge]:
+    if prs:
+        want = set(prs)
+        return [m for m in all_ if m.pr in want]
+    recent = [m for m in all_ if m.date >= since]
+    before = [m for m in all_ if m.date < since]
+    sample = random.Random(seed).sample(before, min(older, len(before)))
+    return sorted(sample, key=lambda m: m.date) + recent
+
+
+def _exists(repo: Path, sha: str, path: str) -> bool:
+    r = subprocess.run(["git", "cat-file", "-e", f"{sha}:{path}"], cwd=repo, env=GIT_ENV,
+                       capture_output=True)
+    return r.returncode == 0
+
+
+def classify(rep: Replay, worktree: Path) -> None:
+    """Internal errors and tool-failure findings of one replay."""
+    if rep.exit not in (0, 1):
+        rep.internal = rep.internal or f"exit {rep.exit}"
+    bad_stages = [k for k, v in rep.stages.items() if v == "error"]
+    if bad_stages and rep.internal is None:
+        rep.internal = "stage error: " + ", ".join(bad_stages)
+    for f in rep.findings:
+        if f.get("severity") != "error":
+            continue
+        rule = str(f.get("rule"))
+        if rule == "PO202":
+            names = SCRIPT_RX.findall(f.get("message", ""))
+            exists = bool(names) and _exists(worktree, rep.sha, names[0])
+            rep.tool_failures.append({**f, "script": names[0] if names else None,
+                                      "script-exists": exists})
+        elif rule in TOOL_RULES or rule.startswith("LA2"):
+            rep.tool_failures.append(dict(f))
+
+
+def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float) -> Replay:
+    git(worktree, "checkout", "-q", "-f", "--detach", m.sha)
+    git(worktree, "clean", "-q", "-fdx")
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    cmd = [*ixtool, "ci", "gate", "--base", f"{m.sha}^1", "--pr", str(m.pr),
+           "--format", "json"]
+    try:
+        p = subprocess.run(cmd, cwd=worktree, capture_output=True, text=True,
+                           timeout=timeout, env={**os.environ, "NO_COLOR": "1", "CI": ""})
+        code, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        code, out, err = -1, "", f"timeout after {timeout:.0f} s"
+    secs = time.perf_counter() - t0
+    rep = Replay(m.pr, m.sha, m.date, code, round(secs, 2), load=round(load, 2))
+    try:
+        doc = json.loads(out) if out.strip() else {}
+    except json.JSONDecodeError:
+        doc = {}
+        rep.internal = "output is not JSON"
+    if "Traceback (most recent call last)" in err:
+        rep.internal = "traceback: " + err.strip().splitlines()[-1][:200]
+    elif code not in (0, 1):
+        rep.internal = f"exit {code}: " + " ".join(err.strip().splitlines()[-2:])[:300]
+    info = doc.get("info") or {}
+    rep.stages = dict(info.get("stages") or {})
+    rep.findings = [{k: f.get(k) for k in ("rule", "severity", "file", "line", "message")}
+                    for f in doc.get("findings") or []]
+    classify(rep, worktree)
+    return rep
+
+
+def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: float,
+        progress: bool = True) -> list[Replay]:
+    trees = [repo]
+    for i in range(1, jobs):
+        wt = repo.parent / f"wt{i}"
+        if not wt.exists():
+            git(repo, "worktree", "add", "-q", "--detach", str(wt), BRANCH)
+        trees.append(wt)
+    free = list(trees)
+    lock = threading.Lock()
+    done: list[Replay] = []
+
+    def work(m: Merge) -> Replay:
+        with lock:
+            wt = free.pop()
+        try:
+            rep = replay_one(m, wt, ixtool, timeout)
+        finally:
+            with lock:
+                free.append(wt)
+        with lock:
+            done.append(rep)
+            if progress:
+                tag = rep.internal or ("tool-failure" if rep.tool_failures else "")
+                print(f"[{len(done)}/{len(todo)}] #{m.pr} {m.date} exit {rep.exit} "
+                      f"{rep.seconds:.1f}s {tag}", file=sys.stderr, flush=True)
+        return rep
+
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        return list(ex.map(work, todo))
+
+
+def summary(reps: list[Replay]) -> dict[str, Any]:
+    times = sorted(r.seconds for r in reps)
+    p95 = times[max(0, round(0.95 * len(times)) - 1)] if times else 0.0
+    tool = [r for r in reps if r.tool_failures]
+    return {
+        "prs": len(reps),
+        "internal": [r.pr for r in reps if r.internal],
+        "tool-failure-prs": [r.pr for r in tool],
+        "tool-failure-share": round(len(tool) / len(reps), 4) if reps else 0.0,
+        "exit-codes": dict(Counter(str(r.exit) for r in reps)),
+        "seconds": {"median": round(statistics.median(times), 2) if times else 0.0,
+                    "p95": p95, "max": times[-1] if times else 0.0,
+                    "over-60": [r.pr for r in reps if r.seconds > 60]},
+        "rules": dict(Counter(f["rule"] for r in reps for f in r.findings
+                              if f.get("severity") == "error")),
+        "load": {"min": min((r.load for r in reps), default=0.0),
+                 "max": max((r.load for r in reps), default=0.0)},
+    }
+
+
+def table(reps: list[Replay], judgements: dict[str, str]) -> str:
+    """The Markdown table of every remaining tool-failure finding, with its judgement."""
+    lines = ["| PR | merged | rule | finding | judged |", "|---|---|---|---|---|"]
+    for r in sorted(reps, key=lambda r: r.pr):
+        for f in r.tool_failures:
+            msg = " ".join(str(f.get("message", "")).split())
+            msg = msg if len(msg) <= 220 else msg[:217] + "…"
+            msg = msg.replace("|", "\\|")
+            verdict = judgements.get(f"{r.pr}/{f['rule']}", "not judged yet")
+            lines.append(f"| #{r.pr} | {r.date} | {f['rule']} | {msg} | {verdict} |")
+    for r in sorted(reps, key=lambda r: r.pr):
+        if r.internal:
+            lines.append(f"| #{r.pr} | {r.date} | internal | {r.internal} | "
+                         f"{judgements.get(f'{r.pr}/internal', 'not judged yet')} |")
+    return "\n".join(lines) + "\n"
+
+
+def clone(dest: Path, bundle: Path) -> Path:
+    repo = dest / "repo"
+    if not (repo / ".git").exists():
+        subprocess.run(["git", "clone", "-q", "-b", BRANCH, str(bundle), str(repo)],
+                       env=GIT_ENV, check=True)
+    return repo
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bundle", type=Path, default=BUNDLE)
+    ap.add_argument("--since", default="2026-07-02", help="replay every PR merged on or after")
+    ap.add_argument("--older", type=int, default=200, help="sample of earlier PRs")
+    ap.add_argument("--seed", type=int, default=25)
+    ap.add_argument("--prs", type=int, nargs="*", help="exactly these PR numbers")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N selected")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per PR")
+    ap.add_argument("--workdir", type=Path, help="reuse this clone (default: a temp dir)")
+    ap.add_argument("--out", type=Path, help="write every record here (JSON)")
+    ap.add_argument("--table", type=Path, help="write the tool-failure table (Markdown)")
+    ap.add_argument("--judgements", type=Path, help="JSON: 'PR/RULE' → judgement")
+    args = ap.parse_args(argv)
+    if not args.bundle.is_file():
+        print(f"no bundle at {args.bundle}", file=sys.stderr)
+        return 2
+    ixtool = [sys.executable, "-m", "inferencex_tools"]
+    tmp = None
+    if args.workdir is None:
+        tmp = tempfile.mkdtemp(prefix="ixtool-replay-")
+        work = Path(tmp)
+    else:
+        work = args.workdir
+        work.mkdir(parents=True, exist_ok=True)
+    try:
+        repo = clone(work, args.bundle)
+        todo = select(merges(repo), args.since, args.older, args.seed, args.prs)
+        if args.limit:
+            todo = todo[:args.limit]
+        print(f"replaying {len(todo)} PRs with {args.jobs} job(s), {os.cpu_count()} CPUs, "
+              f"load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+        reps = run(repo, todo, max(1, args.jobs), ixtool, args.timeout)
+        s = summary(reps)
+        print(json.dumps(s, indent=2))
+        if args.out:
+            args.out.write_text(json.dumps({"summary": s, "replays": [asdict(r) for r in reps]},
+                                           indent=1) + "\n")
+        if args.table:
+            j = json.loads(args.judgements.read_text()) if args.judgements else {}
+            args.table.write_text(table(reps, j))
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
