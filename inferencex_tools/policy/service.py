@@ -157,8 +157,8 @@ def row_families(req: CheckRequest) -> list[tuple[Row, str]]:
     configs, _ = _configs(req, result)
     if configs is None:
         return []
-    runners = _runners(req.root)
-    rows, _ = _rows(req, configs, runners, result)
+    runners = _runners(req.root, result)
+    rows, _, _ = _rows(req, configs, runners, result)
     return [(row, fam) for row in rows
             for fam in launcher_families(req.root, str(row.config.get("runner")),
                                          runners.labels or None)]
@@ -166,7 +166,7 @@ def row_families(req: CheckRequest) -> list[tuple[Row, str]]:
 
 def repo_runners(root: Path) -> Any:
     """``configs/runners.yaml`` of ``root`` (empty when absent or unreadable)."""
-    return _runners(root)
+    return _runners(root, Result("policy rows"))
 
 
 def repo_workflows(root: Path) -> Any:
