@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("IXTOOL_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus" / "inferencex"
 BUNDLE = SHARED / "corpus" / "inferencex-history.bundle"
+FULL_BUNDLE = SHARED / "corpus" / "inferencex-full-history-9aeaa75d8.bundle"
+FULL_BRANCH = "main-upto-0715"
 ORACLE = SHARED / "oracle"
 
 GIT_ENV = {
@@ -56,6 +58,18 @@ def history_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"history bundle not found at {BUNDLE}")
     dest = tmp_path_factory.mktemp("history") / "inferencex"
     subprocess.run(["git", "clone", "-q", str(BUNDLE), str(dest)], env=GIT_ENV, check=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def full_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of the repository's whole history (every file; branch main-upto-0715;
+    read-only use, session-wide)."""
+    if not FULL_BUNDLE.is_file():
+        pytest.skip(f"full history bundle not found at {FULL_BUNDLE}")
+    dest = tmp_path_factory.mktemp("full-history") / "inferencex"
+    subprocess.run(["git", "clone", "-q", "-b", FULL_BRANCH, str(FULL_BUNDLE), str(dest)],
+                   env=GIT_ENV, check=True)
     return dest
 
 

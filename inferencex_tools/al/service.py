@@ -258,7 +258,9 @@ def launches(req: AuditRequest, result: Result | None = None,
                                  "isolation": checked.result.info.get("isolation")}
     wf = repo_workflows(req.root)
     labels = repo_runners(req.root).labels or {}
-    return [name_of(o.row, o.family, wf, labels, launch_of(o, checked.store))
+    store = checked.store
+    assert store is not None  # a check without --base always judges with the curves
+    return [name_of(o.row, o.family, wf, labels, launch_of(o, store))
             for o in checked.outcomes]
 
 

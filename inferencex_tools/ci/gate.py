@@ -32,11 +32,10 @@ from inferencex_tools.ci import rules as R
 from inferencex_tools.ci.labels import LABELS_FILE, ZERO_SHA, Decision, Facts, decide
 from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
+from inferencex_tools.io.layout import Layout
 from inferencex_tools.report.findings import Finding, Result
 from inferencex_tools.report.words import plural
 
-MASTER_RX = r"configs/[^/]*-master\.yaml"
-RUNNERS = "configs/runners.yaml"
 PRIORITY_POLICY = "configs/ci-priority.yaml"
 JOB_OUTPUT_LIMIT = 1_000_000  # bytes for all outputs of one job (GitHub, UTF-16 measured)
 
@@ -93,6 +92,7 @@ class _Blobs:
     def __init__(self, repo: _Repo) -> None:
         self.repo = repo
         self._cache: dict[tuple[str, str], bytes | None] = {}
+        self._layouts: dict[str, Layout] = {}
 
     def get(self, ref: str, path: str) -> bytes | None:
         key = (ref, path)
@@ -108,6 +108,14 @@ class _Blobs:
     def paths(self, ref: str, *folders: str) -> set[str]:
         """Every file path below ``folders`` at ``ref`` (one ``git ls-tree``)."""
         return self.repo.reader.paths(ref, *folders)
+
+    def layout(self, ref: str) -> Layout:
+        """Where ``ref`` keeps its master configs and runners.yaml (io.layout)."""
+        if ref not in self._layouts:
+            from inferencex_tools.io.layout import layout_at
+
+            self._layouts[ref] = layout_at(self.repo.reader, ref)
+        return self._layouts[ref]
 
 
 def _stage(result: Result, stages: dict[str, str], name: str, fn: Callable[[], Any]) -> Any:
@@ -219,7 +227,7 @@ def _slug(req: GateRequest, repo: Any) -> str:
 
 
 def _master_paths(blobs: _Blobs, ref: str) -> list[str]:
-    return blobs.names(ref, "configs", MASTER_RX)
+    return list(blobs.layout(ref).masters)
 
 
 def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str],
@@ -273,7 +281,7 @@ def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result
     touched_keys: list[str] = []
     for p in masters:
         head = (blobs.get(ctx.head, p) or b"").decode("utf-8", "replace")
-        base_b = blobs.get(ctx.base, p) if ctx.base else None
+        base_b = blobs.get(ctx.base, _counterpart(blobs, ctx.base, p)) if ctx.base else None
         base = base_b.decode("utf-8", "replace") if base_b is not None else None
         t = B.touched(head, base)
         if t is None:
@@ -293,16 +301,24 @@ def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result
     result.info["touched_config_keys"] = touched_keys
     if not files:
         return
-    runners = blobs.get(ctx.head, RUNNERS)
+    rpath = blobs.layout(ctx.head).runners
+    runners = blobs.get(ctx.head, rpath)
     paths = blobs.paths(ctx.head, "benchmarks", "runners")
     res = validate(ValidateInput(
         masters=files,
-        runners=MasterFile(RUNNERS, runners) if runners is not None else None,
+        runners=MasterFile(rpath, runners) if runners is not None else None,
         exists=paths.__contains__ if paths else None,
         base_keys=base_keys if ctx.base else None,
         scripts=_launch_scripts(blobs, ctx.head, paths) if paths else None))
     for f in res.findings:
         result.add(_remap(f, line_maps.get(f.file) or []))
+
+
+def _counterpart(blobs: _Blobs, ref: str, path: str) -> str:
+    """The master config of ``ref`` that corresponds to ``path`` (the same file name in
+    that revision's config folder: a change may move the folder)."""
+    name = path.rsplit("/", 1)[-1]
+    return next((p for p in blobs.layout(ref).masters if p.rsplit("/", 1)[-1] == name), path)
 
 
 def _launch_scripts(blobs: _Blobs, ref: str, paths: set[str]) -> dict[str, str]:
@@ -340,84 +356,24 @@ def _remap(f: Finding, spans: list[tuple[int, int]]) -> Finding:
 # --------------------------------------------------------------------------- policy
 
 def default_policy_stage(ctx: GateContext) -> list[Finding]:
-    """The policy check, when the change touches what it reads (recipes, curves,
-    launchers, configs); through the policy area's public entry point."""
+    """The policy check of the change: the policy area's incremental check (the same
+    code as ``ixtool policy check --base``, which decides what the change can reach) on
+    the gate's own git reader."""
     res = policy_result(ctx)
     return list(res.findings) if res is not None else []
 
 
 def policy_result(ctx: GateContext) -> Result | None:
-    """The whole result of the policy check :func:`default_policy_stage` runs (its
-    verdict rows in ``info["rows"]``); None when the change touches nothing it reads.
-    ``ixtool review`` builds its golden-AL table from the gate's own check through it."""
-    relevant = [p for p in ctx.changed
-                if p.startswith(("benchmarks/", "golden_al_distribution/", "runners/",
-                                 "configs/"))]
-    if not relevant:
+    """The whole result of the policy check :func:`default_policy_stage` runs (findings
+    and ``info``: its verdict rows, the traced keys); None without a base (nothing to
+    compare).  ``ixtool review`` builds its golden-AL table from the gate's own check
+    through it."""
+    if ctx.base is None:
         return None
     from inferencex_tools.policy import service as policy_service
 
-    if ctx.base is not None:  # the incremental check, sharing the gate's git reader
-        scope = _policy_scope(ctx)  # when other keys' rows cannot be selected: these only
-        res: Result = policy_service.run_check(policy_service.CheckRequest(
-            root=ctx.repo.root, base=ctx.base, head=ctx.head, config_keys=scope or None,
-            git=ctx.repo.reader, keys_are_change=bool(scope)))
-        return res
-    check = getattr(policy_service, "run_check_incremental", None)
-    if check is not None:  # the policy area's incremental mode (policy check --base)
-        res = check(ctx.repo.root, base=ctx.base, head=ctx.head)
-        return res
-    if not any(p.startswith("benchmarks/") for p in relevant):
-        return None  # no recipe changed: nothing for a full check to find that is new
-    return policy_service.run_check(policy_service.CheckRequest(root=ctx.repo.root))
-
-
-_SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
-_EVERY_ROW = ("runners/", ".github/workflows/", "golden_al_distribution/", RUNNERS)
-
-
-def _policy_scope(ctx: GateContext) -> list[str] | None:
-    """The config keys whose rows the incremental policy check can select, when the
-    change cannot select any other row; None when it may (then the whole check runs).
-
-    ``policy check --base`` selects a row when its config block changed, or its curve,
-    or a file its launchers, scripts or recipes read (``.sh``/``.py``/``.bash`` files
-    and the recipes themselves), or the workflows, runners.yaml or runners/ (every row).
-    So when no such file changed and no master config names a changed file (where a
-    recipe setting would: the raw text, with no escapes that could spell a name), only
-    the rows of the keys whose blocks changed can be selected.  The checkout must be
-    the head (the check reads the master configs from it)."""
-    from inferencex_tools.io.layout import master_files
-    from inferencex_tools.sweep import blocks as B
-
-    blobs = ctx.blobs
-    if ctx.base is None or blobs is None or not ctx.changed:
-        return None
-    if any(p.endswith(_SCRIPT_SUFFIXES) or p.startswith(_EVERY_ROW) for p in ctx.changed):
-        return None
-    root = ctx.repo.root
-    heads = _master_paths(blobs, ctx.head)
-    on_disk = [p.relative_to(root).as_posix() for p in master_files(root)]
-    if on_disk != heads:
-        return None
-    keys: list[str] = []
-    for p in sorted(set(heads) | set(_master_paths(blobs, ctx.base))):
-        head, base = blobs.get(ctx.head, p), blobs.get(ctx.base, p)
-        if head is None:
-            continue  # a removed file: its keys have no rows at the head
-        try:
-            if (root / p).read_bytes() != head:
-                return None
-        except OSError:
-            return None
-        text = head.decode("utf-8", "replace")
-        if "\\" in text or any(c.rsplit("/", 1)[-1] in text for c in ctx.changed):
-            return None
-        t = B.touched(text, base.decode("utf-8", "replace") if base is not None else None)
-        if t is None:
-            return None
-        keys += [b.key for b in t[0]]
-    return keys or None
+    return policy_service.run_check(policy_service.CheckRequest(
+        root=ctx.repo.root, base=ctx.base, head=ctx.head, git=ctx.repo.reader))
 
 
 # --------------------------------------------------------------------------- matrix
@@ -430,11 +386,13 @@ def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
     from inferencex_tools.sweep.load import merge_masters, parse_runners
     from inferencex_tools.sweep.service import validate_for_generation
 
+    masters = _master_paths(blobs, ref)  # this ref's own layout
     texts = [(p, (blobs.get(ref, p) or b"").decode("utf-8", "replace")) for p in masters]
-    runners_raw = blobs.get(ref, RUNNERS)
+    runners = blobs.layout(ref).runners
+    runners_raw = blobs.get(ref, runners)
     if runners_raw is None:
-        raise InputError(f"no {RUNNERS} at {ref[:12]}",
-                         hint=f"the base revision needs {RUNNERS}; check --base")
+        raise InputError(f"no {runners} at {ref[:12]}",
+                         hint=f"the revision needs {runners}; check --base")
     try:
         split = B.split_files(texts)
         all_keys = [b.key for _, blocks in split for b in blocks]
@@ -446,17 +404,18 @@ def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
     except B.Unsplittable:
         configs = merge_masters([(p, t.encode()) for p, t in texts])
     validate_for_generation(configs)
-    return Snapshot(configs, parse_runners(runners_raw, f"{RUNNERS}@{ref[:12]}"))
+    return Snapshot(configs, parse_runners(runners_raw, f"{runners}@{ref[:12]}"))
 
 
 def _allowed_runners(ctx: GateContext, blobs: _Blobs, extra: tuple[str, ...]) -> set[str]:
     from inferencex_tools.io.yamlio import load_safe
 
     ref = ctx.base or ctx.head
-    raw = blobs.get(ref, RUNNERS)
+    runners = blobs.layout(ref).runners
+    raw = blobs.get(ref, runners)
     labels: set[str] = set(extra)
     if raw is not None:
-        data = load_safe(raw, source=f"{RUNNERS}@{ref[:12]}")
+        data = load_safe(raw, source=f"{runners}@{ref[:12]}")
         if isinstance(data, dict) and isinstance(data.get("labels"), dict):
             labels.update(str(k) for k in data["labels"])
     return labels
@@ -470,10 +429,12 @@ def _priority(req: GateRequest, ctx: GateContext, blobs: _Blobs, matrix: dict[st
     if req.priority == "none":
         return matrix
     if req.priority == "auto":
-        raw = blobs.get(ctx.base or ctx.head, PRIORITY_POLICY)
+        ref = ctx.base or ctx.head
+        path = f"{blobs.layout(ref).config_dir}/{PRIORITY_POLICY.rsplit('/', 1)[-1]}"
+        raw = blobs.get(ref, path)
         if raw is None:
             return matrix
-        label = f"{PRIORITY_POLICY}@{(ctx.base or ctx.head)[:12]}"
+        label = f"{path}@{ref[:12]}"
         policy = parse_policy(load_safe(raw, source=label), label)
     else:
         from inferencex_tools.ci.priority_service import load_policy
@@ -507,7 +468,8 @@ def _matrix(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str
         from inferencex_tools.sweep.load import merge_masters
 
         for snap, ref in ((head, ctx.head), (base, ctx.base)):
-            snap.configs = merge_masters([(p, blobs.get(ref, p) or b"") for p in masters])
+            snap.configs = merge_masters([(p, blobs.get(ref, p) or b"")
+                                          for p in _master_paths(blobs, ref)])
     matrix = build_matrix(entries, head, base, opts, generate_matrix,
                           base_ref=ctx.base or "", head_ref=ctx.head)
     allowed = _allowed_runners(ctx, blobs, req.runner_allow)

@@ -388,20 +388,30 @@ DEPRECATED_REPO_DIR = typer.Option(
     None, "--repo", hidden=True, help="Deprecated spelling of --root DIR.")
 
 
-def root_of(root: Path, repo_dir: str | None) -> Path:
-    """``--root``, or the directory given with the deprecated ``--repo DIR``."""
-    if repo_dir is None:
-        return root
-    warn(f"--repo {repo_dir}: give the directory with --root (--repo is OWNER/NAME)")
-    return Path(repo_dir)
+def repo_dir(root: Path | None) -> Path:
+    """``--root`` when given, else the repository the current directory is in (from any
+    subdirectory: the nearest directory above holding ``.git``), else the current
+    directory — the one root discovery of every command."""
+    from inferencex_tools.io.layout import find_root
+
+    return root if root is not None else find_root(Path("."))
 
 
-def repo_and_root(repo: str | None, root: Path) -> tuple[str | None, Path]:
+def root_of(root: Path | None, deprecated: str | None) -> Path:
+    """``--root`` (else the discovered root: :func:`repo_dir`), or the directory given
+    with the deprecated ``--repo DIR``."""
+    if deprecated is None:
+        return repo_dir(root)
+    warn(f"--repo {deprecated}: give the directory with --root (--repo is OWNER/NAME)")
+    return Path(deprecated)
+
+
+def repo_and_root(repo: str | None, root: Path | None) -> tuple[str | None, Path]:
     """(OWNER/NAME, directory) where ``--repo`` may still carry a directory (deprecated):
     an existing directory given as ``--repo`` is taken as ``--root``."""
     if repo is not None and Path(repo).is_dir():
         return None, root_of(root, repo)
-    return repo, root
+    return repo, repo_dir(root)
 
 
 def info(message: str) -> None:

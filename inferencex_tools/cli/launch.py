@@ -49,8 +49,9 @@ UNSANDBOXED_OPT = typer.Option(
     help="Trace launcher and script even when no sandbox (user namespaces, bubblewrap) is "
     "available: they then run as this user, without isolation.  Without it that case is "
     "an error (exit 2).")
-ROOT_OPT = typer.Option(Path("."), "--root", help="Repository root (configs/, runners/, "
-                        "benchmarks/).")
+ROOT_OPT = typer.Option(None, "--root", help="Repository root (configs/, runners/, "
+                        "benchmarks/; default: the repository the current directory is "
+                        "in).")
 
 
 def _source(row: str | None, matrix: Path | None, key: str | None, arm: int | None,
@@ -71,7 +72,7 @@ def render(
     eval_: bool = EVAL_OPT,
     runner: str | None = RUNNER_OPT,
     allow_unsandboxed: bool = UNSANDBOXED_OPT,
-    root: Path = ROOT_OPT,
+    root: Path | None = ROOT_OPT,
     repo_dir: str | None = DEPRECATED_REPO_DIR,
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     fmt: Format = FORMAT_OPTION,
@@ -164,7 +165,7 @@ def submit(
                                "(progress on stderr)."),
     interval: float = typer.Option(2.0, "--interval", min=0.1, help="Poll interval (s)."),
     timeout: float = typer.Option(3600.0, "--timeout", min=0, help="--wait limit (s)."),
-    root: Path = ROOT_OPT,
+    root: Path | None = ROOT_OPT,
     repo_dir: str | None = DEPRECATED_REPO_DIR,
     fmt: Format = FORMAT_OPTION,
 ) -> None:

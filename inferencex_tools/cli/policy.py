@@ -17,6 +17,7 @@ from inferencex_tools.cli.common import (
     Format,
     emit,
     info,
+    repo_dir,
 )
 from inferencex_tools.cli.nargs import NargsCommand
 
@@ -42,7 +43,8 @@ CURVES_OPTION = typer.Option(
     "registry's directory).",
 )
 ROOT_OPTION = typer.Option(
-    Path("."), "--root", help="Repository root (scripts resolve relative to it).",
+    None, "--root", help="Repository root (scripts resolve relative to it; default: the "
+    "repository the current directory is in).",
 )
 
 
@@ -57,7 +59,7 @@ def golden_cmd(
         None, "--sample", help="Draft sample method (e.g. probabilistic; default: default)."),
     registry: Path | None = REGISTRY_OPTION,
     curves_dir: Path | None = CURVES_OPTION,
-    root: Path = ROOT_OPTION,
+    root: Path | None = ROOT_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Print the golden AL for MODEL/draft/K/mode in each engine's unit.
@@ -71,7 +73,7 @@ def golden_cmd(
     from inferencex_tools.policy.golden import golden
     from inferencex_tools.policy.store import open_store
 
-    store = open_store(registry, curves_dir, root=root)
+    store = open_store(registry, curves_dir, root=repo_dir(root))
     ans = golden(store, model, k=k, thinking=thinking.value, draft=draft, method=method,
                  sample=sample)
     if fmt is Format.json:
@@ -96,7 +98,7 @@ def check_cmd(
         help="Master config files (default: configs/*-master.yaml)."),
     registry: Path | None = REGISTRY_OPTION,
     curves_dir: Path | None = CURVES_OPTION,
-    root: Path = ROOT_OPTION,
+    root: Path | None = ROOT_OPTION,
     timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds per trace."),
     jobs: int = typer.Option(
         0, "--jobs", "-j", min=0, max=64,
@@ -142,6 +144,7 @@ def check_cmd(
     from inferencex_tools.cli.progress import ProgressLine
     from inferencex_tools.policy.service import CheckRequest, render_rows, run_check
 
+    root = repo_dir(root)
     if _unborn(root, base):
         info("policy check: --base HEAD before the first commit: nothing is at the base, "
              "every row is new (the whole check)")
@@ -182,7 +185,7 @@ def trace_cmd(
     script: str = typer.Argument(..., help="Benchmark script, relative to --root."),
     assignments: list[str] | None = typer.Option(
         None, "--set", help="VAR=VALUE for the script's environment; repeatable."),
-    root: Path = ROOT_OPTION,
+    root: Path | None = ROOT_OPTION,
     timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds."),
 ) -> None:
     """Trace one script in the sandbox and print what it launched (JSON).
@@ -198,7 +201,7 @@ def trace_cmd(
     """
     from inferencex_tools.policy.service import trace_report
 
-    rep = trace_report(root, script, list(assignments or []), timeout=timeout)
+    rep = trace_report(repo_dir(root), script, list(assignments or []), timeout=timeout)
     typer.echo(json.dumps(rep, indent=2))
     raise typer.Exit(0 if rep["returncode"] == 0 and not rep["timed_out"] else 1)
 
@@ -206,7 +209,7 @@ def trace_cmd(
 @app.command("init")
 def init_cmd(
     curves_dir: Path | None = CURVES_OPTION,
-    root: Path = ROOT_OPTION,
+    root: Path | None = ROOT_OPTION,
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write here (default: golden_al_distribution/"
         "registry.yaml under --root)."),
@@ -226,7 +229,7 @@ def init_cmd(
     """
     from inferencex_tools.policy.service import run_init
 
-    res = run_init(root, curves_dir=curves_dir, output=output, force=force)
+    res = run_init(repo_dir(root), curves_dir=curves_dir, output=output, force=force)
     typer.echo(f"wrote {res.path}")
     for f in res.findings:
         typer.echo(f"{f.rule} {f.severity.value}: {f.message}", err=True)
@@ -243,7 +246,7 @@ def curves_cmd(
     ctx: typer.Context,
     registry: Path | None = REGISTRY_OPTION,
     curves_dir: Path | None = CURVES_OPTION,
-    root: Path = ROOT_OPTION,
+    root: Path | None = ROOT_OPTION,
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
@@ -264,7 +267,8 @@ def curves_cmd(
         return
     from inferencex_tools.policy.service import run_curves
 
-    raise typer.Exit(emit(run_curves(root, registry, curves_dir), fmt, strict=strict))
+    raise typer.Exit(emit(run_curves(repo_dir(root), registry, curves_dir), fmt,
+                          strict=strict))
 
 
 @curves_app.command("import")
@@ -280,7 +284,7 @@ def curves_import_cmd(
     api_url: str | None = typer.Option(
         None, "--api-url", help="GitHub API root (default: $GITHUB_API_URL or "
         "https://api.github.com)."),
-    root: Path = ROOT_OPTION,
+    root: Path | None = ROOT_OPTION,
     output: Path | None = typer.Option(
         None, "--output", "-o", metavar="FILE",
         help="Write here (default: golden_al_distribution/<prefix>_<method>.yaml under "
@@ -318,6 +322,7 @@ def curves_import_cmd(
     from inferencex_tools.errors import UsageError
     from inferencex_tools.io.artifacts import Limits, run_directory
 
+    root = repo_dir(root)
     rid = parse_run_id(run_id)
     if rid is None:
         raise UsageError(f"invalid RUN_ID {run_id[:40]!r}",

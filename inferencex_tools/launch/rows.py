@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, UsageError, key_hint
-from inferencex_tools.io.layout import RUNNERS, master_files
+from inferencex_tools.io.layout import layout_of
 from inferencex_tools.report.words import plural
 from inferencex_tools.safetext import control_chars
 
@@ -84,19 +84,21 @@ def _single_arm(cfg: dict[str, Any], arm: Arm) -> dict[str, Any]:
 
 
 def runners_file(root: Path) -> Path:
-    return root / RUNNERS
+    return root / layout_of(root).runners
 
 
 def load_configs(root: Path) -> tuple[Configs, Runners]:
     """(Configs, Runners) of the repository at ``root`` via the sweep loaders."""
     from inferencex_tools.sweep.load import Runners, load_masters, load_runners
 
-    files = master_files(root)
+    layout = layout_of(root)
+    files = [root / p for p in layout.masters]
     if not files:
-        raise InputError(f"no configs/*-master.yaml under {root}",
-                         hint="run from the repository root or pass --repo")
+        from inferencex_tools.io.layout import no_master_configs
+
+        raise no_master_configs(root, None)
     configs = load_masters(list(files))
-    rf = runners_file(root)
+    rf = root / layout.runners
     runners = load_runners(rf) if rf.exists() else Runners()
     return configs, runners
 

@@ -45,6 +45,7 @@ class Changes:
     files: set[str] = field(default_factory=set)  # added, modified or deleted paths
     # runner labels whose runners.yaml entry (nodes, hardware) changed; None: every label
     runner_labels: set[str] | None = field(default_factory=set)
+    runners: str = "configs/runners.yaml"  # the checkout's runners.yaml (its layout)
 
     def any_under(self, prefixes: Iterable[str]) -> bool:
         ps = tuple(prefixes)
@@ -150,10 +151,10 @@ def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str]
     if changes.any_under((WORKFLOWS,)):
         reasons.append("workflows changed")
     label = str(config.get("runner")) if isinstance(config, dict) else ""
-    if changes.runner_labels is None and RUNNERS_FILE in changes.files:
-        reasons.append(f"{RUNNERS_FILE} changed")
-    elif changes.runner_labels and label in changes.runner_labels:
-        reasons.append(f"{RUNNERS_FILE} changed (runner label {label})")
+    if changes.runner_labels is None:
+        reasons.append(f"{changes.runners} changed")
+    elif label in changes.runner_labels:
+        reasons.append(f"{changes.runners} changed (runner label {label})")
     for f in files:
         touched = sorted(set(closure(f)) & changes.files)
         if touched:

@@ -4,17 +4,16 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, UsageError, key_hint
 from inferencex_tools.io.files import atomic_write, read_bytes
-from inferencex_tools.io.layout import MASTER_RX, RUNNERS, master_files
+from inferencex_tools.io.layout import Layout, layout_of, no_master_configs
 from inferencex_tools.policy.pipeline import (
     Job,
     JobTrace,
@@ -95,15 +94,72 @@ def _scope(req: CheckRequest) -> set[str] | None:
     return set(keys)
 
 
+_SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
+
+
+def _every_row_inputs(changes: Any, layouts: tuple[Layout, Layout]) -> bool:
+    """Did the change touch a file that can select rows other than by their config block
+    (a script — any .sh/.py/.bash can be in a launcher's or script's closure —, a
+    launcher, the workflows, the curves or runners.yaml)?"""
+    from inferencex_tools.policy.base import WORKFLOWS
+
+    cdir = DEFAULT_REGISTRY.parent.as_posix() + "/"
+    runners = {lay.runners for lay in layouts}
+    return any(f.endswith(_SCRIPT_SUFFIXES) or f.startswith((WORKFLOWS, "runners/", cdir))
+               or f in runners for f in changes.files)
+
+
+def _named_by(texts: Iterable[str], changes: Any) -> bool:
+    """Does a master config name a changed file (where a recipe setting would), or hold
+    an escape that could spell one?"""
+    names = {f.rsplit("/", 1)[-1] for f in changes.files}
+    return any("\\" in t or any(n in t for n in names) for t in texts)
+
+
+def _change_scope(changes: Any, layouts: tuple[Layout, Layout], head: dict[str, bytes],
+                  base: dict[str, bytes]) -> set[str] | None:
+    """--base: the config keys whose rows the change can select, when only their config
+    blocks can select them (nothing in :func:`_every_row_inputs` changed and no master
+    config names a changed file): the keys of the blocks that differ between the base's
+    and the checkout's master configs (files of the same name).  None when other rows may
+    be selected or a file cannot be split."""
+    from inferencex_tools.sweep import blocks as B
+
+    if _every_row_inputs(changes, layouts):
+        return None
+    texts = {p.rsplit("/", 1)[-1]: raw.decode("utf-8", "replace") for p, raw in head.items()}
+    if _named_by(texts.values(), changes):
+        return None
+    old = {p.rsplit("/", 1)[-1]: raw.decode("utf-8", "replace") for p, raw in base.items()}
+    keys: set[str] = set()
+    for name, text in texts.items():
+        t = B.touched(text, old.get(name))
+        if t is None:
+            return None
+        keys.update(b.key for b in t[0])
+    return keys
+
+
+def _can_select(changes: Any, layouts: tuple[Layout, Layout], head: dict[str, bytes]
+                ) -> bool:
+    """--base: can the change select any row?  Only through a file a row can read: a
+    master config or runners.yaml (either side's layout), a script, launcher, workflow
+    or curve, or a recipe a master config names."""
+    if _every_row_inputs(changes, layouts):
+        return True
+    if any(lay.is_input(f) for lay in layouts for f in changes.files):
+        return True
+    return _named_by((raw.decode("utf-8", "replace") for raw in head.values()), changes)
+
+
 def _configs(req: CheckRequest, result: Result, scope: set[str] | None = None
              ) -> tuple[Any, list[str]]:
     from inferencex_tools.sweep.load import merge_masters
 
     root = req.root
-    files = req.configs or master_files(root)
+    files = req.configs or [root / p for p in layout_of(root).masters]
     if not files:
-        raise InputError(f"no master configs under {root / 'configs'}",
-                         hint="pass --configs FILE…")
+        raise no_master_configs(root)
     parts = [(_rel(f, root), read_bytes(f)) for f in files]
     if scope is not None:
         scoped = _scoped_configs(parts, scope, complete=True)
@@ -132,19 +188,20 @@ def _scoped_configs(parts: list[tuple[str, bytes]], scope: set[str], *, complete
     return out if set(out.data) == scope or not complete else None
 
 
-def _runners(root: Path, result: Result) -> Any:
+def _runners(root: Path, result: Result, layout: Layout | None = None) -> Any:
     """runners.yaml; one that does not load is a PO206 warning (rows are then generated
     without runner labels and hardware, and the keys that need them are refused)."""
     from inferencex_tools.sweep.load import Runners, parse_runners
 
-    p = root / RUNNERS
+    rel = (layout or layout_of(root)).runners
+    p = root / rel
     if not p.is_file():
         return Runners()
     try:
-        return parse_runners(read_bytes(p), RUNNERS)
+        return parse_runners(read_bytes(p), rel)
     except InputError as exc:
         result.add(GENERATOR_REFUSED.at(
-            RUNNERS, None, None, f"{RUNNERS} does not load ({exc.message}): rows are "
+            rel, None, None, f"{rel} does not load ({exc.message}): rows are "
             "generated without its runner labels and hardware; keys that need them are "
             "not checked", data={"config_keys": [], "rows": []}))
         return Runners()
@@ -294,8 +351,7 @@ def _refused_in_change(refused: dict[str, str], configs: Any, changes: Any,
     out: set[str] = set()
     for key in refused:
         cfg = configs.data.get(key) or {}
-        if cfg != base_configs.get(key) or (changes.runner_labels is None and \
-                RUNNERS in changes.files) or \
+        if cfg != base_configs.get(key) or changes.runner_labels is None or \
                 str(cfg.get("runner")) in (changes.runner_labels or ()) or \
                 str(cfg.get("model-prefix")) in changed_prefixes:
             out.add(key)
@@ -343,9 +399,6 @@ def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
                        f"({', '.join(ENGINES)}): its launch cannot be judged")
         out.append(o)
     return keep, out
-
-
-_SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
 
 
 def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoIndex,
@@ -460,7 +513,7 @@ class Checked:
 
     result: Result
     outcomes: list[RowOutcome]
-    store: CurveStore
+    store: CurveStore | None  # None: nothing was judged (no changed file is an input)
 
 
 def run_check(req: CheckRequest) -> Result:
@@ -473,24 +526,39 @@ def check(req: CheckRequest) -> Checked:
     if not root.is_dir():
         raise InputError(f"{root}: not a directory", hint="pass --root REPO")
     result = Result("policy check")
+    layout = layout_of(root)
     changes = None
+    scope = _scope(req)
     if req.base is not None:
         from inferencex_tools.policy.base import base_files, changed_files
 
         changes = changed_files(root, req.base, req.head, reader=req.git)
-        at_base = base_files(root, changes.base, "configs/", reader=req.git)
-        _runner_changes(root, changes, at_base)
-        base_cfgs, prefixes = _base_configs(root, at_base, _scope(req))
+        base_layout = _layout_at(root, changes.base, req.git)
+        layouts = (layout, base_layout)
+        head_masters = _read_all(root, layout.masters)
+        result.info["base"] = {"ref": req.base, "merge-base": changes.base,
+                               "changed-files": sorted(changes.files), "traced-keys": {}}
+        if not _can_select(changes, layouts, head_masters):
+            return Checked(_nothing_changed(result, started), [], None)
+        at_base = base_files(root, changes.base, base_layout.config_dir + "/",
+                             reader=req.git)
+        if scope is None and req.config_keys is None:
+            scope = _change_scope(changes, layouts, head_masters,
+                                  {p: at_base[p] for p in base_layout.masters if p in at_base})
+            if scope is not None:
+                result.info["base"]["scope"] = sorted(scope)
+        _runner_changes(root, changes, at_base.get(base_layout.runners), layout)
+        base_cfgs, prefixes = _base_configs(root, at_base, base_layout, layout, scope)
         store = _base_store(req, changes.base, result, prefixes)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
-    configs, files = _configs(req, result, _scope(req))
+    configs, files = _configs(req, result, scope)
     result.checked.extend(files)
     if configs is None:
         return Checked(_finish(result, store, [], {}, started, req), [], store)
-    runners = _runners(root, result)
+    runners = _runners(root, result, layout)
     wf = _workflows(root)
     rows, spec_keys, refused = _rows(req, configs, runners, result)
     sources: dict[str, str] = {}
@@ -506,8 +574,7 @@ def check(req: CheckRequest) -> Checked:
     jobs, malformed = _jobs(req, rows, runners, wf, result)
     if changes is not None:
         jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes)
-        result.info["base"] = {"ref": req.base, "merge-base": changes.base,
-                               "changed-files": sorted(changes.files), "traced-keys": why}
+        result.info["base"]["traced-keys"] = why
     _environment(jobs, result)
     jobs, unmodeled = _modeled(jobs)
     outcomes: list[RowOutcome] = [*malformed, *unmodeled]
@@ -561,47 +628,82 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
     return run_check(CheckRequest(root=root, base=base, head=head if base else None))
 
 
-def _base_configs(root: Path, base_files: dict[str, bytes], scope: set[str] | None = None
-                  ) -> tuple[dict[str, Any], Container[str]]:
+def _read_all(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for p in paths:
+        try:
+            out[p] = read_bytes(root / p)
+        except InputError:
+            continue
+    return out
+
+
+def _nothing_changed(result: Result, started: float) -> Result:
+    """--base when no changed file is one any row reads: nothing to trace."""
+    result.info.update({"rows": [], "traces": 0, "unique-traces": 0,
+                        "isolation": "none needed", "job-environment": None,
+                        "registry": None, "sources": {},
+                        "seconds": round(time.monotonic() - started, 2)})
+    return result
+
+
+def _layout_at(root: Path, commit: str, reader: Any) -> Layout:
+    """The layout of ``commit`` (through ``reader``, else a reader of its own)."""
+    from inferencex_tools.io.gitcat import GitReader
+    from inferencex_tools.io.layout import layout_at
+
+    if reader is not None:
+        return layout_at(reader, commit)
+    own = GitReader(root)
+    try:
+        return layout_at(own, commit)
+    finally:
+        own.close()
+
+
+def _base_configs(root: Path, base_files: dict[str, bytes], base: Layout, head: Layout,
+                  scope: set[str] | None = None) -> tuple[dict[str, Any], Container[str]]:
     """The base's master configs merged (a file that does not load is left out) and
-    their model prefixes.  A file is parsed relative to the checkout's copy: blocks the
-    change left alone are the checkout's parse (which the check makes anyway), only the
-    others are parsed.  With ``scope`` only those keys' blocks are parsed, and the model
-    prefixes are looked up block by block as the curves ask for them.  ``base_files``:
-    the base's files under ``configs/``."""
+    their model prefixes.  A file is parsed relative to the checkout's copy (the file of
+    the same name in the checkout's config folder): blocks the change left alone are the
+    checkout's parse (which the check makes anyway), only the others are parsed.  With
+    ``scope`` only those keys' blocks are parsed, and the model prefixes are looked up
+    block by block as the curves ask for them.  ``base_files``: the base's files in its
+    config folder."""
     from inferencex_tools.sweep import blocks as B
 
-    files = [(p, data) for p, data in base_files.items() if re.fullmatch(MASTER_RX, p)]
+    files = [(p, data) for p, data in base_files.items() if p in base.masters]
     if scope is not None:
         out = _scoped_configs(files, scope, complete=False)  # a new key: not at the base
         if out is not None:
             return out.data, B.FieldValues(files, "model-prefix")
-    full = _parsed_like_checkout(root, files)
+    full = _parsed_like_checkout(root, files, head.config_dir)
     return full, B.field_values(full.values(), "model-prefix")
 
 
-def _runner_changes(root: Path, changes: Any, base_files: dict[str, bytes]) -> None:
-    """Which runner labels' ``runners.yaml`` entries the change touched (``changes``);
-    ``base_files``: the base's files under ``configs/``."""
-    from inferencex_tools.policy.base import RUNNERS_FILE, runner_label_changes
+def _runner_changes(root: Path, changes: Any, base: bytes | None, head: Layout) -> None:
+    """Which runner labels' ``runners.yaml`` entries differ between the base (``base``:
+    its runners.yaml, wherever its layout keeps it) and the checkout (``changes``)."""
+    from inferencex_tools.policy.base import runner_label_changes
 
-    if RUNNERS_FILE not in changes.files:
-        return
-    base = base_files.get(RUNNERS_FILE)
-    here = root / RUNNERS_FILE
+    changes.runners = head.runners
+    here = root / head.runners
     try:
-        head = read_bytes(here) if here.is_file() else None
+        now = read_bytes(here) if here.is_file() else None
     except InputError:
-        head = None
-    changes.runner_labels = runner_label_changes(base, head)
+        now = None
+    if now == base:
+        return
+    changes.runner_labels = runner_label_changes(base, now)
 
 
-def _parsed_like_checkout(root: Path, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+def _parsed_like_checkout(root: Path, files: list[tuple[str, bytes]], folder: str
+                          ) -> dict[str, Any]:
     from inferencex_tools.sweep.blocks import parse_like
 
     out: dict[str, Any] = {}
     for path, data in files:
-        here = root / path
+        here = root / folder / path.rsplit("/", 1)[-1]
         try:
             head = read_bytes(here) if here.is_file() else None
         except InputError:
@@ -651,6 +753,7 @@ def _coverage(spec_keys: dict[str, tuple[str, int | None]], outcomes: list[RowOu
             continue
         os_ = [o for o in by_key.get(key, []) if o.row.spec != "none"]
         judged = [o for o in os_ if o.facts or any(v.rule.severity.value == "error"
+                                                   or v.rule is NOT_CHECKED
                                                    for v in o.verdicts)]
         if judged:
             continue

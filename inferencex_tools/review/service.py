@@ -113,13 +113,13 @@ def _slug(req: ReviewRequest, git: GitReader) -> str:
 
 
 def _configs_at(ctx: _Ctx, ref: str) -> dict[str, Any]:
+    from inferencex_tools.io.layout import layout_at
     from inferencex_tools.sweep.load import merge_masters
 
     parts = []
-    for p in ctx.git.names(ref, "configs"):
-        if re.fullmatch(MASTER_RX, p):
-            data, _ = ctx.git.blob(ref, p)
-            parts.append((p, data or b""))
+    for p in layout_at(ctx.git, ref).masters:  # that revision's own layout
+        data, _ = ctx.git.blob(ref, p)
+        parts.append((p, data or b""))
     if not parts:
         return {}
     try:

@@ -12,8 +12,6 @@ from inferencex_tools.errors import InputError, UsageError
 from inferencex_tools.io.layout import (
     RUNNERS,
     find_master_files,
-    master_files,
-    master_paths_at,
     relative_to,
     repo_root,
 )
@@ -29,24 +27,33 @@ if TYPE_CHECKING:
 DEFAULT_RUNNERS = RUNNERS
 
 
-def default_master_files(cwd: Path | None = None) -> list[Path]:
+def default_master_files(cwd: Path | None = None, option: str = "--config-files FILE…"
+                         ) -> list[Path]:
     """``configs/*-master.yaml`` of the current directory, else of the repository root."""
-    found = find_master_files(Path.cwd() if cwd is None else cwd)
+    here = Path.cwd() if cwd is None else cwd
+    found = find_master_files(here)
     if not found:
-        raise UsageError("no master configs found (configs/*-master.yaml)",
-                         hint="run from the repository root, or name the master config "
-                         "files (see --help)")
+        from inferencex_tools.io.layout import find_root, no_master_configs
+
+        raise no_master_configs(find_root(here), option, root_option=False)
     return found
 
 
 def default_runners_file(cwd: Path | None = None) -> Path:
+    """runners.yaml of the current directory's layout, else of its repository root's
+    (relative to the current directory)."""
+    from inferencex_tools.io.layout import layout_of
+
     here = Path.cwd() if cwd is None else cwd
-    if (here / DEFAULT_RUNNERS).exists():
-        return Path(DEFAULT_RUNNERS)
+    first = layout_of(here).runners
+    if (here / first).exists():
+        return Path(first)
     root = repo_root(here)
-    if root is not None and (root / DEFAULT_RUNNERS).exists():
-        return relative_to(root / DEFAULT_RUNNERS, here)
-    return Path(DEFAULT_RUNNERS)
+    if root is not None:
+        at_root = root / layout_of(root).runners
+        if at_root.exists():
+            return relative_to(at_root, here)
+    return Path(first)
 
 
 @dataclass
@@ -167,7 +174,7 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
         else:
             masters.append(f)
     if not files:
-        masters = default_master_files()
+        masters = default_master_files(option="FILE… arguments")
     if runners is None:
         cand = default_runners_file()
         runners = cand if cand.exists() else None
@@ -253,31 +260,33 @@ class FromChangelogResult:
 
 def snapshot_at(repo: GitRepo, ref: str | None) -> Snapshot:
     """Master configs + runners.yaml at ``ref`` (None: the working tree), validated."""
+    from inferencex_tools.io.layout import layout_of, repo_layout_at
     from inferencex_tools.sweep.changelog import Snapshot
     from inferencex_tools.sweep.load import merge_masters, parse_runners
 
     if ref is None:
         root = repo.root
-        paths = master_files(root)
-        parts = [(str(p.relative_to(root)), p.read_bytes()) for p in paths]
-        rpath = root / DEFAULT_RUNNERS
+        layout = layout_of(root)
+        parts = [(p, (root / p).read_bytes()) for p in layout.masters]
+        rpath = root / layout.runners
         runners_raw = rpath.read_bytes() if rpath.exists() else None
         where = "the working tree"
     else:
         short = repo.resolve(ref)[:12]
-        parts = [(f"{p}@{short}", repo.show(ref, p) or b"")
-                 for p in master_paths_at(repo, ref)]
-        runners_raw = repo.show(ref, DEFAULT_RUNNERS)
+        layout = repo_layout_at(repo, ref)
+        parts = [(f"{p}@{short}", repo.show(ref, p) or b"") for p in layout.masters]
+        runners_raw = repo.show(ref, layout.runners)
         where = f"{ref} ({short})"
     if not parts:
-        raise InputError(f"no master configs (configs/*-master.yaml) at {where}",
-                         hint="the ref must hold configs/*-master.yaml; check --base/--head")
+        raise InputError(f"no master configs (configs/*-master.yaml or "
+                         f".github/configs/*-master.yaml) at {where}",
+                         hint="the ref must hold master configs; check --base/--head")
     if runners_raw is None:
-        raise InputError(f"no {DEFAULT_RUNNERS} at {where}",
-                         hint=f"the ref must hold {DEFAULT_RUNNERS}; check --base/--head")
+        raise InputError(f"no {layout.runners} at {where}",
+                         hint=f"the ref must hold {layout.runners}; check --base/--head")
     configs = merge_masters(parts)
     validate_for_generation(configs)
-    return Snapshot(configs, parse_runners(runners_raw, f"{DEFAULT_RUNNERS}@{where}"))
+    return Snapshot(configs, parse_runners(runners_raw, f"{layout.runners}@{where}"))
 
 
 def run_from_changelog(base: str, head: str | None, changelog: Path, opts: Any,

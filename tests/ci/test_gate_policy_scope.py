@@ -1,5 +1,7 @@
-"""The gate's policy stage judges only the changed keys' rows when no other row can be
-selected (ci.gate._policy_scope), with the findings of the whole incremental check."""
+"""The policy check of a change (``policy check --base``, the gate's policy stage: one
+code path) judges only the changed keys' rows when no other row can be selected (it
+parses only their blocks: ``info.base.scope``), with the findings of the whole
+incremental check; a change no row can read is not checked at all."""
 
 from __future__ import annotations
 
@@ -64,21 +66,44 @@ BASE_FILES = {"configs/x-master.yaml": MASTER, "configs/runners.yaml": "labels: 
 def test_scope(temp_repo: TempRepo, name: str, edits: dict[str, str],
                scope: list[str] | None) -> None:
     path = _repo(temp_repo, BASE_FILES, edits)
-    assert G._policy_scope(_ctx(path)) == scope, name
+    assert _scope(path) == scope, name
 
 
-def test_no_scope_when_the_checkout_is_not_the_head(temp_repo: TempRepo) -> None:
+def _scope(path: Path, head: str | None = "HEAD") -> list[str] | None:
+    res = run_check(CheckRequest(root=path, base="HEAD~1", head=head))
+    got: list[str] | None = res.info["base"].get("scope")
+    return got or None
+
+
+def test_the_working_tree_is_compared_without_a_head(temp_repo: TempRepo) -> None:
+    """``policy check --base`` without a head compares the working tree: an edit not
+    committed is the change."""
     path = _repo(temp_repo, BASE_FILES,
                  {"configs/x-master.yaml": MASTER.replace("image: y", "image: z")})
-    (path / "configs" / "x-master.yaml").write_text(MASTER, encoding="utf-8")
-    assert G._policy_scope(_ctx(path)) is None
+    (path / "configs" / "x-master.yaml").write_text(MASTER.replace("image: x", "image: w"),
+                                                    encoding="utf-8")
+    assert _scope(path, head=None) == ["a-key"]
+
+
+@pytest.mark.parametrize("name,edits", [
+    ("docs", {"README.md": "# hi\n", "docs/x.md": "x\n"}),
+    ("the changelog only", {"perf-changelog.yaml": "[]\n# new\n"}),
+    ("a YAML file no config names", {"benchmarks/multi_node/other.yaml": "b: 1\n"}),
+])
+def test_a_change_no_row_reads_is_not_checked(temp_repo: TempRepo, name: str,
+                                              edits: dict[str, str]) -> None:
+    path = _repo(temp_repo, BASE_FILES, edits)
+    res = run_check(CheckRequest(root=path, base="HEAD~1", head="HEAD"))
+    assert res.findings == [] and res.info["rows"] == [] and res.info["traces"] == 0, name
+    assert res.info["base"]["traced-keys"] == {} and "scope" not in res.info["base"]
+    assert "rows-from" not in res.info  # no master config was even read as configs
 
 
 def test_history_scope_gives_the_whole_checks_findings(history_repo: Path) -> None:
     """The last real commit (a config block and the changelog): the scoped check finds
     exactly what the whole incremental check finds."""
     ctx = _ctx(history_repo)
-    scope = G._policy_scope(ctx)
+    scope = _scope(history_repo)
     want_keys: list[str] = []
     for p in G._master_paths(ctx.blobs, ctx.head):
         head = ctx.blobs.get(ctx.head, p).decode()
@@ -116,7 +141,7 @@ def test_real_tree_scope_parses_only_the_changed_blocks(
     master.write_text(text.replace(block.text, edited), encoding="utf-8")
     git(root, "commit", "-q", "-am", "one block")
     ctx = _ctx(root)
-    assert G._policy_scope(ctx) == [block.key]
+    assert _scope(root) == [block.key]
     whole_files: list[str] = []
     real = load._load_cached
 

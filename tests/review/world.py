@@ -19,6 +19,7 @@ SIBLING_KEY = "minimaxm3-fp8-h200-vllm-agentic"
 MTP_SCRIPT = "benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh"
 SIBLING_SCRIPT = "benchmarks/single_node/agentic/minimaxm3_fp8_h200.sh"
 COMMON = ("configs/runners.yaml", "runners/launch_h200-dgxc-slurm.sh",
+          ".github/workflows/sweep-shard.yml",  # the jobs' environment: `ixtool ci row`
           "benchmarks/benchmark_lib.sh", SIBLING_SCRIPT,
           "golden_al_distribution/registry.yaml", "golden_al_distribution/minimaxm3_eagle3.yaml",
           "golden_al_distribution/minimaxm3_eagle3_gqa.yaml")
