@@ -28,6 +28,7 @@ from inferencex_tools.policy.rules import (
     NO_CURVE,
     NO_DRAFT,
     NO_SERVER,
+    NOT_CHECKED,
     NOT_FORCED,
     SAMPLING_UNOBSERVABLE,
     SANDBOX_EVENT,
@@ -155,8 +156,7 @@ def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
         return out
     servers = [(rec, eng) for rec in trace.records if (eng := engine_of(rec))]
     if not trace.ok:
-        msg, data = failure_message(trace)
-        at(TRACE_FAILED, msg, data=data)
+        _failed(row, trace, bool(servers), out, at)
     for ev in trace.events:
         if "timeout" in ev:
             continue
@@ -174,6 +174,25 @@ def evaluate(row: Row, script: str, script_text: str, trace: TraceResult,
                f"script launches {eng} ({f.server})", rec.argv[0])
         _policy(row, f, trace, store, out, at)
     return out
+
+
+def _failed(row: Row, trace: TraceResult, launched: bool, out: RowOutcome, emit: Emit
+            ) -> None:
+    """A trace that did not run to its end: PO301, unless it failed only because a
+    stubbed tool's output is missing (then "not checked", PO308, when it launched no
+    server before: a launch it captured is still judged)."""
+    from inferencex_tools.policy.unreproducible import missing_stub_output
+
+    why = missing_stub_output(trace)
+    if why is None:
+        msg, data = failure_message(trace)
+        emit(TRACE_FAILED, msg, data=data)
+    elif not launched:
+        out.unchecked = why
+        step = (trace.last_line or "").split(": ", 1)[-1]
+        emit(NOT_CHECKED, f"{row.key}: not checked: {why}", step or None,
+             hint="nothing to fix in the recipe if the job has the network and its "
+             "container: check this row by hand (ixtool launch render shows the step)")
 
 
 def _policy(row: Row, f: SpecFacts, trace: TraceResult, store: CurveStore, out: RowOutcome,

@@ -115,7 +115,14 @@ def _no_trace(jt: JobTrace, read: Reader, sources: dict[str, str]) -> RowOutcome
         return o
     if jt.launcher is not None and not jt.launcher.ok:
         from inferencex_tools.policy.check import failure_message
+        from inferencex_tools.policy.unreproducible import missing_stub_output
 
+        why = missing_stub_output(jt.launcher)
+        if why is not None:
+            o.unchecked = f"launcher {launcher}: {why}"
+            o.verdicts.append(Verdict(NOT_CHECKED, launcher, None,
+                                      f"{row.key}: not checked: {o.unchecked}"))
+            return o
         msg, data = failure_message(jt.launcher)
         o.verdicts.append(Verdict(TRACE_FAILED, launcher, None,
                                   f"launcher {launcher}: {msg}", data=data))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.policy.effective import Analyzer, key
 from inferencex_tools.policy.resolve import Row
+from inferencex_tools.policy.unreproducible import missing_stub_output
 from inferencex_tools.progress import ProgressFn
 from inferencex_tools.workflow import (
     LocalPaths,
@@ -327,8 +328,11 @@ class Runner:
         for subs, tr in zip(first, self._map(lambda s: self._script(s[0][0]), first),
                             strict=True):
             self._assign(subs[0], tr, False)
+            # a failure the sandbox caused (a stubbed tool's output missing) is the same
+            # for every value: no trace of its own would say more
+            same = tr.ok or missing_stub_output(tr) is not None
             for g in subs[1:]:
-                if tr.ok:
+                if same:
                     self._assign(g, tr, True)
                 else:
                     retry.append(g)

@@ -360,7 +360,7 @@ def _refused_in_change(refused: dict[str, str], configs: Any, changes: Any,
 
 def _environment(jobs: list[Job], result: Result) -> None:
     """``info["job-environment"]`` as it is (``workflows``, ``built-in`` or ``mixed``), and
-    a PO310 warning naming the rows judged with the built-in environment, per reason."""
+    a PO311 warning naming the rows judged with the built-in environment, per reason."""
     builtin: dict[str, list[Job]] = {}
     for j in jobs:
         if j.source != "workflow":

@@ -117,6 +117,9 @@ STUB = r'''#!/bin/bash
 # ixtool trace stub: every stubbed tool of one trace is a symlink to this file.
 trap '' TERM INT HUP
 IX_TOOL=${0##*/}
+IX_AS=${IX_AS_TOOL-}  # a command the trace's PATH does not have (command_not_found_handle)
+unset IX_AS_TOOL
+[[ -n $IX_AS ]] && IX_TOOL=${IX_AS##*/}
 if [[ $IX_TOOL == sleep ]]; then exec @SLEEP@ 0.05; fi
 if [[ $IX_TOOL == sed ]]; then  # only an in-place edit needs the stub (tolerated failure)
     for a in "$@"; do
@@ -251,6 +254,11 @@ case $IX_TOOL in
         exec "$@" ;;
 esac
 
+if [[ -n $IX_AS ]]; then  # not a repository file, not modelled: a tool of the container
+    ix_record "container:$IX_TOOL" "$IX_AS" "$@"
+    ix_note "container tool stubbed: $IX_AS"
+    exit 0
+fi
 ix_record "$IX_TOOL" "$IX_TOOL" "$@"
 
 case $IX_TOOL in  # the helpers of the tools that do more than record (a part each)
@@ -751,7 +759,10 @@ SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 
 # The traced shell: xtrace to the pipe ixtool holds; ``source``/``.`` of a file that is
 # missing outside the workspace (a runner's own environment file such as uv's
-# ~/.local/bin/env) is skipped and noted instead of failing the trace.
+# ~/.local/bin/env) is skipped and noted instead of failing the trace.  A command found
+# nowhere on PATH (not a repository file: those are run by path) is a tool of the job's
+# container image (``lmcache``, a vendor CLI): recorded and stubbed like any other, in
+# every bash the trace starts (``command_not_found_handle``, exported).
 INNER = r'''cd "$2" || exit 97
 export PWD
 TRACED="BASH_XTRACEFD=$3; IXW=\"\$PWD\"; "'
@@ -764,6 +775,8 @@ source() {
     builtin source "$@"
 }
 .() { source "$@"; }
+command_not_found_handle() { IX_AS_TOOL=$1 @STUB@ "${@:2}"; }
+export -f command_not_found_handle
 PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; builtin source "$0"'
 @BASH@ --noprofile --norc -c "$TRACED" "$1" < /dev/null
 ix_rc=$?

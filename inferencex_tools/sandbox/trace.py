@@ -337,7 +337,8 @@ def _last_line(xtrace: str, root: str) -> str | None:
     return lines[-1][:200] if lines else None
 
 
-_IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD", "IXTRACE_PYFAKE"})
+_IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD", "IXTRACE_PYFAKE",
+                          "BASH_FUNC_command_not_found_handle%%"})
 
 
 # Records are data the traced script could also have produced: the stubs deliver them
@@ -354,6 +355,9 @@ MAX_RECORD_ITEMS = 20_000  # argv words or environment entries per record
 MAX_NOTES = 64 * 1024
 _ITEMS = MAX_RECORD_ITEMS + 1  # read one more: more than the cap is an overflow
 _PY_MODULE = re.compile(r"python -m [A-Za-z_][A-Za-z0-9_.]{0,200}")  # a stubbed module run
+# a command found nowhere on the trace's PATH, stubbed as a tool of the container image
+CONTAINER_TOOL = "container:"
+_CONTAINER = re.compile(CONTAINER_TOOL + r"[A-Za-z0-9_.+@-]{1,200}")
 _ESCAPE = re.compile(r"\\([\\nt])")
 _UNESCAPED = {"n": "\n", "t": "\t", "\\": "\\"}
 
@@ -546,7 +550,8 @@ class Ledger:
         for rid in ids:
             r = self._done[rid]
             tool = r.first(b"T")
-            if not (tool in _record_tools() or _PY_MODULE.fullmatch(tool)):
+            if not (tool in _record_tools() or _PY_MODULE.fullmatch(tool)
+                    or _CONTAINER.fullmatch(tool)):
                 continue  # not what a stub writes
             argv = [a for b in r.blobs.get(b"A", []) for a in _items(bytes(b), _ITEMS)]
             envs = [item for b in r.blobs.get(b"E", []) for item in _items(bytes(b), _ITEMS)]
@@ -974,7 +979,8 @@ class Session:
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
                                      .replace("@BIN@", f"{seen}/bin")
                                      .replace("@SLEEP@", _tool("sleep"))
-                                     .replace("@LEDGER@", _q(f"{book}/ledger")))
+                                     .replace("@LEDGER@", _q(f"{book}/ledger"))
+                                     .replace("@STUB@", _q(f"{seen}/bin/.stub")))
         (ix / "py" / "sitecustomize.py").write_text(
             _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
 
@@ -1200,7 +1206,8 @@ class Session:
             if line.startswith("sed -i failed") and \
                     "write outside the sandbox directory blocked" not in res.events:
                 res.events.append("write outside the sandbox directory blocked")
-            elif line.startswith("missing runner file") and line not in res.notes:
+            elif line.startswith(("missing runner file", "container tool stubbed: ")) and \
+                    line not in res.notes:
                 res.notes.append(line)
             elif line.startswith("checkout copy: ") and line[15:] not in res.checkout_copies:
                 res.checkout_copies.append(line[15:])
