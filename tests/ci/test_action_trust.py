@@ -213,3 +213,38 @@ def test_sarif_input_is_a_plain_file_name(runner: Runner, name: str) -> None:
     assert run.failed_step == "run" and run.rc == 2
     assert "must be a file name" in run.log
     assert not (runner.workspace / "pwned").exists()
+
+
+def _caching_after_shell(job: dict[str, object]) -> list[str]:
+    """Uses of the ixtool action that cache the virtualenv in a job where shell steps run
+    after it (the cache is saved at the end of the job, after them)."""
+    steps = job.get("steps") or []
+    assert isinstance(steps, list)
+    bad = []
+    for i, step in enumerate(steps):
+        uses = str(step.get("uses", ""))
+        is_action = uses.startswith("./") or "/ixtool@" in uses
+        cache = str((step.get("with") or {}).get("cache", "true")).lower()
+        if is_action and cache != "false" and any("run" in s for s in steps[i + 1:]):
+            bad.append(str(step.get("name") or uses))
+    return bad
+
+
+def test_no_cache_is_saved_after_pr_code_ran_in_the_job() -> None:
+    """The action's cache post step saves the virtualenv when the job ends: in a job that
+    runs anything after the action (sweep-shard.yml benchmarks the PR's recipe with the
+    launcher on a self-hosted machine), what is saved may be what that code left, and
+    every later run restoring the key would run it.  Such jobs pass cache: "false"."""
+    import yaml
+
+    found = 0
+    for path in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        for name, job in (yaml.safe_load(path.read_text())["jobs"] or {}).items():
+            assert not _caching_after_shell(job), f"{path.name}: {name}"
+            found += bool(job.get("steps"))
+    assert found >= 4
+    bad = {"steps": [{"uses": "./", "with": {"command": "ci row"}}, {"run": "bash x.sh"}]}
+    assert _caching_after_shell(bad) == ["./"]
+    ok = {"steps": [{"uses": "./", "with": {"command": "ci row", "cache": "false"}},
+                    {"run": "bash x.sh"}]}
+    assert _caching_after_shell(ok) == []
