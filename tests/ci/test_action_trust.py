@@ -248,3 +248,34 @@ def test_no_cache_is_saved_after_pr_code_ran_in_the_job() -> None:
     ok = {"steps": [{"uses": "./", "with": {"command": "ci row", "cache": "false"}},
                     {"run": "bash x.sh"}]}
     assert _caching_after_shell(ok) == []
+
+
+@pytest.mark.parametrize("job", ["pr-gate gate", "sweep plan"])
+@pytest.mark.parametrize("variant", ["package", "typer", "PYTHONPATH=. sitecustomize"])
+def test_pr_code_never_runs_in_the_workflows_layout(tmp_path: Path, runner: Runner, job: str,
+                                                    variant: str) -> None:
+    """The layout of pr-gate.yml's gate job and sweep.yml's plan job: the PR checked out
+    into pr/ (the action's working directory), ci gate with those jobs' arguments."""
+    files, env = VARIANTS[variant]
+    mark = tmp_path / "pwned"
+    payload = PAYLOAD.format(mark=str(mark))
+
+    def outputs(ws: Path, temp: Path, extra: dict[str, str]) -> dict[str, str]:
+        r = Runner(workspace=ws, temp=temp, cache_store=runner.cache_store, action_path=ROOT,
+                   base_env={**runner.base_env, **(env if extra else {})})
+        ws.mkdir()
+        base, head = _pr(ws / "pr", extra)
+        args = {"pr-gate gate": f"--root . --base {base} --head {head} --label sweep-enabled "
+                                f"--matrix-out {temp}/sweep-matrix.json",
+                "sweep plan": f"--root . --base {base} --head {head} --pr 7 --label "
+                              f"sweep-enabled --no-policy --matrix-out {temp}/m.json"}[job]
+        run = r.run_action({"command": "ci gate", "args": args, "working-directory": "pr",
+                            "strict": "false"})
+        assert run.failed_step is None, run.log
+        return _comparable(run.outputs)
+
+    want = outputs(tmp_path / "clean", tmp_path / "clean-temp", {})
+    got = outputs(tmp_path / "attacked", tmp_path / "attacked-temp",
+                  {k: payload if v == "@" else v for k, v in files.items()})
+    assert not mark.exists(), f"{job}, {variant}: the PR's code ran"
+    assert got == want and got["gate"] == "fail"
