@@ -39,6 +39,10 @@ def _sha(value: Any, what: str, *, required: bool = True) -> str | None:
     return value
 
 
+def _maybe_sha(value: Any) -> str | None:
+    return value if isinstance(value, str) and _SHA_RX.fullmatch(value) else None
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -122,6 +126,10 @@ def _pull_request(payload: dict[str, Any], default_branch: str) -> Facts:
         # is the push of its head (a reuse comment newer than that authorizes it)
         pushed_at=_str(pr.get("updated_at")) if payload.get("action") == "synchronize"
         else None,
+        # (only to tie a recorded preparation commit to the head it replaced: a value
+        # that is not a SHA makes that record count for nothing, it is no input error)
+        before_sha=_maybe_sha(payload.get("before"))
+        if payload.get("action") == "synchronize" else None,
         repo=base_repo,
     )
 

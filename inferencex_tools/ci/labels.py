@@ -128,6 +128,7 @@ class Facts:
     reuse_detail: str = ""
     reuse_stale: str = ""  # an authorization is in force, but not for this head: why
     pushed_at: str | None = None  # when GitHub recorded the push of the head (synchronize)
+    before_sha: str | None = None  # the head the push replaced (synchronize)
     repo: str | None = None  # OWNER/NAME of the base repository
 
 

@@ -44,11 +44,20 @@ class Objects(Protocol):
 
 
 def preparation_problems(git: Objects, head: str, main: str, *, pr: int, repo: str,
-                         changelog: str = CHANGELOG) -> list[str]:
+                         changelog: str = CHANGELOG, previous: str | None = None
+                         ) -> list[str]:
     """Why ``head`` is not a preparation commit of PR ``pr`` of ``repo`` on top of its
-    first parent, against ``main`` (the current tip of the base branch); [] if it is."""
+    first parent, against ``main`` (the current tip of the base branch); [] if it is.
+
+    ``previous``: the PR head the push replaced (a ``synchronize`` event's ``before``).
+    When given, the first parent must be it: a preparation commit sits on the head
+    that was there, so a push of several commits (an unswept one under a prepared-
+    looking one) is not a preparation."""
     try:
         parents = git.parents(head)
+        if previous is not None and parents[:1] != [previous]:
+            return [f"{head[:12]} does not sit on the previous head {previous[:12]} (its "
+                    f"parents: {', '.join(p[:12] for p in parents) or 'none'})"]
         if len(parents) == 1:
             return _single(git, head, parents[0], main, pr=pr, repo=repo, cl=changelog)
         if len(parents) == 2:

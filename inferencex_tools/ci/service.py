@@ -96,15 +96,17 @@ def _preparation(facts: Facts, root: Path | None, sha: str) -> list[str]:
     from inferencex_tools.ci.prepared import preparation_problems
     from inferencex_tools.io.gitcat import GitReader
 
-    if root is None or facts.base_sha is None or facts.pr_number is None or not facts.repo:
-        return ["it cannot be checked here (no clone, base, PR number or repository)"]
+    if (root is None or facts.base_sha is None or facts.pr_number is None or not facts.repo
+            or facts.before_sha is None):
+        return ["it cannot be checked here (no clone, base, previous head, PR number or "
+                "repository)"]
     try:
         reader = GitReader(root)
     except GitError as exc:
         return [f"it cannot be checked: {exc.message}"]
     try:
         return preparation_problems(reader, sha, facts.base_sha, pr=facts.pr_number,
-                                    repo=facts.repo)
+                                    repo=facts.repo, previous=facts.before_sha)
     finally:
         reader.close()
 

@@ -19,16 +19,33 @@ import pytest
 from inferencex_tools.ci import gate
 from inferencex_tools.ci.labels import Decision
 from inferencex_tools.ci.service import PlanRequest, plan
-from tests.merge.conftest import PRN, SLUG, Crash, World, git, rules_of, workflow_comments
+from tests.merge.conftest import (
+    BASE,
+    CANON,
+    PR_ENTRY,
+    PRN,
+    SLUG,
+    Crash,
+    World,
+    entry,
+    git,
+    rules_of,
+    workflow_comments,
+)
+
+BEFORE: dict[str, str] = {}  # head → the head its push replaced (the event's "before")
 
 
 def pushed(world: World, files: dict[str, str] | None = None, *, merge_main: bool = False,
-           before_push: Callable[[str], None] | None = None) -> tuple[str, str]:
-    """The author pushes a commit; (its SHA, the time GitHub recorded the push).
-    ``before_push(sha)`` runs between the commit and the push (to forge a record)."""
+           before_push: Callable[[str], None] | None = None,
+           then_empty: bool = False) -> tuple[str, str]:
+    """The author pushes a commit (and, with ``then_empty``, an empty commit on top of
+    it in the same push); (the new head, the time GitHub recorded the push).
+    ``before_push(sha)`` runs between the commits and the push (to forge a record)."""
     other = world.tmp / f"author-{len(list(world.tmp.iterdir()))}"
     git(world.tmp, "clone", "-q", str(world.bare), str(other))
     git(other, "checkout", "-q", "feat")
+    old = git(other, "rev-parse", "HEAD")
     if merge_main:
         git(other, "merge", "-q", "--no-ff", "--no-commit", "origin/main")
     for rel, text in (files or {}).items():
@@ -36,10 +53,13 @@ def pushed(world: World, files: dict[str, str] | None = None, *, merge_main: boo
         (other / rel).write_text(text)
     git(other, "add", "-A")
     git(other, "commit", "-q", "--allow-empty", "-m", "author's commit")
+    if then_empty:
+        git(other, "commit", "-q", "--allow-empty", "-m", "chore: refresh")
     sha = git(other, "rev-parse", "HEAD")
     if before_push is not None:
         before_push(sha)
     git(other, "push", "-q", "origin", "feat")
+    BEFORE[sha] = old
     return sha, world.fake.tick()
 
 
@@ -50,7 +70,8 @@ def decide(world: World, head: str, pushed_at: str) -> list[tuple[Decision, set[
     pr = world.fake.prs[PRN]
     payload = world.fake.pr_payload(pr)
     assert payload["head"]["sha"] == head
-    event = {"action": "synchronize", "number": PRN, "after": head,
+    before = BEFORE.get(head) or git(world.bare, "rev-parse", f"{head}^")
+    event = {"action": "synchronize", "number": PRN, "before": before, "after": head,
              "repository": {"full_name": SLUG, "default_branch": "main"},
              "pull_request": payload | {"updated_at": pushed_at}}
     tmp = world.tmp / f"ci-{len(list(world.tmp.iterdir()))}"
@@ -163,6 +184,23 @@ def test_forged_prepared_record(world: World, merge_main: bool) -> None:
 
     head, at = pushed(world, RECIPE, merge_main=merge_main, before_push=forge)
     assert_sweep_runs(world, head, at, why="benchmarks/dsr1_h200.sh")
+
+
+def test_forged_record_on_a_clean_commit_over_an_unswept_one(world: World) -> None:
+    """One push of two commits: a recipe change, then an empty commit that is, on its
+    own, exactly what ixtool's refresh commit looks like; the record names the empty
+    one.  Its first parent is not the head the push replaced (never swept): the
+    sweep runs."""
+    world.open_pr()
+
+    def forge(sha: str) -> None:
+        world.fake.add_comment(
+            PRN, f"/reuse-sweep-run 1001\n<!-- ixtool merge-with-reuse: prepared {sha} -->",
+            login="author", permission="write")
+
+    head, at = pushed(world, {**RECIPE, "perf-changelog.yaml": BASE + "\n" + entry(
+        *PR_ENTRY, CANON)}, before_push=forge, then_empty=True)
+    assert_sweep_runs(world, head, at, why="does not sit on the previous head")
 
 
 # ------------------------------------------------------------------ for this head: skipped
