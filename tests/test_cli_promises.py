@@ -540,3 +540,28 @@ def test_startup_benchmark_within_four_times_python() -> None:
     p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "startup.py"),
                         "--rounds", "10"], capture_output=True, text=True, env=cli_env())
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_ci_gate_policy_stage_prints_progress_to_a_log(own_repo: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """The gate runs the policy check in CI, where stderr is a log: it says how far."""
+    import shutil
+
+    from inferencex_tools.cli.progress import ProgressLine
+    from tests.conftest import git
+
+    root = tmp_path / "repo"
+    shutil.copytree(own_repo, root)
+    git(root, "checkout", "-q", "-b", "pr")
+    script = next(p for p in (root / "benchmarks").rglob("*mtp*.sh"))
+    with script.open("a") as fh:
+        fh.write("# a comment\n")
+    git(root, "commit", "-qam", "touch a recipe")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(ProgressLine, "log_first", 0.0)
+    monkeypatch.setattr(ProgressLine, "log_every", 0.0)
+    _code, out, err = _run(["ci", "gate", "--root", str(root), "--base", "main"], capsys)
+    assert "policy ok" in out or "policy 1 finding" in out, out
+    assert "ci gate (policy): 0/" in err and "traces" in err, err

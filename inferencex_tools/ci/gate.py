@@ -33,6 +33,7 @@ from inferencex_tools.ci.labels import LABELS_FILE, ZERO_SHA, Decision, Facts, d
 from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
 from inferencex_tools.io.layout import Layout
+from inferencex_tools.progress import ProgressFn
 from inferencex_tools.report.findings import Finding, Result
 from inferencex_tools.report.words import plural
 
@@ -61,6 +62,7 @@ class GateRequest:
     # the findings as the repository adopts them (settings, baseline): a copy, nothing
     # written; the gate's decisions and outputs count these (None: as found)
     adopted: Callable[[Result], Result] | None = None
+    progress: ProgressFn | None = None  # the policy stage's tracing, phase by phase
 
 
 @dataclass
@@ -73,6 +75,7 @@ class GateContext:
     head: str
     changed: list[str] = field(default_factory=list)
     blobs: Any = None  # _Blobs: the same (ref, path) reads for every stage
+    progress: ProgressFn | None = None
 
 
 PolicyStage = Callable[[GateContext], list[Finding]]
@@ -373,7 +376,8 @@ def policy_result(ctx: GateContext) -> Result | None:
     from inferencex_tools.policy import service as policy_service
 
     return policy_service.run_check(policy_service.CheckRequest(
-        root=ctx.repo.root, base=ctx.base, head=ctx.head, git=ctx.repo.reader))
+        root=ctx.repo.root, base=ctx.base, head=ctx.head, git=ctx.repo.reader,
+        progress=ctx.progress))
 
 
 # --------------------------------------------------------------------------- matrix
@@ -561,7 +565,8 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
                                                  f"base revision unavailable: {exc}"))
                 base = None
         blobs = _Blobs(repo)
-        ctx = GateContext(repo=repo, decision=decision, base=base, head=head, blobs=blobs)
+        ctx = GateContext(repo=repo, decision=decision, base=base, head=head, blobs=blobs,
+                          progress=req.progress)
         if base is not None:
             ctx.changed = _changed_paths(repo, base, head)
         masters = _master_paths(blobs, head)

@@ -301,6 +301,7 @@ def gate(
     from inferencex_tools.ci.gate import GateRequest, default_policy_stage
     from inferencex_tools.ci.gate import gate as run_gate
     from inferencex_tools.ci.outputs import explain_text, summary_markdown
+    from inferencex_tools.cli.progress import ProgressLine
     from inferencex_tools.report.adopt import TrustedBase
     from inferencex_tools.report.reporters import render
 
@@ -315,14 +316,16 @@ def gate(
     run_id = os.environ.get("GITHUB_RUN_ID")  # the queue namespace of the reference
     namespace = queue_namespace or (
         f"{run_id}:{os.environ.get('GITHUB_RUN_ATTEMPT', '1')}" if run_id else "local")
-    outcome = run_gate(GateRequest(
-        event_path=event, event_name=event_name or env.event_name, base=base,
-        head=head, pr=pr, labels=tuple(label or ()), repo=root, changelog=changelog,
-        comments=comments, repo_slug=slug or repo_slug or env.repository,
-        priority=priority, namespace=namespace, criteria_json=criteria_json,
-        matrix_out=matrix_out, max_shards=max_shards, runner_allow=tuple(allow_runner or ()),
-        adopted=adopted),
-        policy_stage=None if no_policy else default_policy_stage)
+    with ProgressLine("ci gate (policy)") as progress:
+        outcome = run_gate(GateRequest(
+            event_path=event, event_name=event_name or env.event_name, base=base,
+            head=head, pr=pr, labels=tuple(label or ()), repo=root, changelog=changelog,
+            comments=comments, repo_slug=slug or repo_slug or env.repository,
+            priority=priority, namespace=namespace, criteria_json=criteria_json,
+            matrix_out=matrix_out, max_shards=max_shards,
+            runner_allow=tuple(allow_runner or ()), adopted=adopted,
+            progress=progress if progress.enabled else None),
+            policy_stage=None if no_policy else default_policy_stage)
     write_outputs(outcome.outputs, env=env)
     write_summary(summary_markdown(outcome.decision), env=env)
     if fmt is Format.text:
