@@ -34,7 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.ci.authorization import AUTHORIZING, Authorization, authorization
+from inferencex_tools.ci.authorization import (
+    AUTHORIZING,
+    Authorization,
+    authorization,
+    prepared_in,
+)
 from inferencex_tools.ci.ids import MAX_PR_NUMBER, MAX_RUN_ID
 from inferencex_tools.errors import ConflictError, ForgeError, IxtoolError, UsageError
 from inferencex_tools.io.github import CheckRun, Comment, Forge, PullCommit, PullInfo, WorkflowRun
@@ -318,7 +323,7 @@ def _check_rights(ctx: Context) -> None:
 def _choose_source(ctx: Context, pr: PullInfo) -> None:
     """The authorization in force, the PR's commits and the source run."""
     forge, ws = ctx.forge, ctx.ws
-    ctx.in_force, _ = authorization_in_force(forge, pr.number)
+    ctx.in_force, comments = authorization_in_force(forge, pr.number)
     in_force = ctx.in_force
     run_id = _pinned_run(ctx, in_force)
     ctx.commits = forge.pull_commits(pr.number)
@@ -350,12 +355,16 @@ def _choose_source(ctx: Context, pr: PullInfo) -> None:
             f"run {choice.run.id} concluded {choice.run.conclusion}; its result artifacts "
             f"({', '.join(choice.artifacts)}) are reused under --allow-failed-run "
             "(named in the squash commit)"))
-    # what ixtool says it prepared: its local state, and its comment when in force
+    # what ixtool says it prepared: its local state, the comment in force and the
+    # token user's own comments (claims only: _prepared_state checks the commit)
     local = ws.recorded_prepared(pr.number)
     if local:
         ctx.recorded.add(local)
     if in_force is not None and in_force.prepared:
         ctx.recorded.add(in_force.prepared)
+    login = forge.login()
+    ctx.recorded.update(sha for c in comments if c.author == login
+                        and (sha := prepared_in(c.body)) is not None)
 
 
 def _pinned_run(ctx: Context, in_force: Authorization | None) -> int | None:

@@ -365,3 +365,23 @@ def test_allow_failed_run_never_picks_an_unpinned_run(world: World) -> None:
     res = assert_refused(world, "MR301", allow_failed_run=True)
     assert any("pinned run only" in s for s in world.said)
     assert "cancelled" in next(f.message for f in res.findings if f.rule == "MR301")
+
+
+def test_resume_in_another_clone_after_a_newer_maintainer_comment(world: World) -> None:
+    """ixtool crashed after its push; a maintainer then posted a bare command (now the
+    comment in force, recording nothing); the re-run happens in another clone.  ixtool's
+    own earlier comment still identifies its commit (checked structurally): no second
+    preparation commit, no second push."""
+    world.open_pr()
+    world.clone_user()
+    world.crash_after = "push"
+    with pytest.raises(Crash):
+        world.run()
+    world.crash_after = None
+    world.fake.add_comment(PRN, "/reuse-sweep-run", login="lead", permission="admin")
+    world.user = world.tmp / "user2"
+    world.clone_user()
+    res = world.run()
+    assert res.ok and res.info["state"] == "merged", res.findings
+    assert len(world.ixtool_commits_on_branch()) == 1
+    assert [w for w in world.writes() if w[0] == "PUT"] == [MERGE_PUT]
