@@ -56,7 +56,11 @@ def output_pairs(d: Decision) -> list[tuple[str, str]]:
 
 
 def _md(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    """Text in the summary (a table cell or a list item) that renders as that text: a
+    reason or a finding can quote PR-controlled strings (report.inert)."""
+    from inferencex_tools.report.inert import prose
+
+    return prose(s)
 
 
 def _sweep_detail(s: Sweep) -> str:
@@ -79,20 +83,28 @@ def _runs(x: bool) -> str:
     return "✅ runs" if x else "⏭️ skipped"
 
 
-def summary_markdown(d: Decision) -> str:
-    """The readable decision table for ``$GITHUB_STEP_SUMMARY``."""
+def summary_markdown(d: Decision, *, errors: int | None = None) -> str:
+    """The readable decision table for ``$GITHUB_STEP_SUMMARY``.  ``errors``: ``ci
+    gate``'s error findings in all its stages (the gate's verdict is its first row, and
+    the sweep runs only without any: the plan's decision alone would show it green)."""
     what = d.event + (f" ({d.action})" if d.action else "")
     if d.pr_number is not None:
         what += f", PR #{d.pr_number}"
     gate = f"{d.changelog_mode} mode"
     if d.diff_base:
         gate += f", {d.diff_base[:12]}..{(d.diff_head or '')[:12]}"
-    sweep_ok = d.sweep.run and not any(f.severity is Severity.ERROR for f in d.findings)
+    blocked = any(f.severity is Severity.ERROR for f in d.findings) or bool(errors)
+    sweep_ok = d.sweep.run and not blocked
     lines = [
-        f"### `ixtool ci plan`: {what}",
+        f"### `ixtool {'ci plan' if errors is None else 'ci gate'}`: {what}",
         "",
         "| step | decision | details |",
         "|---|---|---|",
+    ]
+    if errors is not None:
+        lines.append(f"| gate | {'❌ fail' if errors else '✅ pass'} | "
+                     f"{errors} error finding{'' if errors == 1 else 's'} |")
+    lines += [
         f"| changelog gate | {_runs(d.changelog_gate)} | "
         f"{_md(gate if d.changelog_gate else '–')} |",
         f"| policy check | {_runs(d.policy_check)} | "
@@ -104,6 +116,11 @@ def summary_markdown(d: Decision) -> str:
         f"| labels | {len(d.labels)} relevant | {_md(', '.join(d.labels) or '–')} |",
         "",
     ]
+    return "\n".join(lines + _why_and_findings(d)) + "\n"
+
+
+def _why_and_findings(d: Decision) -> list[str]:
+    lines: list[str] = []
     if d.reasons:
         lines += ["Why:", *[f"- {_md(r)}" for r in d.reasons], ""]
     if d.findings:
@@ -111,7 +128,7 @@ def summary_markdown(d: Decision) -> str:
         lines += [f"| {f.severity.value} | `{f.rule}` | {_md(f.message)} | {_md(f.hint or '')} |"
                   for f in d.findings]
         lines.append("")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def explain_text(d: Decision, *, with_catalog: bool = False) -> str:

@@ -327,7 +327,8 @@ def gate(
             progress=progress if progress.enabled else None),
             policy_stage=None if no_policy else default_policy_stage)
     write_outputs(outcome.outputs, env=env)
-    write_summary(summary_markdown(outcome.decision), env=env)
+    write_summary(summary_markdown(outcome.decision,
+                                   errors=int(dict(outcome.outputs)["errors"])), env=env)
     if fmt is Format.text:
         sys.stdout.write(explain_text(outcome.decision))
         stages = outcome.result.info["stages"]

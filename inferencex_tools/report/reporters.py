@@ -180,11 +180,18 @@ def render_github(result: Result) -> str:
 
 
 def _md_cell(s: str) -> str:
-    return _vis(s).replace("|", "\\|").replace("\n", " ")
+    """A table cell of PR-derived text that renders as that text (report.inert: no
+    image, link, HTML, mention, heading or cell break a message could carry)."""
+    from inferencex_tools.report.inert import prose
+
+    return prose(_vis(s))
 
 
 def render_markdown_summary(result: Result) -> str:
-    """The job-summary table written to ``$GITHUB_STEP_SUMMARY``."""
+    """The job-summary table written to ``$GITHUB_STEP_SUMMARY``: every finding's text
+    inert (a PR controls file names, config keys and the messages quoting them)."""
+    from inferencex_tools.report.inert import code
+
     icon = "✅" if result.ok else "❌"
     lines = [
         f"### {icon} `ixtool {result.command}`: {summary_line(result)}",
@@ -194,7 +201,7 @@ def render_markdown_summary(result: Result) -> str:
         lines += ["| severity | rule | location | message | fix |", "|---|---|---|---|---|"]
         for f in result.sorted():
             lines.append(
-                f"| {f.severity.value} | `{f.rule}` | `{_md_cell(_where(f))}` | "
+                f"| {f.severity.value} | `{f.rule}` | {code(_vis(_where(f)), table=True)} | "
                 f"{_md_cell(f.message)} | {_md_cell(f.hint or '')} |"
             )
     else:

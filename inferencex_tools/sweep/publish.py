@@ -151,6 +151,9 @@ def summarize(rows: Iterable[Row], keys: Iterable[str]) -> list[SummaryLine]:
 
 
 def summary_markdown(lines: list[SummaryLine], notes: list[str] | None = None) -> str:
+    """The job summary: config keys and notes come from the PR's configs, shown inert."""
+    from inferencex_tools.report.inert import code, prose
+
     out = ["### ixtool sweep: jobs per config", "",
            "| config key | scenario | jobs | GPUs/job | est. GPU-hours |",
            "|---|---|---:|---|---:|"]
@@ -160,7 +163,8 @@ def summary_markdown(lines: list[SummaryLine], notes: list[str] | None = None) -
     for ln in lines:
         gpus = ", ".join(str(g) for g in sorted(ln.gpus)) or "?"
         hours = f"{ln.gpu_hours:.1f}" if ln.gpu_hours is not None else "n/a"
-        out.append(f"| `{ln.key}` | {ln.scenario} | {ln.jobs} | {gpus} | {hours} |")
+        out.append(f"| {code(ln.key, table=True)} | {prose(ln.scenario)} | {ln.jobs} | "
+                   f"{gpus} | {hours} |")
         total_jobs += ln.jobs
         if ln.gpu_hours is None:
             unknown = True
@@ -170,5 +174,5 @@ def summary_markdown(lines: list[SummaryLine], notes: list[str] | None = None) -
     out += ["", f"**{total_jobs} jobs**, est. {total_h:.1f} GPU-hours{suffix}. "
             "GPU-hours = jobs × GPUs × duration; only agentic rows carry a duration."]
     for n in notes or []:
-        out.append(f"- {n}")
+        out.append(f"- {prose(n)}")
     return "\n".join(out) + "\n"

@@ -71,7 +71,7 @@ SUMMARY = """\
 | warning | `CL603` | `perf-changelog.yaml` | no master configs found | pass --configs or run from the repository root |
 | error | `CL103` | `perf-changelog.yaml:2:5` | TAB 100% a,b:c \\| x | replace tabs with spaces |
 | warning | `CL301` | `perf-changelog.yaml:2:9` | trailing whitespace | strip trailing whitespace (new entries only; history is immutable) |
-| error | `CL502` | `perf-changelog.yaml:3:3` | entry 1 [a] (TBD): pr-link 'TBD' is a placeholder | write 'pr-link: XXX' (replaced by the PR URL at merge) or this PR's URL |
+| error | `CL502` | `perf-changelog.yaml:3:3` | entry 1 \\[a\\] (TBD): pr-link 'TBD' is a placeholder | write 'pr-link: XXX' (replaced by the PR URL at merge) or this PR's URL |
 """  # noqa: E501
 
 
