@@ -385,3 +385,36 @@ def test_resume_in_another_clone_after_a_newer_maintainer_comment(world: World) 
     assert res.ok and res.info["state"] == "merged", res.findings
     assert len(world.ixtool_commits_on_branch()) == 1
     assert [w for w in world.writes() if w[0] == "PUT"] == [MERGE_PUT]
+
+
+# ------------------------------------------------------------ the reference's own scenarios
+
+def test_gated_noop_run_on_a_later_commit_is_skipped(gh: World) -> None:
+    """The reference's regression scenarios (test_find_reusable_sweep_run.py): after
+    the authorization, a synchronize run on the later head completes 'success' without
+    results (the gate skipped the sweep); the newest run WITH results, on the earlier
+    commit — which GitHub no longer lists for the PR — is the source."""
+    sha_a = gh.open_pr()
+    gh.move_main(conflict=False)
+    later = author_push(gh, merge_main=True)
+    gh.fake.runs.append(Run(1002, later, "feat", created=200,
+                            artifacts=[("changelog-metadata", False)]))
+    gh.fake.runs.append(Run(1003, later, "feat", conclusion="failure", created=300))
+    gh.clone_user()
+    res = gh.run()
+    assert res.ok and res.info["run_id"] == 1001 and res.info["run_head"] == sha_a, \
+        res.findings
+    considered = res.info["runs_considered"]
+    assert "conclusion is 'failure'" in considered[0] and "no results_bmk" in considered[1]
+
+
+def test_agentic_only_run_on_an_earlier_commit(gh: World) -> None:
+    gh.open_pr(run=False)
+    sha_a = git(gh.bare, "rev-parse", "feat")
+    gh.fake.runs.append(Run(1001, sha_a, "feat", created=100,
+                            artifacts=[("bmk_agentic_dsv4_tp8_conc16", False)]))
+    gh.move_main(conflict=False)
+    author_push(gh, merge_main=True)
+    gh.clone_user()
+    res = gh.run()
+    assert res.ok and res.info["artifacts"] == ["bmk_agentic_dsv4_tp8_conc16"], res.findings
