@@ -20,12 +20,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.al.rules import COLLECTION_INVALID, CURVE_WOULD_CHANGE, NO_COLLECTION
 from inferencex_tools.errors import YamlError
 from inferencex_tools.io.artifacts import READ_ERRORS, Artifact
 from inferencex_tools.report.findings import Finding, Result
+
+if TYPE_CHECKING:
+    from inferencex_tools.io.github import Forge
 
 ARTIFACT_PREFIX = "speedbench-reference-al-"
 LOGS_PREFIX = "speedbench_server_logs-"
@@ -236,4 +239,30 @@ def import_curve(root: Path, arts: Sequence[Artifact], prov: Provenance, *,
     elif state == "unchanged":
         result.done.append(f"unchanged {target} (identical to this run's import)")
     result.checked = [f"run {prov.run_id}"]
+    return result
+
+
+def import_run(root: Path, forge: Forge, prov: Provenance, *, prefix: str | None,
+               output: Path | None, force: bool) -> Result:
+    """:func:`import_curve` of a run's artifacts downloaded through the API (the
+    collection artifact and its server logs only)."""
+    import tempfile
+
+    from inferencex_tools.io.artifacts import Limits, download
+
+    infos = [i for i in forge.run_artifacts(prov.run_id)
+             if i.name.startswith((ARTIFACT_PREFIX, LOGS_PREFIX))
+             and (prefix is None or i.name in (ARTIFACT_PREFIX + prefix, LOGS_PREFIX + prefix))]
+    limits = Limits(max_download=256 << 20)
+    with tempfile.TemporaryDirectory(prefix="ixtool-collection-") as tmp:
+        arts, refused = download(forge, infos, Path(tmp), limits)
+        try:
+            result = import_curve(root, arts, prov, prefix=prefix, output=output,
+                                  force=force)
+        finally:
+            for a in arts:
+                a.close()
+    for r in refused:
+        if r.artifact.startswith(ARTIFACT_PREFIX):
+            result.add(NO_COLLECTION.at(r.artifact, None, None, f"{r.artifact}: {r.why}"))
     return result

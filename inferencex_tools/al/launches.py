@@ -36,6 +36,7 @@ class Named:
     nodes: tuple[str, ...]  # the runner names the job may have run on (empty: any)
     family: str | None
     eval_only: bool
+    spec: str = "none"  # the row's spec-decoding setting
 
     def matches(self, name: str) -> str | None:
         """The runner name if ``name`` is this job's RESULT_FILENAME."""
@@ -81,7 +82,7 @@ def name_of(row: Row, family: str | None, wf: Any, labels: Mapping[str, Any],
     return Named(launch or Launch(row.key, row.entry_label(), None, None, row.conc,
                                   "eval" if row.eval_only else "throughput", row.agentic,
                                   row.multinode, None, row.config_file),
-                 stem, tail, mine, fam or None, row.eval_only)
+                 stem, tail, mine, fam or None, row.eval_only, row.spec)
 
 
 def _spec_facts(o: RowOutcome) -> SpecFacts | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.al.judge import Bands, Launch, Verdict, judge, not_measured
 from inferencex_tools.al.launches import Named, launch_of, name_of
@@ -31,8 +31,11 @@ from inferencex_tools.al.rules import (
     ROOT_NOT_AT_HEAD,
     UNMATCHED_ARTIFACT,
 )
-from inferencex_tools.io.artifacts import READ_ERRORS, Artifact, Member
+from inferencex_tools.io.artifacts import READ_ERRORS, Artifact, Limits, Member, Refusal
 from inferencex_tools.report.findings import Result
+
+if TYPE_CHECKING:
+    from inferencex_tools.io.github import Forge
 
 # The artifacts of a benchmark job (the reference benchmark templates' upload names):
 # prefix → (what it holds, the job mode it belongs to; None: either).
@@ -74,6 +77,9 @@ class AuditRequest:
     jobs: int = 2
     throughput_only: bool = False  # merge-with-reuse: only the forced-AL question
     launches: list[Named] | None = None  # precomputed (:func:`launches`), e.g. in tests
+    keys: list[str] | None = None  # the config keys to trace (default: :func:`select`)
+    refused: list[Refusal] = field(default_factory=list)  # artifacts not even downloaded
+    unmatched: list[str] = field(default_factory=list)  # job artifacts of no row (listed)
 
 
 @dataclass
@@ -250,7 +256,7 @@ def launches(req: AuditRequest, result: Result | None = None,
 
     checked = check(CheckRequest(root=req.root, registry=req.registry,
                                  curves_dir=req.curves_dir, timeout=req.timeout,
-                                 jobs=req.jobs, all_evals=True,
+                                 jobs=req.jobs, all_evals=not req.throughput_only,
                                  config_keys=[_literal(k) for k in keys] if keys else None))
     if result is not None:
         result.info["policy"] = {"rows": len(checked.outcomes),
@@ -269,9 +275,11 @@ def _literal(key: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in key)
 
 
-def keys_of(req: AuditRequest, artifacts: Sequence[Artifact]) -> list[str]:
-    """The config keys whose rows the artifacts belong to (no tracing: the rows'
-    artifact names only), so only those keys are traced."""
+def row_names(req: AuditRequest) -> list[Named]:
+    """The artifact names of every row at ``req.root`` (no tracing); with
+    ``throughput_only``, of the spec-decoding throughput rows only.  None without master
+    configs (a repository the audit does not apply to)."""
+    from inferencex_tools.errors import InputError
     from inferencex_tools.policy.service import (
         CheckRequest,
         repo_runners,
@@ -279,16 +287,34 @@ def keys_of(req: AuditRequest, artifacts: Sequence[Artifact]) -> list[str]:
         row_families,
     )
 
-    creq = CheckRequest(root=req.root, all_evals=True)
+    creq = CheckRequest(root=req.root, all_evals=not req.throughput_only)
+    try:
+        rows = row_families(creq)
+    except InputError:
+        return []
     wf = repo_workflows(req.root)
     labels = repo_runners(req.root).labels or {}
-    names = [name_of(row, fam, wf, labels, None) for row, fam in row_families(creq)]
+    names = [name_of(row, fam, wf, labels, None) for row, fam in rows]
+    if req.throughput_only:  # the forced-AL question: spec-decoding throughput jobs only
+        names = [n for n in names if not n.eval_only and n.spec != "none"]
+    return names
+
+
+def select(names: Sequence[Named], artifact_names: Sequence[str]) -> tuple[list[str], set[str]]:
+    """The config keys whose rows the named artifacts belong to, and the names of the
+    artifacts that belong to a row, so only those keys are traced and only those
+    artifacts downloaded."""
     keys: set[str] = set()
-    for a in artifacts:
-        c = _classify(a.name)
-        if c is not None:
-            keys.update(n.launch.config_key for n in names if n.matches(c[0]))
-    return sorted(keys)
+    wanted: set[str] = set()
+    for a in artifact_names:
+        c = _classify(a)
+        if c is None:
+            continue
+        hit = {n.launch.config_key for n in names if n.matches(c[0])}
+        keys.update(hit)
+        if hit:
+            wanted.add(a)
+    return sorted(keys), wanted
 
 
 def _judge_job(m: _Match, result: Result, bands: Bands) -> JobAudit:
@@ -308,11 +334,10 @@ def _judge_job(m: _Match, result: Result, bands: Bands) -> JobAudit:
     return job
 
 
-def _refusals(artifacts: Sequence[Artifact], result: Result) -> None:
-    for a in artifacts:
-        for r in a.refused:
-            where = f"{r.artifact}/{r.path}" if r.path else r.artifact
-            result.add(ARTIFACT_REFUSED.at(where, None, None, f"{where}: {r.why}"))
+def _refusals(req: AuditRequest, result: Result) -> None:
+    for r in [*req.refused, *(r for a in req.artifacts for r in a.refused)]:
+        where = f"{r.artifact}/{r.path}" if r.path else r.artifact
+        result.add(ARTIFACT_REFUSED.at(where, None, None, f"{where}: {r.why}"))
 
 
 def audit(req: AuditRequest) -> Audit:
@@ -325,7 +350,8 @@ def audit(req: AuditRequest) -> Audit:
     if req.launches is not None:
         names = req.launches
     else:
-        keys = keys_of(req, req.artifacts)
+        keys = req.keys if req.keys is not None else \
+            select(row_names(req), [a.name for a in req.artifacts])[0]
         names = launches(req, result, keys) if keys else []
     if req.throughput_only:
         names = [n for n in names if not n.eval_only]
@@ -334,7 +360,11 @@ def audit(req: AuditRequest) -> Audit:
     matched = _match(arts, names, result)
     jobs = [_judge_job(m, result, req.bands) for _, m in sorted(
         matched.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
-    _refusals(req.artifacts, result)
+    _refusals(req, result)
+    for name in req.unmatched:
+        result.add(UNMATCHED_ARTIFACT.at(
+            name, None, None, f"artifact {name!r} is no job of the sweep at --root (no "
+            "row's RESULT_FILENAME, runner or mode fits it)"))
     result.checked = [f"{len(req.artifacts)} artifact(s) of "
                       + (f"run {req.run.run_id}" if req.run.run_id else
                          str(req.run.directory or "the run"))]
@@ -348,3 +378,31 @@ def audit(req: AuditRequest) -> Audit:
                   "band": req.bands.band, "far": req.bands.far},
         "artifacts": len(req.artifacts)})
     return Audit(result, jobs, req.run, req.bands)
+
+
+def audit_run(req: AuditRequest, forge: Forge, run_id: int, limits: Limits) -> Audit:
+    """The audit of run ``run_id``: only the artifacts that belong to a row of ``req.root``
+    are downloaded (zip archives in a temporary directory, read in place, removed)."""
+    import tempfile
+
+    from inferencex_tools.io.artifacts import download
+
+    names = row_names(req)
+    if req.throughput_only and not names:  # nothing forces an AL at this commit
+        req.keys = []
+        return audit(req)
+    run = forge.run(run_id)
+    req.run = RunInfo(run_id=run_id, head_sha=run.head_sha, url=run.html_url or None)
+    infos = forge.run_artifacts(run_id)
+    keys, wanted = select(names, [i.name for i in infos])
+    req.keys = keys
+    req.unmatched = [i.name for i in infos if i.name not in wanted and _classify(i.name)]
+    with tempfile.TemporaryDirectory(prefix="ixtool-artifacts-") as tmp:
+        arts, refused = download(forge, [i for i in infos if i.name in wanted], Path(tmp),
+                                 limits)
+        req.artifacts, req.refused = arts, [*req.refused, *refused]
+        try:
+            return audit(req)
+        finally:
+            for a in arts:
+                a.close()

@@ -60,8 +60,8 @@ def audit_cmd(
         None, "--curves-dir", help="Directory of the curve files (default: the registry's)."),
     markdown: Path | None = typer.Option(
         None, "--markdown", metavar="FILE",
-        help="Also write the Markdown section (table per K and a Mermaid chart) to post "
-        "on the PR."),
+        help="Also write the Markdown section (table per K and a Mermaid chart) that "
+        "`ixtool review --al-audit FILE` posts on the PR."),
     max_file: int = typer.Option(
         1024, "--max-file-mib", min=1, max=1 << 20,
         help="MiB read at most from one file of an artifact (a server log)."),
@@ -83,7 +83,9 @@ def audit_cmd(
     job that forces an AL must serve it (AL201, error); a real-verification job (an
     eval, or no synthetic knob) is compared with the golden curve point of its draft,
     thinking mode and K (AL202 warning / AL203 note); what cannot be measured says why
-    (AL301).  Artifacts are read with size and entry limits and never extracted.
+    (AL301).  Artifacts are read with size and entry limits and never extracted; with
+    RUN_ID only the job artifacts are downloaded (GITHUB_TOKEN or GH_TOKEN), the
+    archives from their signed URL without the token.
 
     Exit codes: 0 clean, 1 findings (errors; warnings too with --strict), 2 usage or
     input error.
@@ -91,7 +93,7 @@ def audit_cmd(
     \b
     Examples:
       ixtool al audit --artifacts run      (after: gh run download RUN_ID -D run)
-      ixtool al audit 29784780049 --markdown al.md      (GH_TOKEN set)
+      ixtool al audit 29784780049 --markdown al.md
     """
     from inferencex_tools.al.judge import Bands
     from inferencex_tools.al.render import markdown as render_md
@@ -141,9 +143,31 @@ def _head(root: Path) -> str | None:
 
 
 def _api_audit(run_id: str, repo: str | None, root: Path, api_url: str | None,
-               limits: Limits, req: AuditRequest) -> Audit:  # pragma: no cover - next step
+               limits: Limits, req: AuditRequest) -> Audit:
+    from inferencex_tools.al.service import audit_run
+    from inferencex_tools.ci.ids import run_id as parse_run_id
     from inferencex_tools.errors import UsageError
+    from inferencex_tools.io.github import Forge, api_url_from_env, token_from_env
 
-    raise UsageError("RUN_ID mode is not available in this version yet",
-                     hint=f"download the artifacts: gh run download {run_id} -D run; then "
-                     "ixtool al audit --artifacts run")
+    rid = parse_run_id(run_id)
+    if rid is None:
+        raise UsageError(f"invalid RUN_ID {run_id[:40]!r}",
+                         hint="copy the number from the run's URL (…/actions/runs/ID)")
+    slug = repo or origin_slug(root)
+    if slug is None:
+        raise UsageError("no --repo and no GitHub origin remote at --root",
+                         hint="pass --repo OWNER/NAME")
+    forge = Forge(slug, token=token_from_env(), api_url=api_url_from_env(api_url))
+    info(f"auditing run {rid} of {slug}: listing and downloading its job artifacts")
+    return audit_run(req, forge, rid, limits)
+
+
+def origin_slug(root: Path) -> str | None:
+    """OWNER/NAME of the GitHub origin remote of ``root`` (None: none)."""
+    from inferencex_tools.errors import IxtoolError
+    from inferencex_tools.io.git import GitRepo
+
+    try:
+        return GitRepo.open(root).remote_slug()
+    except IxtoolError:
+        return None

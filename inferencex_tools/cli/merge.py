@@ -34,6 +34,8 @@ reported at once, exit 1):
   - the head's PR content is what the run benchmarked: the same changes
     against main, apart from main merged in and the changelog's links (else
     refused, unless --allow-unbenchmarked)
+  - the run's throughput jobs served the acceptance length their launches
+    forced (ixtool al audit RUN_ID; unless --allow-al-mismatch)
   - the PR's perf-changelog.yaml change passes the PR-mode gate and
     canonicalizes/resolves cleanly against current main (so pr-link: TBD is
     refused here, before anything is posted); merging main conflicts nowhere
@@ -111,6 +113,10 @@ def merge_with_reuse(
         False, "--allow-failed-run",
         help="Reuse a PINNED run that concluded failure or cancelled when its result "
         "artifacts are there (said in the squash commit)."),
+    allow_al_mismatch: bool = typer.Option(
+        False, "--allow-al-mismatch",
+        help="Merge even though throughput jobs of the reused run did not serve the "
+        "acceptance length their launch forced (they are named in the squash commit)."),
     dry_run: bool = typer.Option(
         False, "--dry-run",
         help="Run the preflight, print the plan and every API call/push it would make; "
@@ -150,7 +156,8 @@ def merge_with_reuse(
                   confirm=terminal_confirm, clock=time.monotonic)
     req = MergeRequest(pr=number, repo=repo, run_id=run, dry_run=dry_run, yes=yes,
                        allow_unbenchmarked=allow_unbenchmarked,
-                       allow_failed_run=allow_failed_run, timeout=timeout,
+                       allow_failed_run=allow_failed_run,
+                       allow_al_mismatch=allow_al_mismatch, timeout=timeout,
                        remote=remote, path=Path("."), api_url=api_url,
                        env=dict(os.environ))
     result = run_merge(req, hooks)

@@ -327,25 +327,20 @@ def curves_import_cmd(
     if rid is None:
         raise UsageError(f"invalid RUN_ID {run_id[:40]!r}",
                          hint="copy the number from the run's URL (…/actions/runs/ID)")
-    slug = repo or _origin_slug(root)
+    from inferencex_tools.cli.al import origin_slug
+
+    slug = repo or origin_slug(root)
     if slug is None:
         raise UsageError("no --repo and no GitHub origin remote at --root",
                          hint="pass --repo OWNER/NAME (the curve names its source run URL)")
     prov = Provenance(rid, f"https://github.com/{slug}/actions/runs/{rid}", image, model)
-    if artifacts is None:
-        raise UsageError("downloading the run's artifacts is not available in this "
-                         "version yet", hint=f"gh run download {rid} -D run; then add "
-                         "--artifacts run")
-    result = import_curve(root, run_directory(artifacts, Limits()), prov, prefix=prefix,
-                          output=output, force=force)
+    if artifacts is not None:
+        result = import_curve(root, run_directory(artifacts, Limits()), prov, prefix=prefix,
+                              output=output, force=force)
+    else:
+        from inferencex_tools.al.curves import import_run
+        from inferencex_tools.io.github import Forge, api_url_from_env, token_from_env
+
+        forge = Forge(slug, token=token_from_env(), api_url=api_url_from_env(api_url))
+        result = import_run(root, forge, prov, prefix=prefix, output=output, force=force)
     raise typer.Exit(emit(result, fmt))
-
-
-def _origin_slug(root: Path) -> str | None:
-    from inferencex_tools.errors import IxtoolError
-    from inferencex_tools.io.git import GitRepo
-
-    try:
-        return GitRepo.open(root).remote_slug()
-    except IxtoolError:
-        return None

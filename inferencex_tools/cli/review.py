@@ -63,6 +63,10 @@ def review(
         None, "--api-url", help="GitHub API root (default: $GITHUB_API_URL or "
         "https://api.github.com)."),
     timeout: float = typer.Option(60.0, "--timeout", min=1, help="Seconds per traced launch."),
+    al_audit: Path | None = typer.Option(
+        None, "--al-audit", metavar="FILE",
+        help="After a sweep: the Markdown section `ixtool al audit --markdown FILE` wrote "
+        "(measured vs golden AL), added to the summary."),
 ) -> None:
     from inferencex_tools.errors import InputError, UsageError
     from inferencex_tools.review import render
@@ -84,7 +88,7 @@ def review(
     # a review judges a change: the settings and baseline are its base's, as ci gate's
     adopted, _ = adopter(TrustedBase(base or _default_base(root)), root)
     req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
-                        timeout=timeout, adopted=adopted)
+                        timeout=timeout, adopted=adopted, al_audit=_al_section(al_audit))
     forge = None
     if pr is not None and (post or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
         forge, req.repo = _forge(repo, root, api_url)
@@ -108,6 +112,21 @@ def review(
     info(f"review: {len(result.comments)} comment(s), verdict {result.verdict}, "
          f"{result.seconds:.1f} s")
     raise typer.Exit(0 if result.verdict == "pass" else 1)
+
+
+def _al_section(path: Path | None) -> str | None:
+    """The section `ixtool al audit --markdown` wrote (its marker first), or None."""
+    if path is None:
+        return None
+    from inferencex_tools.al.render import MARKER
+    from inferencex_tools.errors import InputError
+    from inferencex_tools.io.files import read_bytes
+
+    text = read_bytes(path, max_bytes=1 << 20).decode("utf-8", errors="replace")
+    if not text.startswith(MARKER):
+        raise InputError(f"{path}: not a section `ixtool al audit --markdown` wrote",
+                         hint="pass the file written by ixtool al audit --markdown FILE")
+    return text
 
 
 def _forge(repo: str | None, root: Path, api_url: str | None) -> tuple[Forge, str]:

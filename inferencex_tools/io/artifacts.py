@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 CHUNK = 1 << 16
 MiB = 1 << 20
@@ -318,3 +318,29 @@ class ZipArtifact(Artifact):
     def _open(self, path: str) -> IO[bytes]:
         assert self._zip is not None
         return self._zip.open(self._infos[path])
+
+
+def download(forge: Any, infos: list[Any], dest: Path, limits: Limits
+             ) -> tuple[list[ZipArtifact], list[Refusal]]:
+    """The artifacts ``infos`` of a run (``io.github.ArtifactInfo``) downloaded into
+    ``dest`` as zip archives; an expired, oversized or failing one is a refusal."""
+    from inferencex_tools.errors import ForgeError, UsageError
+
+    out: list[ZipArtifact] = []
+    refused: list[Refusal] = []
+    for i, info in enumerate(infos):
+        if info.expired:
+            refused.append(Refusal(info.name, "", "expired: GitHub no longer serves it"))
+            continue
+        if info.size > limits.max_download:
+            refused.append(Refusal(info.name, "", f"{info.size:,} bytes, over the "
+                                   f"{limits.max_download:,}-byte download limit"))
+            continue
+        path = dest / f"{i}.zip"
+        try:
+            forge.download_artifact(info, path, max_bytes=limits.max_download)
+        except (ForgeError, UsageError) as exc:
+            refused.append(Refusal(info.name, "", f"not downloaded: {exc.message}"))
+            continue
+        out.append(ZipArtifact(info.name, path, limits))
+    return out, refused

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from inferencex_tools.errors import ForgeError, UsageError
@@ -110,6 +111,16 @@ class Artifact:
 
 
 @dataclass(frozen=True)
+class ArtifactInfo:
+    """One artifact of a workflow run, as ``GET …/actions/runs/{id}/artifacts`` lists it."""
+
+    id: int
+    name: str
+    size: int
+    expired: bool
+
+
+@dataclass(frozen=True)
 class CheckRun:
     id: int
     name: str
@@ -188,18 +199,29 @@ def check_api_url(url: str) -> None:
                 "localhost, 127.0.0.0/8, [::1])")
 
 
+# Secrets met while working (the signed query of an artifact's download URL): the
+# --debug log redacts them like the token.
+REDACT: set[str] = set()
+
+
 class RedactingFilter(logging.Filter):
-    """Replace every occurrence of the secret in log records (``--debug``)."""
+    """Replace every occurrence of the secret (and of :data:`REDACT`) in log records
+    (``--debug``)."""
 
     def __init__(self, secret: str) -> None:
         super().__init__()
         self._secret = secret
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self._secret:
+        secrets = [s for s in (self._secret, *REDACT) if s]
+        if secrets:
             msg = record.getMessage()
-            if self._secret in msg:
-                record.msg = msg.replace(self._secret, "***")
+            hit = False
+            for secret in secrets:
+                if secret in msg:
+                    msg, hit = msg.replace(secret, "***"), True
+            if hit:
+                record.msg = msg
                 record.args = None
         return True
 
@@ -293,6 +315,7 @@ class Forge:
 
         self.slug = repo
         self.api_url = api_url
+        self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.calls: list[str] = []  # "GET /repos/…" lines, for --dry-run and tests
         # Reads are serial and unthrottled; writes keep >= 1 s apart (GitHub's guidance
@@ -485,6 +508,45 @@ class Forge:
 
         return self._call(f"GET {self._path(f'/actions/runs/{run_id}/artifacts')} (paged)", go)
 
+    def run_artifacts(self, run_id: int) -> list[ArtifactInfo]:
+        """Every artifact of the run, with its id and size (paged)."""
+
+        def go() -> list[ArtifactInfo]:
+            r = self._repo.get_workflow_run(run_id)
+            return [ArtifactInfo(int(a.id), str(a.name), int(a.size_in_bytes or 0),
+                                 bool(a.expired)) for a in r.get_artifacts()]
+
+        return self._call(f"GET {self._path(f'/actions/runs/{run_id}/artifacts')} (paged)", go)
+
+    def download_artifact(self, artifact: ArtifactInfo, dest: Path, *, max_bytes: int) -> None:
+        """The artifact's zip archive into ``dest`` (at most ``max_bytes``).
+
+        As GitHub documents it: ``GET …/actions/artifacts/{id}/zip`` answers 302 with a
+        short-lived signed URL; that URL is fetched *without* the token (it is another
+        host's), and never appears in a message (its signature is redacted)."""
+        if artifact.size > max_bytes:
+            raise ForgeError(f"artifact {artifact.name!r} is {artifact.size:,} bytes, over the "
+                             f"{max_bytes:,}-byte download limit",
+                             hint="raise --max-artifact-mib only for a run you trust")
+        path = self._path(f"/actions/artifacts/{artifact.id}/zip")
+
+        def go() -> None:
+            status, headers, body = self._gh.requester.requestJson("GET", path)
+            location = {k.lower(): v for k, v in (headers or {}).items()}.get("location")
+            if status >= 400 or status != 302 or not location:
+                import json
+
+                try:
+                    data = json.loads(body) if body else {}
+                except ValueError:
+                    data = {}
+                raise self._gh.requester.createException(
+                    status if status >= 400 else 502, headers or {},
+                    data if isinstance(data, dict) else {})
+            _fetch_signed(str(location), dest, max_bytes, self.timeout)
+
+        self._call(f"GET {path} (archive of {artifact.name!r}, {artifact.size:,} bytes)", go)
+
     # -- checks -------------------------------------------------------------------
     def check_runs(self, sha: str) -> list[CheckRun]:
         def go() -> list[CheckRun]:
@@ -527,6 +589,45 @@ class Forge:
                           idempotent=False)
 
 
+def _fetch_signed(url: str, dest: Path, max_bytes: int, timeout: int) -> None:
+    """GET a pre-signed download URL without credentials into ``dest``, at most
+    ``max_bytes``; transport errors are re-raised without the URL (it is a secret)."""
+    from urllib.parse import urlsplit
+
+    import requests
+
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    if parts.query:
+        REDACT.add(parts.query)
+    REDACT.add(url)
+    if parts.scheme != "https":
+        check_api_url(f"{parts.scheme}://{parts.netloc}")  # plain http: loopback only
+    try:
+        with requests.get(url, stream=True, timeout=timeout, allow_redirects=True,
+                          headers={"Accept": "application/zip"}) as resp:
+            if resp.status_code >= 400:
+                raise ForgeError(f"the artifact download from {host} failed: HTTP "
+                                 f"{resp.status_code}", hint="re-run; the signed URL expires "
+                                 "after a minute")
+            declared = resp.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise ForgeError(f"the artifact from {host} is {int(declared):,} bytes, over "
+                                 f"the {max_bytes:,}-byte download limit")
+            got = 0
+            with open(dest, "wb") as f:
+                for chunk in resp.iter_content(1 << 16):
+                    got += len(chunk)
+                    if got > max_bytes:
+                        raise ForgeError(f"the artifact from {host} is larger than the "
+                                         f"{max_bytes:,}-byte download limit")
+                    f.write(chunk)
+    except requests.exceptions.Timeout:
+        raise requests.exceptions.Timeout(f"download from {host} timed out") from None
+    except requests.exceptions.RequestException:
+        raise requests.exceptions.ConnectionError(f"download from {host} failed") from None
+
+
 def _run(r: Any) -> WorkflowRun:
     head_repo = r.head_repository
     numbers = tuple(p.number for p in (r.pull_requests or [])
@@ -547,7 +648,8 @@ def _hint_for(exc: Any) -> str | None:
         if exc.status == 401:
             return "the token is missing, expired or revoked"
         if exc.status == 404:
-            return "check --repo and the PR number; private repositories need a token with access"
+            return ("check --repo and the PR number or run id; private repositories need a "
+                    "token with access")
         if exc.status in (403, 429):
             return "wait for the rate limit to reset, or use a token with a higher limit"
         if exc.status >= 500:

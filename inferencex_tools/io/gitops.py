@@ -23,10 +23,11 @@ recognises as its own, never a message trailer).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,25 @@ class Workspace:
                 shutil.rmtree(path, ignore_errors=True)
         _run(self.repo.repo, "worktree", "prune", check=False)
         self._wt = None
+
+    @contextlib.contextmanager
+    def tree_at(self, sha: str) -> Iterator[Path]:
+        """A detached scratch worktree at ``sha`` (under ``.git/ixtool/``), removed after:
+        the files a check at that commit reads (``ixtool al audit`` of a reused run).
+        A worktree, not ``git archive``: the tree's own ``export-ignore`` attributes
+        cannot hide a file from the check."""
+        path = Path(self.repo.repo.git_dir) / "ixtool" / f"tree-{sha[:16]}"
+        if path.exists():
+            _run(self.repo.repo, "worktree", "remove", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _run(self.repo.repo, "worktree", "add", "--quiet", "--detach", str(path), sha)
+        try:
+            yield path
+        finally:
+            _run(self.repo.repo, "worktree", "remove", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+            _run(self.repo.repo, "worktree", "prune", check=False)
 
     @property
     def wt(self) -> Any:

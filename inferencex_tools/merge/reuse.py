@@ -255,10 +255,12 @@ def lint_message(text: str) -> list[str]:
 
 def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
                    unbenchmarked: list[str] | None = None, *, head: str = "",
-                   failed_run: bool = False) -> tuple[str, str]:
+                   failed_run: bool = False,
+                   al_mismatch: list[str] | None = None) -> tuple[str, str]:
     """The squash commit title and body ixtool writes (never the PR's commit log).
-    It names the benchmarked commit; commits merged under ``--allow-unbenchmarked``
-    and a run reused under ``--allow-failed-run`` are named too."""
+    It names the benchmarked commit; commits merged under ``--allow-unbenchmarked``,
+    a run reused under ``--allow-failed-run`` and jobs merged under
+    ``--allow-al-mismatch`` are named too."""
     title = _TOKEN_RX.sub("", pr.title)
     title = re.sub(r"\s{2,}", " ", title).strip() or f"Merge PR #{pr.number}"
     title = f"{title} (#{pr.number})"
@@ -275,6 +277,10 @@ def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
     elif head and head != run.head_sha:
         body += (f"\nThe merged head {head[:12]} changes what {run.head_sha[:12]} changed "
                  "(main merged in, changelog link canonicalized).\n")
+    if al_mismatch:
+        body += (f"\nForced AL not served (merged with --allow-al-mismatch): "
+                 f"{len(al_mismatch)} throughput job(s) of run {run.id}:\n"
+                 + "".join(f"  {_TOKEN_RX.sub('', job)}\n" for job in al_mismatch))
     body += (
         f"\n"
         f"Pull request: https://github.com/{repo}/pull/{pr.number}\n"

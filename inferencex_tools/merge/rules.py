@@ -54,6 +54,16 @@ NOT_AUTHORIZED = rule("MR305", E, "the token's user cannot authorize reuse or me
                       "a /reuse-sweep-run comment counts only from a user with write or "
                       "admin permission; use such a user's token or ask a maintainer",
                       area=A)
+AL_NOT_SERVED = rule("MR330", E, "the reused run's throughput jobs did not serve the "
+                     "acceptance length their launches forced",
+                     "their throughput is not comparable: fix the launch and re-run the "
+                     "sweep (`ixtool al audit RUN_ID` shows each job), or pass "
+                     "--allow-al-mismatch to merge anyway (named in the squash commit)",
+                     area=A)
+AL_MISMATCH_ALLOWED = rule("MR331", W, "throughput jobs that did not serve their forced AL "
+                           "are merged (--allow-al-mismatch)",
+                           "the squash commit names them; re-run the sweep if in doubt",
+                           area=A)
 UNBENCHMARKED_ALLOWED = rule("MR306", W, "changes after the benchmarked commit are merged "
                              "(--allow-unbenchmarked)",
                              "the squash commit names them; re-run the sweep if in doubt",

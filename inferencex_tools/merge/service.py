@@ -46,6 +46,8 @@ from inferencex_tools.io.github import CheckRun, Comment, Forge, PullCommit, Pul
 from inferencex_tools.io.gitops import access_hint
 from inferencex_tools.merge import reuse
 from inferencex_tools.merge.rules import (
+    AL_MISMATCH_ALLOWED,
+    AL_NOT_SERVED,
     AUTHORIZATION_CONFLICT,
     BASE_BRANCH,
     BODY_LINT,
@@ -95,6 +97,7 @@ class MergeRequest:
     yes: bool = False
     allow_unbenchmarked: bool = False
     allow_failed_run: bool = False  # a pinned failed/cancelled run with complete results
+    allow_al_mismatch: bool = False  # merge although forced ALs were not served (MR331)
     timeout: float = 1800.0
     remote: str = "origin"
     path: Path = field(default_factory=lambda: Path("."))
@@ -149,6 +152,7 @@ class Context:
     recorded: set[str] = field(default_factory=set)  # commits ixtool says it prepared
     later: list[str] = field(default_factory=list)  # unbenchmarked commits allowed through
     git: Any = None  # io.gitcat.GitReader of the user's repository (object queries)
+    al_mismatch: list[str] = field(default_factory=list)  # jobs merged without their AL
     needs_merge: bool = False
     comment_done: bool = False
     prepared: bool = False  # the PR head is ixtool's preparation commit, containing main
@@ -274,6 +278,7 @@ def preflight(ctx: Context) -> None:
     _choose_source(ctx, pr)
     if ctx.run is not None:
         _check_benchmarked(ctx, ctx.run)
+        _check_served_al(ctx, ctx.run)
     _changelog_preflight(ctx, pr)
     _merge_preflight(ctx)
     _prepared_state(ctx, pr)
@@ -436,6 +441,32 @@ def _commits_touching(ctx: Context, run_head: str, files: list[str], *,
     touching = [sha for sha in after if wanted & set(
         ctx.git.delta(ctx.git.parents(sha)[0], sha) if ctx.git.parents(sha) else [])]
     return touching or after
+
+
+def _check_served_al(ctx: Context, run: WorkflowRun) -> None:
+    """The run about to be reused served the AL its throughput jobs forced
+    (``ixtool al audit RUN_ID``, throughput jobs only, rows and launches of the run's
+    head): MR330, or MR331 with --allow-al-mismatch."""
+    from inferencex_tools.al.service import AuditRequest, audit_run
+    from inferencex_tools.io.artifacts import Limits
+
+    with ctx.ws.tree_at(run.head_sha) as tree:
+        a = audit_run(AuditRequest(root=tree, artifacts=[], throughput_only=True),
+                      ctx.forge, run.id, Limits(max_download=256 << 20))
+    bad = [j.launch.label() for j in a.forced_failures]
+    ctx.result.info["al_audit"] = {"run": run.id, "verdicts": a.result.info["verdicts"],
+                                   "not_served": bad}
+    if not bad:
+        return
+    shown = "; ".join(bad[:5]) + (f" … ({len(bad)} in all)" if len(bad) > 5 else "")
+    what = (f"run {run.id}: {len(bad)} throughput job(s) did not serve the AL their launch "
+            f"forced: {shown}")
+    if ctx.req.allow_al_mismatch:
+        ctx.al_mismatch = bad
+        ctx.add(AL_MISMATCH_ALLOWED.at(ctx.where, None, None,
+                                       what + " (named in the squash commit)"))
+    else:
+        ctx.add(AL_NOT_SERVED.at(ctx.where, None, None, what))
 
 
 def _changelog_preflight(ctx: Context, pr: PullInfo) -> None:
@@ -732,7 +763,8 @@ def squash_merge(ctx: Context, pr: PullInfo, run: WorkflowRun, head: str) -> Non
         return
     ctx.hooks.after_step("recheck")
     title, body = reuse.squash_message(now, run, ctx.slug, ctx.later, head=head,
-                                       failed_run=run.conclusion != "success")
+                                       failed_run=run.conclusion != "success",
+                                       al_mismatch=ctx.al_mismatch)
     bad = reuse.lint_message(f"{title}\n\n{body}")
     if bad:
         ctx.add(BODY_LINT.at(ctx.where, None, None,

@@ -156,6 +156,7 @@ class Review:
     seconds: float = 0.0
     gate: Result | None = None  # the gate's result for this pair, as the repository adopts it
     preexisting: list[Finding] = field(default_factory=list)  # the base has them too
+    al_audit: str | None = None  # the measured-AL section of a finished sweep
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -168,6 +169,7 @@ class Review:
             "golden-al": [g.to_dict() for g in self.golden],
             "serve-shape": [d.to_dict() for d in self.deltas],
             "matrix": [a.to_dict() for a in self.arms], "matrix-error": self.matrix_error,
+            "al-audit": self.al_audit,
             "labels": self.labels.to_dict() if self.labels else None,
             "gate": None if self.gate is None else {
                 "exit-code": self.gate.exit_code(),

@@ -166,6 +166,8 @@ def summary_markdown(r: Review) -> str:
     out = _head(r)
     if r.golden:
         out += ["", "### Golden acceptance length", "", *_golden(r.golden)]
+    if r.al_audit:  # after a sweep: what the launches really served
+        out += ["", r.al_audit.rstrip("\n")]
     if r.deltas:
         out += ["", "### Serve shape vs siblings", ""]
         for d in r.deltas:

@@ -59,6 +59,7 @@ class ReviewRequest:
     # the repository's adoption controls (settings, baseline) as ``ixtool ci gate`` applies
     # them, on a copy (the CLI's; None: findings as found)
     adopted: Callable[[Result], Result] | None = None
+    al_audit: str | None = None  # the Markdown section of `ixtool al audit --markdown`
 
 
 @dataclass
@@ -187,7 +188,8 @@ def _review(ctx: _Ctx) -> Review:
 
         pr_url = make_url(ctx.slug, req.pr)
     r = Review(repo=ctx.slug, pr=req.pr, pr_url=pr_url, base=ctx.base,
-               merge_base=ctx.merge_base, head_sha=ctx.head, verdict="pass")
+               merge_base=ctx.merge_base, head_sha=ctx.head, verdict="pass",
+               al_audit=req.al_audit)
     ctx.head_cfg = _configs_at(ctx, ctx.head)
     ctx.base_cfg = _configs_at(ctx, ctx.merge_base)
     ctx.say("review: changelog")

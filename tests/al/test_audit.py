@@ -259,3 +259,28 @@ def test_cli_offline(tmp_path: Path) -> None:
                            capture_output=True, text=True, check=False)
     assert sarif.returncode == 1
     assert {r["ruleId"] for r in json.loads(sarif.stdout)["runs"][0]["results"]} == {"AL201"}
+
+
+def test_review_carries_the_section(run_audit: Auditor, tmp_path: Path) -> None:
+    """`ixtool review --al-audit FILE` puts the section into the sticky summary."""
+    from inferencex_tools.errors import InputError
+    from inferencex_tools.review.model import Review
+    from inferencex_tools.review.render import summary_markdown, to_json
+
+    md = markdown(run_audit(seed_jobs(random.Random(2), rates=REAL_RATES)))
+    r = Review(repo="o/r", pr=7, pr_url=None, base="origin/main", merge_base="0" * 40,
+               head_sha="1" * 40, verdict="pass", al_audit=md)
+    summary = summary_markdown(r)
+    assert "### Measured acceptance length" in summary and "14 ERROR" in summary
+    assert json.loads(to_json(r))["al-audit"] == md
+    assert "Measured acceptance length" not in summary_markdown(Review(
+        repo="o/r", pr=7, pr_url=None, base="origin/main", merge_base="0" * 40,
+        head_sha="1" * 40, verdict="pass"))
+    from inferencex_tools.cli.review import _al_section
+
+    f = tmp_path / "al.md"
+    f.write_text(md)
+    assert _al_section(f) == md
+    f.write_text("## hand-made\n")
+    with pytest.raises(InputError, match="not a section"):
+        _al_section(f)

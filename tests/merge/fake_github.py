@@ -157,6 +157,13 @@ class FakeGitHub:
         self.merges: list[dict[str, Any]] = []
         # pull-request reviews (ixtool review): number → review payloads (with "comments")
         self.reviews: dict[int, list[dict[str, Any]]] = {}
+        # artifact archives (ixtool al audit, policy curves import): run id → artifact
+        # name → zip bytes; ``GET …/actions/artifacts/{id}/zip`` answers 302 to a signed,
+        # short-lived URL on another path of this server (``/_blobs/…?sig=…``), which must
+        # be fetched WITHOUT the token (``blob_auth`` records any Authorization it got)
+        self.archives: dict[int, dict[str, bytes]] = {}
+        self.blob_sig = "sig-SECRET-" + os.urandom(6).hex()
+        self.blob_auth: list[str] = []
         self.lock = threading.RLock()
         self._clock = 1000
         hook = bare / "hooks" / "post-receive"
@@ -385,13 +392,26 @@ class FakeGitHub:
                 "artifacts_url": f"{self.api}/repos/{self.slug}/actions/runs/{r.id}/artifacts"}
 
     def artifact_payloads(self, r: Run) -> list[dict[str, Any]]:
-        return [{"id": r.id * 10 + i, "node_id": f"A{i}", "name": n, "size_in_bytes": 1024,
+        zips = self.archives.get(r.id, {})
+        names = [a[0] for a in r.artifacts]
+        arts = list(r.artifacts) + [(n, False) for n in zips if n not in names]
+        return [{"id": r.id * 10_000 + i, "node_id": f"A{i}", "name": n,
+                 "size_in_bytes": len(zips[n]) if n in zips else 1024,
                  "expired": exp, "created_at": ts(r.created + 40),
                  "expires_at": ts(r.created + 50000),
-                 "url": f"{self.api}/repos/{self.slug}/actions/artifacts/{r.id * 10 + i}",
+                 "url": f"{self.api}/repos/{self.slug}/actions/artifacts/{r.id * 10_000 + i}",
                  "archive_download_url": f"{self.api}/repos/{self.slug}/actions/artifacts/"
-                                         f"{r.id * 10 + i}/zip"}
-                for i, (n, exp) in enumerate(r.artifacts)]
+                                         f"{r.id * 10_000 + i}/zip"}
+                for i, (n, exp) in enumerate(arts)]
+
+    def archive(self, aid: int) -> bytes | None:
+        """The zip bytes of artifact ``aid`` (None: no such artifact or no archive)."""
+        for r in self.runs:
+            if aid // 10_000 == r.id:
+                for p in self.artifact_payloads(r):
+                    if p["id"] == aid:
+                        return self.archives.get(r.id, {}).get(p["name"])
+        return None
 
     def check_payloads(self, sha: str, *, first_page: bool = True) -> list[dict[str, Any]]:
         with self.lock:  # one poll = one listing, however many pages it has
@@ -457,6 +477,8 @@ ROUTES: list[tuple[str, str, str]] = [
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[0-9a-f]{40})/check-runs",
      "check_runs"),
     ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[0-9a-f]{40})/status", "status"),
+    ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/artifacts/(?P<aid>\d+)/zip",
+     "artifact_zip"),
 ]
 
 
@@ -513,6 +535,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def _dispatch(self) -> None:
             path = urllib.parse.urlsplit(self.path).path
+            if path.startswith("/_blobs/"):  # the signed archive URL: no token expected
+                self.h_blob(path.rsplit("/", 1)[-1])
+                return
             if path.startswith("/api/v3"):
                 path = path[len("/api/v3"):]
             auth = self.headers.get("Authorization", "")
@@ -708,5 +733,29 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
             first = q.get("page", "1") == "1"
             self._page(fake.check_payloads(sha, first_page=first), "check_runs")
+
+        def h_artifact_zip(self, aid: str) -> None:
+            if fake.archive(int(aid)) is None:
+                self._send(404, {"message": "Not Found"})
+                return
+            self._send(302, {}, {"Location": f"{fake.url}/_blobs/{aid}?sig={fake.blob_sig}"
+                                             "&se=2026-08-01T00%3A01%3A00Z"})
+
+        def h_blob(self, aid: str) -> None:
+            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            if self.headers.get("Authorization"):
+                with fake.lock:
+                    fake.blob_auth.append(self.headers["Authorization"])
+            data = fake.archive(int(aid)) if aid.isdigit() else None
+            if q.get("sig") != fake.blob_sig or data is None:
+                self._send(403, {"message": "AuthenticationFailed"})
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/zip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            with fake.lock:
+                fake.log.append(("GET", "/_blobs/" + aid, 200))
+            self.wfile.write(data)
 
     return Handler
