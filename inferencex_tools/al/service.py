@@ -335,9 +335,29 @@ def _judge_job(m: _Match, result: Result, bands: Bands) -> JobAudit:
 
 
 def _refusals(req: AuditRequest, result: Result) -> None:
+    """AL101 for what was not read, AL103 for job artifacts of no row not downloaded."""
     for r in [*req.refused, *(r for a in req.artifacts for r in a.refused)]:
         where = f"{r.artifact}/{r.path}" if r.path else r.artifact
         result.add(ARTIFACT_REFUSED.at(where, None, None, f"{where}: {r.why}"))
+    for name in req.unmatched:
+        result.add(UNMATCHED_ARTIFACT.at(
+            name, None, None, f"artifact {name!r} is no job of the sweep at --root (no "
+            "row's RESULT_FILENAME, runner or mode fits it)"))
+
+
+def _inputs(req: AuditRequest, result: Result) -> tuple[list[Named], list[Artifact]]:
+    """The launches to match (traced for the keys the artifacts belong to) and the
+    artifacts to read."""
+    if req.launches is not None:
+        names = req.launches
+    else:
+        keys = req.keys if req.keys is not None else \
+            select(row_names(req), [a.name for a in req.artifacts])[0]
+        names = launches(req, result, keys) if keys else []
+    if not req.throughput_only:
+        return names, list(req.artifacts)
+    return ([n for n in names if not n.eval_only],
+            [a for a in req.artifacts if (_classify(a.name) or ("", "", ""))[2] != "eval"])
 
 
 def audit(req: AuditRequest) -> Audit:
@@ -347,24 +367,11 @@ def audit(req: AuditRequest) -> Audit:
             str(req.root), None, None,
             f"--root is at {req.root_sha[:12]}, the run benchmarked "
             f"{req.run.head_sha[:12]}: rows, launches and curves may differ from the run's"))
-    if req.launches is not None:
-        names = req.launches
-    else:
-        keys = req.keys if req.keys is not None else \
-            select(row_names(req), [a.name for a in req.artifacts])[0]
-        names = launches(req, result, keys) if keys else []
-    if req.throughput_only:
-        names = [n for n in names if not n.eval_only]
-    arts = [a for a in req.artifacts if not (req.throughput_only and
-                                             (_classify(a.name) or ("", "", ""))[2] == "eval")]
+    names, arts = _inputs(req, result)
     matched = _match(arts, names, result)
     jobs = [_judge_job(m, result, req.bands) for _, m in sorted(
         matched.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
     _refusals(req, result)
-    for name in req.unmatched:
-        result.add(UNMATCHED_ARTIFACT.at(
-            name, None, None, f"artifact {name!r} is no job of the sweep at --root (no "
-            "row's RESULT_FILENAME, runner or mode fits it)"))
     result.checked = [f"{len(req.artifacts)} artifact(s) of "
                       + (f"run {req.run.run_id}" if req.run.run_id else
                          str(req.run.directory or "the run"))]

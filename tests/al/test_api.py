@@ -157,9 +157,12 @@ def test_debug_log_redacts_the_signed_url(fake: FakeGitHub, tmp_path: Path) -> N
 
     h = Keep()
     h.addFilter(RedactingFilter(fake.token))
-    loggers = [logging.getLogger(n) for n in ("ixtool", "github", "urllib3")]
-    for lg in loggers:
+    loggers = [logging.getLogger(n) for n in ("ixtool", "github", "urllib3",
+                                              "urllib3.connectionpool")]
+    was = [(lg.level, lg.disabled, lg.propagate) for lg in loggers]
+    for lg in loggers:  # another test may have configured logging (dictConfig disables)
         lg.setLevel(logging.DEBUG)
+        lg.disabled, lg.propagate = False, False
         lg.addHandler(h)
     try:
         forge = Forge(SLUG, token=fake.token, api_url=fake.url,
@@ -168,9 +171,11 @@ def test_debug_log_redacts_the_signed_url(fake: FakeGitHub, tmp_path: Path) -> N
         assert isinstance(info, ArtifactInfo)
         forge.download_artifact(info, tmp_path / "a.zip", max_bytes=1 << 20)
     finally:
-        for lg in loggers:
+        for lg, (level, disabled, propagate) in zip(loggers, was, strict=True):
             lg.removeHandler(h)
-            lg.setLevel(logging.WARNING)
+            lg.setLevel(level)
+            lg.disabled, lg.propagate = disabled, propagate
     assert zipfile.ZipFile(tmp_path / "a.zip").namelist() == ["speedbench-reference-al.yaml"]
     text = "\n".join(lines)
-    assert "/_blobs/" in text and fake.blob_sig not in text and fake.token not in text
+    assert "/_blobs/" in text, text
+    assert fake.blob_sig not in text and fake.token not in text, text
