@@ -200,8 +200,10 @@ def check_api_url(url: str) -> None:
 
 
 # Secrets met while working (the signed query of an artifact's download URL): the
-# --debug log redacts them like the token.
+# --debug log redacts them like the token; and any URL's signature-like query values.
 REDACT: set[str] = set()
+_SIGNED = re.compile(r"(?i)([?&](?:sig|signature|x-amz-signature|x-amz-credential|"
+                     r"x-amz-security-token|token|access_token|code)=)[^&\s'\"]+")
 
 
 class RedactingFilter(logging.Filter):
@@ -213,16 +215,14 @@ class RedactingFilter(logging.Filter):
         self._secret = secret
 
     def filter(self, record: logging.LogRecord) -> bool:
-        secrets = [s for s in (self._secret, *REDACT) if s]
-        if secrets:
-            msg = record.getMessage()
-            hit = False
-            for secret in secrets:
-                if secret in msg:
-                    msg, hit = msg.replace(secret, "***"), True
-            if hit:
-                record.msg = msg
-                record.args = None
+        msg = record.getMessage()
+        out = _SIGNED.sub(r"\1***", msg)
+        for secret in (self._secret, *REDACT):
+            if secret and secret in out:
+                out = out.replace(secret, "***")
+        if out != msg:
+            record.msg = out
+            record.args = None
         return True
 
 
@@ -316,6 +316,7 @@ class Forge:
         self.slug = repo
         self.api_url = api_url
         self.timeout = timeout
+        self._token = token
         self.retry = retry or RetryPolicy()
         self.calls: list[str] = []  # "GET /repos/…" lines, for --dry-run and tests
         # Reads are serial and unthrottled; writes keep >= 1 s apart (GitHub's guidance
@@ -531,19 +532,9 @@ class Forge:
         path = self._path(f"/actions/artifacts/{artifact.id}/zip")
 
         def go() -> None:
-            status, headers, body = self._gh.requester.requestJson("GET", path)
-            location = {k.lower(): v for k, v in (headers or {}).items()}.get("location")
-            if status >= 400 or status != 302 or not location:
-                import json
-
-                try:
-                    data = json.loads(body) if body else {}
-                except ValueError:
-                    data = {}
-                raise self._gh.requester.createException(
-                    status if status >= 400 else 502, headers or {},
-                    data if isinstance(data, dict) else {})
-            _fetch_signed(str(location), dest, max_bytes, self.timeout)
+            # not through PyGithub: its debug log would print the redirect's Location
+            location = _signed_location(self.api_url + path, self._token, self.timeout)
+            _fetch_signed(location, dest, max_bytes, self.timeout)
 
         self._call(f"GET {path} (archive of {artifact.name!r}, {artifact.size:,} bytes)", go)
 
@@ -587,6 +578,34 @@ class Forge:
 
         return self._call(f"PUT {self._path(f'/pulls/{number}/merge')} (squash, sha={sha})", go,
                           idempotent=False)
+
+
+def _signed_location(url: str, token: str, timeout: int) -> str:
+    """The signed download URL an archive endpoint redirects to (302 ``Location``); a
+    GithubException for an error answer (so rate limits and 5xx are retried)."""
+    import requests
+    from github.GithubException import GithubException
+
+    try:
+        resp = requests.get(url, allow_redirects=False, timeout=timeout, headers={
+            "Authorization": f"token {token}", "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "ixtool"})
+    except requests.exceptions.Timeout:
+        raise requests.exceptions.Timeout("the archive request timed out") from None
+    except requests.exceptions.RequestException:
+        raise requests.exceptions.ConnectionError("the archive request failed") from None
+    location = resp.headers.get("location")
+    if resp.status_code == 302 and location:
+        parts = location.split("?", 1)
+        if len(parts) == 2:
+            REDACT.add(parts[1])
+        return location
+    try:
+        data = resp.json() if resp.content else {}
+    except ValueError:
+        data = {}
+    raise GithubException(resp.status_code if resp.status_code >= 400 else 502,
+                          data if isinstance(data, dict) else {}, dict(resp.headers))
 
 
 def _fetch_signed(url: str, dest: Path, max_bytes: int, timeout: int) -> None:

@@ -179,3 +179,17 @@ def test_debug_log_redacts_the_signed_url(fake: FakeGitHub, tmp_path: Path) -> N
     text = "\n".join(lines)
     assert "/_blobs/" in text, text
     assert fake.blob_sig not in text and fake.token not in text, text
+
+
+def test_redacting_filter_masks_signed_queries() -> None:
+    import logging
+
+    from inferencex_tools.io.github import RedactingFilter
+
+    rec = logging.LogRecord("github", logging.DEBUG, "x", 1, "GET %s ==> 302 %s", (
+        "/repos/o/r/actions/artifacts/1/zip",
+        {"location": "https://blob.example/x?sv=2023&sig=ABC%2Fdef&se=1", "a": "tok-1"}),
+        None)
+    assert RedactingFilter("tok-1").filter(rec)
+    assert "ABC" not in rec.getMessage() and "tok-1" not in rec.getMessage()
+    assert "sig=***" in rec.getMessage()
