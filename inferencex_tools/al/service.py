@@ -76,6 +76,8 @@ class AuditRequest:
     timeout: float = 60.0
     jobs: int = 2
     throughput_only: bool = False  # merge-with-reuse: only the forced-AL question
+    isolate: bool | None = None  # the policy check's sandbox (None: the best available)
+    allow_unsandboxed: bool = False  # trace without isolation when none is available
     launches: list[Named] | None = None  # precomputed (:func:`launches`), e.g. in tests
     keys: list[str] | None = None  # the config keys to trace (default: :func:`select`)
     refused: list[Refusal] = field(default_factory=list)  # artifacts not even downloaded
@@ -257,6 +259,8 @@ def launches(req: AuditRequest, result: Result | None = None,
     checked = check(CheckRequest(root=req.root, registry=req.registry,
                                  curves_dir=req.curves_dir, timeout=req.timeout,
                                  jobs=req.jobs, all_evals=not req.throughput_only,
+                                 isolate=req.isolate,
+                                 allow_unsandboxed=req.allow_unsandboxed,
                                  config_keys=[_literal(k) for k in keys] if keys else None))
     if result is not None:
         result.info["policy"] = {"rows": len(checked.outcomes),

@@ -72,6 +72,10 @@ def audit_cmd(
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=64,
                              help="Parallel traces (default: three per CPU)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    allow_unsandboxed: bool = typer.Option(
+        False, "--allow-unsandboxed",
+        help="Trace the launches even when no sandbox is available (as `ixtool policy "
+        "check --allow-unsandboxed`)."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Did the sweep's launches serve the acceptance length they asked for?
@@ -111,7 +115,10 @@ def audit_cmd(
     bands = Bands(sigmas=sigmas, slack=slack, band=band, far=far)
     req = AuditRequest(root=root, artifacts=[], bands=bands, registry=registry,
                        curves_dir=curves_dir, timeout=timeout,
-                       jobs=jobs or 3 * (os.cpu_count() or 1), root_sha=_head(root))
+                       jobs=jobs or 3 * (os.cpu_count() or 1), root_sha=_head(root),
+                       allow_unsandboxed=allow_unsandboxed,
+                       isolate=False if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1"
+                       else None)
     if artifacts is not None:
         req.artifacts = run_directory(artifacts, limits)
         req.run = RunInfo(directory=str(artifacts))

@@ -284,3 +284,49 @@ def test_review_carries_the_section(run_audit: Auditor, tmp_path: Path) -> None:
     f.write_text("## hand-made\n")
     with pytest.raises(InputError, match="not a section"):
         _al_section(f)
+
+
+def test_trt_counters_atom_lines_and_engines_without_numbers() -> None:
+    """TensorRT-LLM: its spec-decode counters (drafts = draft tokens / K); ATOM: the
+    vLLM-style log lines when its log has them; otherwise not measured (None)."""
+    from inferencex_tools.al.measure import LogScan, from_export, from_logs, lines
+    from tests.al.fixtures import split, vllm_log
+
+    trt = {"metrics": {
+        "trtllm_spec_decode_num_draft_tokens": {"type": "counter", "series": [
+            {"labels": {"model_name": "m"}, "stats": {"total": 300_000.0}}]},
+        "trtllm_spec_decode_num_accepted_tokens": {"type": "counter", "series": [
+            {"labels": {"model_name": "m"}, "stats": {"total": 183_000.0}}]}}}
+    m = from_export(json.dumps(trt).encode(), "x", "trt", 3)
+    assert m is not None and m.source == "counters" and abs(m.al - 2.83) < 1e-9
+    assert from_export(json.dumps(trt).encode(), "x", "atom", 3) is None
+    assert from_export(json.dumps(export(GOOD)).encode(), "x", "sglang", 3) is None
+    scan = LogScan()
+    scan.feed(lines([vllm_log(split(random.Random(1), GOOD, 12)).encode()]))
+    atom = from_logs(scan, "atom", 3)
+    assert atom is not None and abs(atom.al - (1 + GOOD.accepted / GOOD.drafts)) < 1e-9
+    assert from_logs(scan, "trt", 3) is None and from_logs(scan, "sglang", 3) is None
+
+
+def test_server_logs_in_a_tarball(run_audit: Auditor) -> None:
+    """Multi-node launchers upload their server logs as one tarball
+    (multinode_server_logs_<RESULT_FILENAME>/multinode_server_logs.tar.gz)."""
+    import io
+    import tarfile
+
+    from tests.al.fixtures import split, vllm_log
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        data = vllm_log(split(random.Random(4), GOOD, 20)).encode()
+        ti = tarfile.TarInfo("logs/decode_w0.out")
+        ti.size = len(data)
+        tf.addfile(ti, io.BytesIO(data))
+    job = Job(8, 1, "none", 4, counts=GOOD, metrics=False, log=False,
+              extra={"multinode_server_logs_{rf}/multinode_server_logs.tar.gz":
+                     buf.getvalue()})
+    a = run_audit([job])
+    (j,) = a.jobs
+    assert j.measurement is not None and j.measurement.source == "log"
+    assert "tar.gz!/logs/decode_w0.out" in j.measurement.file
+    assert j.verdict is not None and j.verdict.status == "ok"
