@@ -92,10 +92,13 @@ class GateOutcome:
 class _Blobs:
     """Blob reads at refs, each (ref, path) read once through one ``git cat-file --batch``."""
 
-    def __init__(self, repo: _Repo) -> None:
+    def __init__(self, repo: _Repo, rules_ref: str | None = None) -> None:
         self.repo = repo
         self._cache: dict[tuple[str, str], bytes | None] = {}
         self._layouts: dict[str, Layout] = {}
+        # a PR context: the base's workflows and settings locate every revision's files
+        self.rules_ref = rules_ref
+        self._rules: Any = None
 
     def get(self, ref: str, path: str) -> bytes | None:
         key = (ref, path)
@@ -115,10 +118,34 @@ class _Blobs:
     def layout(self, ref: str) -> Layout:
         """Where ``ref`` keeps its master configs and runners.yaml (io.layout)."""
         if ref not in self._layouts:
-            from inferencex_tools.io.layout import layout_at
+            from inferencex_tools.io.layout import layout_at, rules_at
 
-            self._layouts[ref] = layout_at(self.repo.reader, ref)
+            if self.rules_ref is not None and self._rules is None:
+                self._rules = rules_at(self.repo.reader, self.rules_ref)
+            self._layouts[ref] = layout_at(self.repo.reader, ref, rules=self._rules)
         return self._layouts[ref]
+
+
+def _pr_context(req: GateRequest, decision: Decision) -> bool:
+    """A change judged against its base: what locates and judges its files is the base's."""
+    return req.base is not None or decision.changelog_mode == "pr" or \
+        decision.event == "merge_group"
+
+
+def _layout_moved(blobs: _Blobs, head: str, result: Result) -> None:
+    """CI603 when the head's own workflows and settings would locate other files than the
+    base's (which the gate follows in a PR context: docs/security.md)."""
+    from inferencex_tools.io.layout import layout_at
+
+    if blobs.rules_ref is None:
+        return
+    used = blobs.layout(head)
+    own = layout_at(blobs.repo.reader, head)
+    if (own.masters, own.runners) != (used.masters, used.runners):
+        result.add(R.LAYOUT_MOVED.at(
+            LABELS_FILE, None, None,
+            f"the change would read {own.describe()}; this gate read {used.describe()} "
+            "(located by the base revision's workflows and settings)"))
 
 
 def _stage(result: Result, stages: dict[str, str], name: str, fn: Callable[[], Any]) -> Any:
@@ -564,12 +591,13 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
                 result.add(R.HEAD_UNAVAILABLE.at(LABELS_FILE, None, None,
                                                  f"base revision unavailable: {exc}"))
                 base = None
-        blobs = _Blobs(repo)
+        blobs = _Blobs(repo, base if _pr_context(req, decision) else None)
         ctx = GateContext(repo=repo, decision=decision, base=base, head=head, blobs=blobs,
                           progress=req.progress)
         if base is not None:
             ctx.changed = _changed_paths(repo, base, head)
         masters = _master_paths(blobs, head)
+        _layout_moved(blobs, head, result)
         analysis = None
         if decision.changelog_gate:
             analysis = _stage(result, stages, "changelog", lambda: _changelog(

@@ -87,3 +87,8 @@ BASE_SETTINGS_UNREADABLE = rule(
     "CI602", W, "PR context without a readable base revision: no settings or baseline "
     "applied (the checkout's never are)",
     "fetch the base (actions/checkout with fetch-depth: 0) so its settings apply", area=A)
+LAYOUT_MOVED = rule(
+    "CI603", W, "the change's own workflows or settings would read the master configs or "
+    "runners.yaml from other files: the base's located them",
+    "the new location takes effect after merge; move configs in their own reviewed PR",
+    area=A)

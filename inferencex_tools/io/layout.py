@@ -233,9 +233,46 @@ def _texts(files: Mapping[str, bytes]) -> dict[str, str]:
     return {p: b.decode("utf-8", "replace") for p, b in files.items()}
 
 
-def layout_of(root: Path) -> Layout:
-    """The layout of the checkout at ``root`` (its settings, workflows and folders)."""
+@dataclass(frozen=True)
+class LayoutRules:
+    """What decides where a revision keeps its inputs: its workflows' texts and its
+    ``[tool.ixtool]`` layout keys.  In a PR context the base's rules locate the head's
+    files: a change cannot point ixtool at other files than the ones the base's workflows
+    and settings name (docs/security.md, "the base decides"); a folder the base does not
+    name is still found where the defaults look."""
+
+    workflows: Mapping[str, str]
+    settings: LayoutSettings | None
+
+
+def rules_of(root: Path) -> LayoutRules:
+    """The layout rules of the checkout at ``root``."""
     from inferencex_tools.io.files import read_bytes
+
+    wf: dict[str, bytes] = {}
+    d = root / WORKFLOW_DIR
+    if d.is_dir():
+        for p in sorted(d.iterdir()):
+            if p.is_file() and not p.is_symlink() and p.stat().st_size <= 1 << 20:
+                wf[f"{WORKFLOW_DIR}/{p.name}"] = read_bytes(p)
+    return LayoutRules(_texts(wf), _layout_settings(root))
+
+
+def rules_at(reader: Any, ref: str) -> LayoutRules:
+    """The layout rules of the commit ``ref`` (an open :class:`~.gitcat.GitReader`)."""
+    wf = {p: reader.blob(ref, p)[0] or b"" for p in reader.names(ref, WORKFLOW_DIR)}
+    settings = None
+    for name in (".ixtool.toml", "pyproject.toml"):
+        raw = reader.blob(ref, name)[0]
+        if raw is not None:
+            settings = _settings_from(raw, name)
+            break
+    return LayoutRules(_texts(wf), settings)
+
+
+def layout_of(root: Path, *, rules: LayoutRules | None = None) -> Layout:
+    """The layout of the checkout at ``root`` (its folders, located by ``rules``: by
+    default its own settings and workflows)."""
 
     def listing(folder: str) -> list[str]:
         d = root / folder if folder else root
@@ -245,30 +282,20 @@ def layout_of(root: Path) -> Layout:
         except OSError:
             return []
 
-    wf: dict[str, bytes] = {}
-    d = root / WORKFLOW_DIR
-    if d.is_dir():
-        for p in sorted(d.iterdir()):
-            if p.is_file() and not p.is_symlink() and p.stat().st_size <= 1 << 20:
-                wf[f"{WORKFLOW_DIR}/{p.name}"] = read_bytes(p)
-    return choose(listing, lambda p: (root / p).is_file(), _texts(wf),
-                  _layout_settings(root))
+    rules = rules or rules_of(root)
+    return choose(listing, lambda p: (root / p).is_file(), rules.workflows, rules.settings)
 
 
-def layout_at(reader: Any, ref: str) -> Layout:
-    """The layout of the commit ``ref`` (an open :class:`~.gitcat.GitReader`)."""
-    wf = {p: reader.blob(ref, p)[0] or b"" for p in reader.names(ref, WORKFLOW_DIR)}
-    settings = None
-    for name in (".ixtool.toml", "pyproject.toml"):
-        raw = reader.blob(ref, name)[0]
-        if raw is not None:
-            settings = _settings_from(raw, name)
-            break
+def layout_at(reader: Any, ref: str, *, rules: LayoutRules | None = None) -> Layout:
+    """The layout of the commit ``ref`` (an open :class:`~.gitcat.GitReader`), located by
+    ``rules`` (by default the commit's own)."""
 
     def exists(p: str) -> bool:
         return reader.blob(ref, p)[0] is not None
 
-    return choose(lambda f: reader.names(ref, f) if f else [], exists, _texts(wf), settings)
+    rules = rules or rules_at(reader, ref)
+    return choose(lambda f: reader.names(ref, f) if f else [], exists, rules.workflows,
+                  rules.settings)
 
 
 def _settings_from(raw: bytes, name: str) -> LayoutSettings | None:

@@ -152,12 +152,12 @@ def _can_select(changes: Any, layouts: tuple[Layout, Layout], head: dict[str, by
     return _named_by((raw.decode("utf-8", "replace") for raw in head.values()), changes)
 
 
-def _configs(req: CheckRequest, result: Result, scope: set[str] | None = None
-             ) -> tuple[Any, list[str]]:
+def _configs(req: CheckRequest, result: Result, scope: set[str] | None = None,
+             layout: Layout | None = None) -> tuple[Any, list[str]]:
     from inferencex_tools.sweep.load import merge_masters
 
     root = req.root
-    files = req.configs or [root / p for p in layout_of(root).masters]
+    files = req.configs or [root / p for p in (layout or layout_of(root)).masters]
     if not files:
         raise no_master_configs(root)
     parts = [(_rel(f, root), read_bytes(f)) for f in files]
@@ -533,7 +533,7 @@ def check(req: CheckRequest) -> Checked:
         from inferencex_tools.policy.base import base_files, changed_files
 
         changes = changed_files(root, req.base, req.head, reader=req.git)
-        base_layout = _layout_at(root, changes.base, req.git)
+        base_layout, layout = _layouts(root, changes.base, req.git)
         layouts = (layout, base_layout)
         head_masters = _read_all(root, layout.masters)
         result.info["base"] = {"ref": req.base, "merge-base": changes.base,
@@ -554,7 +554,7 @@ def check(req: CheckRequest) -> Checked:
         store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
-    configs, files = _configs(req, result, scope)
+    configs, files = _configs(req, result, scope, layout)
     result.checked.extend(files)
     if configs is None:
         return Checked(_finish(result, store, [], {}, started, req), [], store)
@@ -647,18 +647,21 @@ def _nothing_changed(result: Result, started: float) -> Result:
     return result
 
 
-def _layout_at(root: Path, commit: str, reader: Any) -> Layout:
-    """The layout of ``commit`` (through ``reader``, else a reader of its own)."""
+def _layouts(root: Path, commit: str, reader: Any) -> tuple[Layout, Layout]:
+    """The layouts of ``commit`` and of the checkout, both located by ``commit``'s
+    workflows and settings: a change cannot point the check at other files than its base
+    names (docs/security.md); through ``reader``, else a reader of its own."""
     from inferencex_tools.io.gitcat import GitReader
-    from inferencex_tools.io.layout import layout_at
+    from inferencex_tools.io.layout import layout_at, rules_at
 
-    if reader is not None:
-        return layout_at(reader, commit)
-    own = GitReader(root)
+    own = GitReader(root) if reader is None else None
+    git = reader if reader is not None else own
     try:
-        return layout_at(own, commit)
+        rules = rules_at(git, commit)
+        return layout_at(git, commit, rules=rules), layout_of(root, rules=rules)
     finally:
-        own.close()
+        if own is not None:
+            own.close()
 
 
 def _base_configs(root: Path, base_files: dict[str, bytes], base: Layout, head: Layout,

@@ -39,6 +39,7 @@ class Settings:
     per_path_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     baseline: str | None = None
     source: str | None = None  # the file the settings came from
+    layout: tuple[str, ...] = ()  # master-configs / runners-config, as written (io.layout)
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], source: str | None = None) -> Settings:
@@ -51,6 +52,8 @@ class Settings:
                                    for g, rules in ppi.items()),
             baseline=data.get("baseline"),
             source=source,
+            layout=tuple(f"{k} = {data[k]!r}" for k in ("master-configs", "runners-config")
+                         if k in data),
         )
 
     @property
@@ -81,6 +84,12 @@ def settings_delta(base: Settings, head: Settings) -> list[str]:
         a, b = base.severity.get(rid), head.severity.get(rid)
         if a != b:
             out.append(f"severity of {rid}: {a or 'default'} → {b or 'default'}")
+    return out + _paths_delta(base, head)
+
+
+def _paths_delta(base: Settings, head: Settings) -> list[str]:
+    """The per-path ignores, the baseline file and the layout keys that differ."""
+    out: list[str] = []
     ba, hb = dict(base.per_path_ignores), dict(head.per_path_ignores)
     for glob in sorted(set(ba) | set(hb)):
         if ba.get(glob) != hb.get(glob):
@@ -88,6 +97,9 @@ def settings_delta(base: Settings, head: Settings) -> list[str]:
                        f" → {', '.join(hb.get(glob, ())) or 'none'}")
     if base.baseline != head.baseline:
         out.append(f"baseline {base.baseline or '(default)'} → {head.baseline or '(default)'}")
+    if base.layout != head.layout:
+        out.append(f"where the master configs are read: {'; '.join(base.layout) or 'default'}"
+                   f" → {'; '.join(head.layout) or 'default'}")
     return out
 
 

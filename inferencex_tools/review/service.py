@@ -114,11 +114,11 @@ def _slug(req: ReviewRequest, git: GitReader) -> str:
 
 
 def _configs_at(ctx: _Ctx, ref: str) -> dict[str, Any]:
-    from inferencex_tools.io.layout import layout_at
+    from inferencex_tools.io.layout import layout_at, rules_at
     from inferencex_tools.sweep.load import merge_masters
 
-    parts = []
-    for p in layout_at(ctx.git, ref).masters:  # that revision's own layout
+    parts = []  # located as the gate does: by the merge-base's workflows and settings
+    for p in layout_at(ctx.git, ref, rules=rules_at(ctx.git, ctx.merge_base)).masters:
         data, _ = ctx.git.blob(ref, p)
         parts.append((p, data or b""))
     if not parts:

@@ -278,4 +278,8 @@ def test_pr_code_never_runs_in_the_workflows_layout(tmp_path: Path, runner: Runn
     got = outputs(tmp_path / "attacked", tmp_path / "attacked-temp",
                   {k: payload if v == "@" else v for k, v in files.items()})
     assert not mark.exists(), f"{job}, {variant}: the PR's code ran"
-    assert got == want and got["gate"] == "fail"
+    # (the policy stage of pr-gate.yml looks at the added .py files: its findings may
+    # differ in this repository without master configs; the decisions may not)
+    deciding = ("gate", "sweep", "jobs", "shard-count", "shard-1", "canary-row")
+    assert {k: got[k] for k in deciding} == {k: want[k] for k in deciding}
+    assert got["gate"] == "fail" and "attacker-box" not in json.dumps(got)

@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, TempRepo
-from tests.policy.test_check import KEY, SEED, seed_repo
+from tests.policy.test_check import CONFIG, KEY, SEED, seed_repo
 
 CURVE = "golden_al_distribution/minimaxm3_eagle3.yaml"
+DECOY_SCRIPT = "benchmarks/single_node/agentic/minimaxm3_fp8_h200_vllm.sh"
 EVENT = ROOT / "tests" / "cases" / "ci" / "events" / "pull_request.synchronize.json"
 RUNNERS = """labels:
   cluster:h200-dgxc:
@@ -66,6 +67,16 @@ VARIANTS: dict[str, dict[str, str]] = {
     "curve, settings and baseline together": {CURVE: "@curve",
                                               ".ixtool.toml": 'disable = ["PO", "CI"]\n',
                                               ".ixtool-baseline.json": "@PO403"},
+    "layout settings point at a decoy": {
+        ".ixtool.toml": 'master-configs = ["decoy/*-master.yaml"]\n',
+        "decoy/nvidia-master.yaml": "@decoy", "decoy/runners.yaml": RUNNERS,
+        DECOY_SCRIPT: "@seed"},
+    "a workflow points at a decoy": {
+        ".github/workflows/bench.yml": "on: workflow_dispatch\njobs:\n  a:\n    runs-on: x\n"
+        "    steps:\n      - run: python utils/x.py --config-files decoy/nvidia-master.yaml "
+        "--runner-config decoy/runners.yaml\n",
+        "decoy/nvidia-master.yaml": "@decoy", "decoy/runners.yaml": RUNNERS,
+        DECOY_SCRIPT: "@seed"},
     "inferencex_tools* files": {"inferencex_tools/__init__.py": "raise SystemExit(0)\n",
                                 "inferencex_tools/__main__.py": "raise SystemExit(0)\n",
                                 "inferencex_tools.py": "raise SystemExit(0)\n",
@@ -96,6 +107,10 @@ def _pr(path: Path, corpus: Path, extra: dict[str, str], identity: str = ""
     for rel, text in extra.items():
         if text == "@curve":
             text = _curve_at_360(path)
+        elif text == "@decoy":  # the same key, not spec-decoding: no policy row to judge
+            text = CONFIG.replace("spec-decoding: mtp", "spec-decoding: none")
+        elif text == "@seed":  # the recipe as the base has it, under the decoy's name
+            text = (ROOT / SEED).read_text()
         elif text == "@PO403":
             assert identity
             doc = {"version": 1, "tool": "ixtool", "findings": [
