@@ -143,7 +143,9 @@ def test_every_python_in_the_action_runs_isolated() -> None:
     assert not re.search(r"(?m)(^|[\s;|&(])python3?(\s|$)", scripts)
 
 
-@pytest.mark.parametrize("event", ["pull_request", "pull_request_target", "merge_group"])
+@pytest.mark.parametrize("event", [  # each ~7-12 s (a cold venv, then pip fails offline)
+    "pull_request", pytest.param("pull_request_target", marks=pytest.mark.slow),
+    pytest.param("merge_group", marks=pytest.mark.slow)])
 def test_a_planted_cache_entry_is_not_restored_in_pr_runs(tmp_path: Path, runner: Runner,
                                                           event: str) -> None:
     """A PR's own workflow can save a cache entry under the action's key in the PR's
