@@ -71,11 +71,15 @@ class GateContext:
 
     repo: Any  # io.git.GitRepo
     decision: Decision
-    base: str | None  # merge-base (pr) or range base
+    base: str | None  # merge-base (pr) or range base: what the change changed
     head: str
     changed: list[str] = field(default_factory=list)
     blobs: Any = None  # _Blobs: the same (ref, path) reads for every stage
     progress: ProgressFn | None = None
+    # the base revision itself (--base, the event's base SHA): the runner allow-list,
+    # priority policy and golden curves that judge the change are its own, never those
+    # of the fork point the PR chose (any earlier main commit)
+    trusted: str | None = None
 
 
 PolicyStage = Callable[[GateContext], list[Finding]]
@@ -403,7 +407,8 @@ def policy_result(ctx: GateContext) -> Result | None:
     from inferencex_tools.policy import service as policy_service
 
     return policy_service.run_check(policy_service.CheckRequest(
-        root=ctx.repo.root, base=ctx.base, head=ctx.head, git=ctx.repo.reader,
+        root=ctx.repo.root, base=ctx.trusted or ctx.base, head=ctx.head,
+        git=ctx.repo.reader,
         progress=ctx.progress))
 
 
@@ -438,13 +443,24 @@ def _snapshot(ctx: GateContext, blobs: _Blobs, masters: list[str], ref: str,
     return Snapshot(configs, parse_runners(runners_raw, f"{runners}@{ref[:12]}"))
 
 
+def _trusted_ref(ctx: GateContext) -> str | None:
+    """The revision whose runners.yaml and priority policy apply: the base revision
+    itself; without one the head only outside a PR (a push's head is the branch itself),
+    else none (fail closed: a PR's own runners.yaml never allow-lists a label)."""
+    if ctx.trusted is not None:
+        return ctx.trusted
+    return None if ctx.decision.changelog_mode == "pr" else ctx.head
+
+
 def _allowed_runners(ctx: GateContext, blobs: _Blobs, extra: tuple[str, ...]) -> set[str]:
     from inferencex_tools.io.yamlio import load_safe
 
-    ref = ctx.base or ctx.head
+    ref = _trusted_ref(ctx)
+    labels: set[str] = set(extra)
+    if ref is None:
+        return labels
     runners = blobs.layout(ref).runners
     raw = blobs.get(ref, runners)
-    labels: set[str] = set(extra)
     if raw is not None:
         data = load_safe(raw, source=f"{runners}@{ref[:12]}")
         if isinstance(data, dict) and isinstance(data.get("labels"), dict):
@@ -460,10 +476,11 @@ def _priority(req: GateRequest, ctx: GateContext, blobs: _Blobs, matrix: dict[st
     if req.priority == "none":
         return matrix
     if req.priority == "auto":
-        ref = ctx.base or ctx.head
-        path = f"{blobs.layout(ref).config_dir}/{PRIORITY_POLICY.rsplit('/', 1)[-1]}"
-        raw = blobs.get(ref, path)
-        if raw is None:
+        ref = _trusted_ref(ctx)
+        path = f"{blobs.layout(ref).config_dir}/{PRIORITY_POLICY.rsplit('/', 1)[-1]}" \
+            if ref is not None else ""
+        raw = blobs.get(ref, path) if ref is not None else None
+        if raw is None or ref is None:
             return matrix
         label = f"{path}@{ref[:12]}"
         policy = parse_policy(load_safe(raw, source=label), label)
@@ -583,16 +600,19 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
     if not decision.noop:
         head = repo.resolve(decision.diff_head or req.head or "HEAD")
         base = decision.diff_base if decision.diff_base not in (None, "", ZERO_SHA) else None
+        trusted = None
         if base is not None:
             try:
-                base = (repo.merge_base(base, head) if decision.changelog_mode == "pr"
-                        else repo.resolve(base))
+                trusted = repo.resolve(base)
+                base = (repo.merge_base(trusted, head) if decision.changelog_mode == "pr"
+                        else trusted)
             except GitError as exc:
                 result.add(R.HEAD_UNAVAILABLE.at(LABELS_FILE, None, None,
                                                  f"base revision unavailable: {exc}"))
-                base = None
+                base = trusted = None
         blobs = _Blobs(repo, base if _pr_context(req, decision) else None)
         ctx = GateContext(repo=repo, decision=decision, base=base, head=head, blobs=blobs,
+                          trusted=trusted,
                           progress=req.progress)
         if base is not None:
             ctx.changed = _changed_paths(repo, base, head)

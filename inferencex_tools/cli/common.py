@@ -220,21 +220,22 @@ def _changes(view: TrustedView, base: Side) -> list[Finding]:
     from inferencex_tools.report import adopt as A
 
     head = view.head
+    old = view.fork or base  # the PR's edits are against its fork point; the base applies
     at = f"the base revision {(view.ref or '')[:12]}"
     out: list[Finding] = []
     changes = ([f"does not load ({head.error})"] if head.error
-               else A.settings_delta(base.settings, head.settings))
+               else A.settings_delta(old.settings, head.settings))
     if changes:
-        src = head.settings.source or base.settings.source or "settings"
+        src = head.settings.source or old.settings.source or "settings"
         out.append(SETTINGS_CHANGED.at(
             src.removesuffix(" [tool.ixtool]"), 1, 1,
             f"the change edits ixtool's settings ({src}: {'; '.join(changes)}); this check "
             f"applied the settings of {at} ({base.settings.source or 'none'}); the change "
             "takes effect after merge", data={"changes": changes}))
     delta = None if head.error else A.baseline_delta(
-        A.baseline_known(base.baseline or {}), A.baseline_known(head.baseline or {}))
+        A.baseline_known(old.baseline or {}), A.baseline_known(head.baseline or {}))
     if delta:
-        file = head.baseline_file or base.baseline_file or DEFAULT_BASELINE
+        file = head.baseline_file or old.baseline_file or DEFAULT_BASELINE
         out.append(SETTINGS_CHANGED.at(
             file, 1, 1, f"the change edits ixtool's baseline ({file}: {delta}); this check "
             f"applied the baseline of {at}; the change takes effect after merge",

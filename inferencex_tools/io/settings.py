@@ -156,14 +156,17 @@ class Side:
 
 @dataclass(frozen=True)
 class TrustedView:
-    """What applies in a PR context: the base side (the merge-base's blobs; None when it
-    cannot be read, and then nothing applies), and the PR side for the comparison."""
+    """What applies in a PR context: the base side (the base revision's blobs — the
+    revision the PR goes into, never a fork point the PR chooses; None when it cannot be
+    read, and then nothing applies), and the PR side and its fork point (the merge-base)
+    for what the PR changed."""
 
     base: Side | None
     head: Side
-    ref: str | None  # the merge-base read
+    ref: str | None  # the base revision read
     root: Path
     problem: str | None = None  # why the base could not be read
+    fork: Side | None = None  # the merge-base's side (what the PR's edits are against)
 
 
 def _read_side(read: Callable[[str], bytes | None], start: str, label: str,
@@ -240,10 +243,15 @@ def trusted_view(here: Path, trusted: TrustedBase, baseline: Path | None = None
             if trusted.ref is None:
                 raise InputError("the event names no base revision",
                                  hint="a pull_request or merge_group payload names its base")
-            ref = reader.merge_base(trusted.ref, trusted.head or "HEAD")
+            # what applies: the base revision itself; a PR forks wherever it likes on
+            # main's history, so the merge-base only says what the PR changed
+            ref = reader.resolve(trusted.ref)
+            fork = reader.merge_base(ref, trusted.head or "HEAD")
         except IxtoolError as exc:
             return TrustedView(None, head, None, root, exc.message)
-        return TrustedView(_blob_side(reader, ref, start, explicit, disk), head, ref, root)
+        base = _blob_side(reader, ref, start, explicit, disk)
+        return TrustedView(base, head, ref, root, fork=base if fork == ref else _loaded(
+            lambda: _blob_side(reader, fork, start, explicit, disk)))
     finally:
         if reader is not None:
             reader.close()

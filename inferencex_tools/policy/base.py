@@ -46,6 +46,9 @@ class Changes:
     # runner labels whose runners.yaml entry (nodes, hardware) changed; None: every label
     runner_labels: set[str] | None = field(default_factory=set)
     runners: str = "configs/runners.yaml"  # the checkout's runners.yaml (its layout)
+    # the revision ``ref`` itself: its curves and registry judge (``base`` is only where
+    # the change forked, any earlier commit of it the PR chose)
+    trusted: str = ""
 
     def any_under(self, prefixes: Iterable[str]) -> bool:
         ps = tuple(prefixes)
@@ -61,9 +64,10 @@ def changed_files(root: Path, ref: str, head: str | None = None, *,
     reader = reader or GitReader(root)
     try:
         tip = reader.resolve(head or "HEAD")
-        base = reader.merge_base(ref, tip)
+        trusted = reader.resolve(ref)
+        base = reader.merge_base(trusted, tip)
         if head is not None:
-            return Changes(base, set(reader.changed(base, tip)))
+            return Changes(base, set(reader.changed(base, tip)), trusted=trusted)
         at_base = reader.blob_ids(base)
         top = reader.root
     finally:
@@ -81,7 +85,7 @@ def changed_files(root: Path, ref: str, head: str | None = None, *,
                 continue
             here[rel] = blob_sha(data)
     changed = {p for p in at_base.keys() | here.keys() if at_base.get(p) != here.get(p)}
-    return Changes(base, changed)
+    return Changes(base, changed, trusted=trusted)
 
 
 def base_files(root: Path, commit: str, prefix: str, *,

@@ -549,7 +549,7 @@ def check(req: CheckRequest) -> Checked:
                 result.info["base"]["scope"] = sorted(scope)
         _runner_changes(root, changes, at_base.get(base_layout.runners), layout)
         base_cfgs, prefixes = _base_configs(root, at_base, base_layout, layout, scope)
-        store = _base_store(req, changes.base, result, prefixes)
+        store = _base_store(req, changes.trusted or changes.base, result, prefixes)
     else:
         store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
