@@ -7,10 +7,14 @@ answer).  A row is traced only when something it depends on changed:
 * its config block (the key's parsed value in the master configs);
 * the launcher of one of its runner families, or anything the launcher sources or
   names (``runners/slurm_utils.sh``, ``runners/inject_synthetic_acceptance.py`` …);
-* the benchmark script its family's naming rule resolves to, with what it sources;
+* the benchmark script its family's naming rule resolves to, with what it sources —
+  for a shell file that exists on both sides, only when its top level changed or a
+  function whose body changed is named in the text the row's launcher or script can
+  reach (:class:`ShellDelta`; bodies the trace replaces by recorders never count);
 * the recipes its multi-node settings name (``CONFIG_FILE``, ``EVAL_CONFIG_FILE``);
 * the curve or registry its model prefix uses;
-* the workflows (they change every job's environment);
+* the workflows, for the rows whose job they change (its launcher or a variable of its
+  environment differs from the job the base's workflows give the same row);
 * the entry of its runner label in ``configs/runners.yaml`` (the label's nodes or
   hardware): a job reads only its own label's; a change anywhere else in the file (or
   a file that does not load) selects every row.
@@ -88,6 +92,20 @@ def changed_files(root: Path, ref: str, head: str | None = None, *,
     return Changes(base, changed, trusted=trusted)
 
 
+def base_text(root: Path, commit: str, path: str, *,
+              reader: GitReader | None = None) -> str | None:
+    """One file's text at ``commit`` (None: absent); ``reader`` as for
+    :func:`changed_files`."""
+    own = reader is None
+    reader = reader or GitReader(root)
+    try:
+        data, _ = reader.blob(commit, path)
+    finally:
+        if own:
+            reader.close()
+    return data.decode("utf-8", "replace") if data is not None else None
+
+
 def base_files(root: Path, commit: str, prefix: str, *,
                reader: GitReader | None = None) -> dict[str, bytes]:
     """Every file under ``prefix`` at ``commit`` (path → bytes); ``reader`` as for
@@ -105,6 +123,29 @@ def base_files(root: Path, commit: str, prefix: str, *,
     finally:
         if own:
             reader.close()
+
+
+@dataclass(frozen=True)
+class ShellDelta:
+    """What a change did to a shell file that exists at both sides: whether its top level
+    (the text outside function definitions, comments stripped) changed, and the
+    functions it added, removed or whose body changed."""
+
+    top: bool
+    functions: frozenset[str]
+
+    @classmethod
+    def of(cls, old: str, new: str) -> ShellDelta:
+        from inferencex_tools.policy.effective import split_functions, strip_comments
+
+        top0, f0 = split_functions(strip_comments(old))
+        top1, f1 = split_functions(strip_comments(new))
+        changed = frozenset(n for n in f0.keys() | f1.keys() if f0.get(n) != f1.get(n))
+        return cls(_lines(top0) != _lines(top1), changed)
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.rstrip() for ln in text.splitlines() if ln.strip()]
 
 
 @dataclass
@@ -152,8 +193,6 @@ def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str]
     if config != base_config:
         reasons.append(f"config block of {key} changed" if base_config is not None
                        else f"{key} is new")
-    if changes.any_under((WORKFLOWS,)):
-        reasons.append("workflows changed")
     label = str(config.get("runner")) if isinstance(config, dict) else ""
     if changes.runner_labels is None:
         reasons.append(f"{changes.runners} changed")

@@ -357,6 +357,14 @@ class Analyzer:
         return self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")),
                            env)[0]
 
+    def reachable_words(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
+        """The words of the shell text ``entry`` can run (:meth:`reachable_shell_text`):
+        every function it can call is among them; None when a file it names is dynamic
+        (anything may run)."""
+        _, words, everything = self._reach(
+            tuple(f for f in self.files(entry) if not f.endswith(".py")), env)
+        return None if everything else frozenset(words)
+
     def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> tuple[str, set[str],
                                                                             bool]:
         tops: list[str] = []

@@ -141,18 +141,21 @@ def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
 
 def _generate(configs: Configs, runners: Runners, keys: list[str],
               refused: dict[str, str] | None = None) -> Matrix | None:
-    """The full matrix of ``keys`` alone; None when the generator (or its validation)
-    refuses them (with one key and ``refused``: recorded there)."""
-    from inferencex_tools.sweep.service import validate_for_generation
+    """The full matrix of ``keys`` alone; None when the generator refuses them (with one
+    key and ``refused``: recorded there).
 
+    The reference's master-config validation is not a precondition here: it is the
+    config check's business (its rules change over time: a key an older tree's own
+    generator expanded must still get its rows), and an entry too malformed to expand
+    fails in the generator itself."""
     part = Configs(data={k: configs.data[k] for k in keys},
                    origin={k: configs.origin.get(k, "") for k in keys},
                    sources=configs.sources)
-    try:  # the generator's own precondition: configs it would refuse never reach it
-        validate_for_generation(part)
+    try:
         return generate_matrix(part, runners, SweepRequest(mode="full", no_evals=True))
-    except (InputError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (InputError, TypeError, ValueError, LookupError, AttributeError,
+            ArithmeticError) as exc:
         if refused is not None and len(keys) == 1:
             refused[keys[0]] = exc.message if isinstance(exc, InputError) else \
-                f"{type(exc).__name__}: {exc}"
+                f"the entry cannot be expanded ({type(exc).__name__}: {exc})"
         return None

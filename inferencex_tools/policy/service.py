@@ -4,10 +4,11 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import defaultdict
-from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -451,14 +452,109 @@ def _row_inputs(req: CheckRequest, row: Row, runners: Any, scripts: bool) -> lis
     return files
 
 
+def _base_workflows(root: Path, changes: Any, reader: Any) -> Any:
+    """--base when the workflows changed: the base's workflows (None: none that
+    dispatch benchmark jobs)."""
+    from inferencex_tools.policy.base import WORKFLOWS, base_files
+    from inferencex_tools.workflow import load_workflows
+
+    files = {p: b for p, b in base_files(root, changes.base, WORKFLOWS, reader=reader).items()
+             if p.count("/") == 2 and p.endswith((".yml", ".yaml"))}
+    wf = load_workflows(files)
+    return wf if wf.dispatches or wf.row_job else None
+
+
+def _job_changed(req: CheckRequest, j: Job, base_wf: Any, index: RepoIndex) -> str | None:
+    """--base, the workflows changed: how this job differs from the same row's job under
+    the base's workflows (its launcher, where its environment comes from, the variables
+    whose value differs, when its launcher or benchmark script observes them: the same
+    analysis that decides when two jobs share a trace); None when it is the same job."""
+    from inferencex_tools.policy.effective import key
+
+    old = make_job(base_wf, j.row, j.family, j.node)
+    if old.launcher != j.launcher:
+        return f"the workflows start {j.launcher} instead of {old.launcher}"
+    if old.source != j.source:
+        return f"the job's environment now comes from {j.source}, was {old.source}"
+    names = sorted(k for k in old.env.keys() | j.env.keys() if old.env.get(k) != j.env.get(k))
+    if not names:
+        return None
+    shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+    an = index.analyzer
+    for entry in (j.launcher, resolve_script(req.root, j.row, j.family).script):
+        if entry is None:
+            continue
+        if entry not in index.files or \
+                key(j.env, an.closure(entry, j.env)) != key(old.env, an.closure(entry, old.env)):
+            return f"the workflows changed the job's environment ({shown})"
+    return None
+
+
+LIBRARY = "benchmarks/benchmark_lib.sh"  # the sandbox replaces its recorded helpers
+
+
+class _Deltas:
+    """--base: the changed files a job's entry (launcher, script, recipe) really reaches:
+    its closure's changed files, except a shell file on both sides whose change is only
+    in function bodies the entry's reachable text never names (:class:`~.base.ShellDelta`;
+    computed once per file)."""
+
+    def __init__(self, req: CheckRequest, index: RepoIndex, changes: Any) -> None:
+        self.req, self.index, self.changes = req, index, changes
+        self._deltas: dict[str, Any] = {}
+
+    def delta(self, path: str) -> Any:
+        """The file's :class:`~.base.ShellDelta`, or None (not a shell file on both
+        sides: any change counts)."""
+        if path not in self._deltas:
+            self._deltas[path] = None
+            if path.endswith((".sh", ".bash")) and path in self.index.files:
+                from inferencex_tools.policy.base import ShellDelta, base_text
+
+                old = base_text(self.req.root, self.changes.base, path, reader=self.req.git)
+                new = self.index.analyzer.read(path)
+                if old is not None and new is not None:
+                    self._deltas[path] = ShellDelta.of(old, new)
+        return self._deltas[path]
+
+    def reached(self, entry: str, env: Mapping[str, str]) -> tuple[str, ...]:
+        if entry not in self.index.files:
+            return (entry,)
+        an = self.index.analyzer
+        files = an.files(entry)
+        out: list[str] = []
+        words: frozenset[str] | None = None
+        asked = False
+        for f in files:
+            if f not in self.changes.files:
+                continue
+            d = self.delta(f)
+            if d is not None and f == LIBRARY:  # its replaced helpers are recorders here
+                d = replace(d, functions=d.functions - an.replaced)
+            if d is not None and not d.top:
+                if not asked:
+                    words, asked = an.reachable_words(entry, env), True
+                if words is not None and not (d.functions & words):
+                    continue
+            out.append(f)
+        return tuple(out)
+
+
+def _reached(deltas: _Deltas, env: Mapping[str, str], entry: str) -> tuple[str, ...]:
+    return deltas.reached(entry, env)
+
+
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
-              base_configs: dict[str, Any], changed_prefixes: dict[str, str]
-              ) -> tuple[list[Job], dict[str, list[str]]]:
-    """--base: the jobs whose inputs changed, and why."""
-    from inferencex_tools.policy.base import row_reasons
+              base_configs: dict[str, Any], changed_prefixes: dict[str, str],
+              base_wf: Any = None) -> tuple[list[Job], dict[str, list[str]]]:
+    """--base: the jobs whose inputs changed, and why (``base_wf``: the base's workflows,
+    when they changed: a job is then traced when its own job differs)."""
+    from inferencex_tools.policy.base import WORKFLOWS, row_reasons
 
     keep: list[Job] = []
     why: dict[str, list[str]] = {}
+    workflows = changes.any_under((WORKFLOWS,))
+    deltas = _Deltas(req, index, changes)
     for j in jobs:
         files: list[str] = [f for f in (j.launcher,) if f]
         res = resolve_script(req.root, j.row, j.family)
@@ -473,7 +569,10 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
             key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
-            closure=lambda f: index.analyzer.files(f) if f in index.files else (f,))
+            closure=functools.partial(_reached, deltas, j.env))
+        moved = _job_changed(req, j, base_wf, index) if workflows else None
+        if moved:
+            reasons.append(moved)
         if reasons:
             keep.append(j)
             why.setdefault(j.row.key, [])
@@ -573,7 +672,11 @@ def check(req: CheckRequest) -> Checked:
     spec_keys = {k: v for k, v in spec_keys.items() if k not in refused}
     jobs, malformed = _jobs(req, rows, runners, wf, result)
     if changes is not None:
-        jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes)
+        from inferencex_tools.policy.base import WORKFLOWS
+
+        base_wf = _base_workflows(root, changes, req.git) if changes.any_under(
+            (WORKFLOWS,)) else None
+        jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf)
         result.info["base"]["traced-keys"] = why
     _environment(jobs, result)
     jobs, unmodeled = _modeled(jobs)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from inferencex_tools.errors import InputError
 from inferencex_tools.policy.service import CheckRequest, run_check
 from inferencex_tools.report.findings import Result
 
@@ -394,7 +395,7 @@ def test_baseline_round_trip(tmp_path: Path, corpus: Path) -> None:
 
 
 def test_a_key_the_generator_refuses_is_left_out_alone() -> None:
-    """A config the sweep generator's validation refuses (here a real historical shape:
+    """A config the sweep generator cannot expand (here a real historical shape:
     ``kv-offload-backend: mooncake`` where a mapping is required) is left out with its
     reason; every other key's rows are exactly the generator's rows for that key alone
     (never rows built another way)."""
@@ -415,10 +416,30 @@ def test_a_key_the_generator_refuses_is_left_out_alone() -> None:
                         globs=None, all_evals=False)
     both = policy_rows(merge_masters([("x-master.yaml", (bad + good).encode())]), runners,
                        globs=None, all_evals=False)
-    assert list(both.refused) == ["broken-key"] and "failed validation" in both.refused[
+    assert list(both.refused) == ["broken-key"] and "cannot be expanded" in both.refused[
         "broken-key"]
     assert alone.rows and [(r.label(), r.matrix) for r in both.rows] == \
         [(r.label(), r.matrix) for r in alone.rows]
+
+
+def test_a_key_only_a_newer_validation_refuses_keeps_its_rows() -> None:
+    """The reference's validation rules change over time (a rule of the 843c6254f
+    generator refused 80 keys of a 2026-07-09 tree that its own generator expanded):
+    the rows do not depend on it; the config check reports such a key."""
+    from inferencex_tools.policy.rows import policy_rows
+    from inferencex_tools.sweep.load import Runners, merge_masters
+    from inferencex_tools.sweep.service import validate_for_generation
+
+    case = Path(__file__).parent.parent / "cases" / "sweep" / "config" / "ok-agentic-dram.yaml"
+    text = case.read_text(encoding="utf-8").replace("dram-utilization: 0.80",
+                                                    "dram-utilization: 0.80\n      x: 1")
+    configs = merge_masters([("x-master.yaml", text.encode())])
+    with pytest.raises(InputError):
+        validate_for_generation(configs)
+    runners = Runners(labels={"h200-dgxc": ["h200-dgxc_0"]}, hardware={
+        "cluster:h200-dgxc": {"available-cpu-dram-mib": 2_000_000, "gpus-per-node": 8}})
+    rs = policy_rows(configs, runners, globs=None, all_evals=False)
+    assert rs.rows and not rs.refused
 
 
 def test_a_broken_key_never_changes_the_rows_of_another(tmp_path: Path,

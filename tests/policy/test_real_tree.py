@@ -283,3 +283,59 @@ def test_base_runners_yaml_change_traces_the_rows_of_its_labels(
         whole = run_check(CheckRequest(root=repo, base="HEAD~1"))
         keys = set(whole.info["base"]["traced-keys"])
         assert SEED_KEY in keys and keys <= on_label, keys - on_label
+
+
+LIB = "benchmarks/benchmark_lib.sh"
+TMPL = ".github/workflows/benchmark-tmpl.yml"
+
+
+@pytest.mark.parametrize("what,edit,traced", [
+    # a helper the trace replaces by a recorder: no trace can differ
+    ("a recorded helper's body", ("run_benchmark_serving() {\n",
+                                  "run_benchmark_serving() {\n    : reviewed\n"), False),
+    # a function no script's reachable text names
+    ("an unused function's body", ("_repair_truncated_gpu_metrics_tail() {\n",
+                                   "_repair_truncated_gpu_metrics_tail() {\n    : x\n"), False),
+    # a function the seed script calls
+    ("a called function's body", ("require_agentic_kv_offload_none() {\n",
+                                  "require_agentic_kv_offload_none() {\n    : x\n"), True),
+    # the library's top level: every script that sources it
+    ("the top level", ("check_env_vars() {\n", "IX_TOP=1\ncheck_env_vars() {\n"), True),
+])
+def test_base_library_change_traces_the_rows_that_reach_it(
+        real_tree: Path, tmp_path: Path, what: str, edit: tuple[str, str],
+        traced: bool) -> None:
+    """A change to a shell library selects a row only when the row's launcher or script
+    can reach what changed: its top level, or a function named in the text they can run
+    (real PRs #2152 and #2186 changed recorded helpers of benchmark_lib.sh and traced
+    ~700 rows; a recorder replaces those helpers in every trace)."""
+    repo = _changed_clone(real_tree, tmp_path, {LIB: edit})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    keys = res.info["base"]["traced-keys"]
+    if traced:
+        assert set(keys) == {SEED_KEY} and any(LIB in r for r in keys[SEED_KEY]), what
+    else:
+        assert keys == {} and res.info["traces"] == 0, what
+
+
+@pytest.mark.parametrize("what,edit,traced", [
+    ("a variable no launcher or script reads",
+     ("  RANDOM_RANGE_RATIO: 0.8\n", "  RANDOM_RANGE_RATIO: 0.8\n  IX_AUDIT_TAG: x\n"), False),
+    ("a variable the seed script reads",
+     ("  HF_HUB_CACHE: '/mnt/hf_hub_cache/'\n", "  HF_HUB_CACHE: '/mnt/hf_cache2/'\n"), True),
+])
+def test_base_workflow_change_traces_the_jobs_it_changes(
+        real_tree: Path, tmp_path: Path, what: str, edit: tuple[str, str],
+        traced: bool) -> None:
+    """A workflow change selects the rows whose job it changes: their launcher, or a
+    variable of their environment that their launcher or script observes (real PR
+    #2100 added two empty variables to the multi-node template: every multi-node row
+    was traced)."""
+    repo = _changed_clone(real_tree, tmp_path, {TMPL: edit})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    keys = res.info["base"]["traced-keys"]
+    if traced:
+        assert set(keys) == {SEED_KEY}, what
+        assert any("HF_HUB_CACHE" in r for r in keys[SEED_KEY]), keys
+    else:
+        assert keys == {} and res.info["traces"] == 0, what
