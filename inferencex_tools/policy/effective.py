@@ -357,6 +357,32 @@ class Analyzer:
         return self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")),
                            env)[0]
 
+    def reachable_files(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
+        """The files of ``entry``'s closure it can run: itself, the files named in the
+        shell text it can run (:meth:`reachable_shell_text`), and, transitively, the files
+        the Python files among them name (Python is taken whole); None when a file it
+        reaches is dynamic (anything may run)."""
+        words = self.reachable_words(entry, env)
+        if words is None:
+            return None
+        names = set(_FILE_REF.findall(self.reachable_shell_text(entry, env)))
+        own = self.parsed(entry)
+        if entry.endswith(".py") and own is not None:
+            names |= own.refs
+        files = self.files(entry)
+        out = {entry}
+        grew = True
+        while grew:
+            grew = False
+            for f in files:
+                if f not in out and f.rsplit("/", 1)[-1] in names:
+                    out.add(f)
+                    grew = True
+                    p = self.parsed(f)
+                    if f.endswith(".py") and p is not None:
+                        names |= p.refs
+        return frozenset(out)
+
     def reachable_words(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
         """The words of the shell text ``entry`` can run (:meth:`reachable_shell_text`):
         every function it can call is among them; None when a file it names is dynamic

@@ -495,9 +495,10 @@ LIBRARY = "benchmarks/benchmark_lib.sh"  # the sandbox replaces its recorded hel
 
 class _Deltas:
     """--base: the changed files a job's entry (launcher, script, recipe) really reaches:
-    its closure's changed files, except a shell file on both sides whose change is only
-    in function bodies the entry's reachable text never names (:class:`~.base.ShellDelta`;
-    computed once per file)."""
+    its closure's changed files that the text it can run names (not a file named only in
+    a function it never calls), except a shell file on both sides whose change is only in
+    function bodies that text never names (:class:`~.base.ShellDelta`; computed once per
+    file)."""
 
     def __init__(self, req: CheckRequest, index: RepoIndex, changes: Any) -> None:
         self.req, self.index, self.changes = req, index, changes
@@ -521,13 +522,16 @@ class _Deltas:
         if entry not in self.index.files:
             return (entry,)
         an = self.index.analyzer
-        files = an.files(entry)
+        changed = [f for f in an.files(entry) if f in self.changes.files]
+        if not changed:
+            return ()
+        runs = an.reachable_files(entry, env)
         out: list[str] = []
         words: frozenset[str] | None = None
         asked = False
-        for f in files:
-            if f not in self.changes.files:
-                continue
+        for f in changed:
+            if runs is not None and f not in runs:
+                continue  # named only where the entry never goes (a replaced helper's body)
             d = self.delta(f)
             if d is not None and f == LIBRARY:  # its replaced helpers are recorders here
                 d = replace(d, functions=d.functions - an.replaced)

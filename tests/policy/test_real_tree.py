@@ -172,7 +172,7 @@ def test_base_nothing_policy_relevant_traces_nothing(real_tree: Path, tmp_path: 
 
 
 def test_base_recipe_only_change_traces_only_its_rows(real_tree: Path, tmp_path: Path) -> None:
-    repo = _changed_clone(real_tree, tmp_path, {SEED_SCRIPT: ("\n", "\n# reviewed\n")})
+    repo = _changed_clone(real_tree, tmp_path, {SEED_SCRIPT: ("\n", "\nexport IX_SEEN=1\n")})
     res = run_check(CheckRequest(root=repo, base="HEAD~1"))
     traced = res.info["base"]["traced-keys"]
     assert set(traced) == {SEED_KEY}, traced
@@ -296,6 +296,8 @@ TMPL = ".github/workflows/benchmark-tmpl.yml"
     # a function no script's reachable text names
     ("an unused function's body", ("_repair_truncated_gpu_metrics_tail() {\n",
                                    "_repair_truncated_gpu_metrics_tail() {\n    : x\n"), False),
+    # a comment: nothing any trace can see
+    ("a comment", ("check_env_vars() {\n", "# reviewed\ncheck_env_vars() {\n"), False),
     # a function the seed script calls
     ("a called function's body", ("require_agentic_kv_offload_none() {\n",
                                   "require_agentic_kv_offload_none() {\n    : x\n"), True),
@@ -339,3 +341,27 @@ def test_base_workflow_change_traces_the_jobs_it_changes(
         assert any("HF_HUB_CACHE" in r for r in keys[SEED_KEY]), keys
     else:
         assert keys == {} and res.info["traces"] == 0, what
+
+
+@pytest.mark.parametrize("where,traced", [("run_eval", False), ("check_env_vars", True)])
+def test_base_a_file_named_only_where_no_trace_goes(real_tree: Path, tmp_path: Path,
+                                                     where: str, traced: bool) -> None:
+    """Real PR #1977 changed utils/*.py files that benchmark_lib.sh names only in helpers
+    the trace replaces by recorders: no row can run them.  Named in a function the seed
+    script calls, the same change selects its rows."""
+    repo = clone(real_tree, tmp_path / "repo")
+    tool = repo / "utils" / "ix_collect.py"
+    tool.parent.mkdir(exist_ok=True)
+    tool.write_text("print(1)\n", encoding="utf-8")
+    lib = repo / LIB
+    text = lib.read_text(encoding="utf-8")
+    head = f"{where}() {{\n"
+    assert head in text
+    lib.write_text(text.replace(head, head + '    python3 "$GITHUB_WORKSPACE/utils/'
+                                "ix_collect.py\" || true\n", 1), encoding="utf-8")
+    commit_all(repo, "the library names a helper script")
+    tool.write_text("print(2)\n", encoding="utf-8")
+    commit_all(repo, "the helper script changes")
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    keys = res.info["base"]["traced-keys"]
+    assert (set(keys) == {SEED_KEY}) is traced, keys
