@@ -24,6 +24,7 @@ from inferencex_tools.launch.rules import (
     NO_STEP,
     OTHER_SCRIPT,
     SPEC_MISSING,
+    STUB_OUTPUT,
     TP_MISMATCH,
     TRACE_FAILED,
     VAR_DROPPED,
@@ -158,7 +159,8 @@ def inspect_launch(lt: LaunchTrace, *, row: dict[str, Any], script: str | None,
         out.findings.append(NO_SERVER.at(script or launcher, None, None,
                                            "no server launch was recorded"))
     if out.allocation is not None:
-        out.findings.extend(_allocation_checks(out.allocation, row, launcher))
+        out.findings.extend(_allocation_checks(out.allocation, row, launcher,
+                                               _stubbed_image(lt)))
     if out.server is not None:
         out.findings.extend(check_server(out.server, row, script or launcher))
     out.findings.extend(_trace_failures(lt, launcher, script))
@@ -312,14 +314,32 @@ def _script_processes(lt: LaunchTrace, out: Inspection) -> None:
             out.sidecars.append([rec.tool, *[show(a) for a in args_of(rec)]])
 
 
-def _allocation_checks(a: Allocation, row: dict[str, Any], launcher: str) -> list[Finding]:
-    """The allocation against the row: stated pieces, GPU count, container image."""
+def _stubbed_image(lt: LaunchTrace) -> Any:
+    """The image file a stubbed ``enroot import`` of the launcher would have written
+    (its :class:`~inferencex_tools.policy.unreproducible.Output`), if any."""
+    from inferencex_tools.policy.unreproducible import stub_outputs
+
+    imports = [r for r in lt.launcher.records if r.tool == "enroot" and "import" in r.argv]
+    found = stub_outputs(imports)
+    return found[-1] if found else None
+
+
+def _allocation_checks(a: Allocation, row: dict[str, Any], launcher: str,
+                       stubbed: Any = None) -> list[Finding]:
+    """The allocation against the row: stated pieces, GPU count, container image
+    (``stubbed``: the image a stubbed ``enroot import`` would have written: an image the
+    allocation names only through that file is not checked, LA207)."""
     out: list[Finding] = []
     pieces = [("container image", a.container_image)]
     if a.tool not in CONTAINER_TOOLS:  # a scheduler's allocation (the node needs none)
         pieces[:0] = [("partition", a.partition), ("time limit", a.time)]
     for piece, value in pieces:
-        if not value:
+        if not value and piece == "container image" and stubbed is not None:
+            out.append(STUB_OUTPUT.at(
+                launcher, None, None, f"the allocation's container image is the file "
+                f"`{stubbed.call}` writes in the job ({stubbed.path}); the stub writes "
+                "none, so the launcher's path to it is empty here"))
+        elif not value:
             out.append(ALLOC_UNRESOLVED.at(
                 launcher, None, None, f"the allocation states no {piece}"))
     want = gpu_count(row)
@@ -345,6 +365,12 @@ def _trace_failures(lt: LaunchTrace, launcher: str, script: str | None) -> list[
     for stage, tr, where in (("launcher", lt.launcher, launcher),
                              ("benchmark script", lt.script, script or launcher)):
         if tr is None or tr.ok:
+            continue
+        from inferencex_tools.policy.unreproducible import missing_stub_output
+
+        why = missing_stub_output(tr)
+        if why is not None:
+            out.append(STUB_OUTPUT.at(where, None, None, f"the {stage}: {lt.show(why)}"))
             continue
         what = (f"was stopped by the sandbox ({tr.stopped_by})" if tr.stopped_by and
                 not tr.timed_out else f"timed out after {tr.seconds:.0f}s" if tr.timed_out

@@ -52,6 +52,10 @@ NO_SUBMISSION = rule("LA206", W, "a multi-node launcher did not reach its submis
                      "run the launcher by hand with the exported environment", area=A)
 NO_STEP = rule("LA205", E, "the launcher never runs the benchmark script in a job step",
                "run `srun … bash <script>` inside the allocation", area=A)
+STUB_OUTPUT = rule("LA207", N, "a step needs what a stubbed tool would have written in the "
+                   "job (a clone, a download, a container image): not checked beyond it",
+                   "nothing to fix if the job has the network and its container runtime; "
+                   "the message names the stubbed call and the step", area=A)
 
 # --- row ↔ launch agreement ----------------------------------------------------------
 GPU_MISMATCH = rule("LA301", E, "the allocation's GPU count differs from the row's tp×pp×pcp",
