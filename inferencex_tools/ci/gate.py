@@ -462,7 +462,9 @@ def _allowed_runners(ctx: GateContext, blobs: _Blobs, extra: tuple[str, ...]) ->
     runners = blobs.layout(ref).runners
     raw = blobs.get(ref, runners)
     if raw is not None:
-        data = load_safe(raw, source=f"{runners}@{ref[:12]}")
+        from inferencex_tools.sweep.load import runners_document
+
+        data = runners_document(load_safe(raw, source=f"{runners}@{ref[:12]}"))
         if isinstance(data, dict) and isinstance(data.get("labels"), dict):
             labels.update(str(k) for k in data["labels"])
     return labels

@@ -161,11 +161,13 @@ def runner_label_changes(base: bytes | None, head: bytes | None) -> set[str] | N
     differs or either revision does not load as the expected mapping (every row)."""
     from inferencex_tools.errors import IxtoolError
     from inferencex_tools.io.yamlio import load_safe
+    from inferencex_tools.sweep.load import runners_document
 
     docs: list[dict[str, Any]] = []
     for raw in (base, head):
         try:
-            doc = load_safe(raw, source=RUNNERS_FILE) if raw is not None else None
+            doc = runners_document(load_safe(raw, source=RUNNERS_FILE)) \
+                if raw is not None else None
         except IxtoolError:
             return None
         if not isinstance(doc, dict) or not all(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import defaultdict
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -306,16 +306,19 @@ def _refused(refused: dict[str, str], configs: Any, keys: Container[str] | None,
 
 
 def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
-          result: Result) -> tuple[list[Job], list[RowOutcome]]:
+          result: Result, changed: Callable[[Row], bool] | None = None
+          ) -> tuple[list[Job], list[RowOutcome]]:
     """The rows' jobs, and a "not checked" outcome for each row whose config entry is
-    too malformed to give a job's environment (rows straight from configs the sweep
-    generator refused)."""
+    too malformed to give a job's environment.  A row without a launcher is PO201 (in PR
+    mode, ``changed``: only when the change can have caused it)."""
     jobs: list[Job] = []
     malformed: list[RowOutcome] = []
     reported: set[tuple[str, str]] = set()
 
     def no_launcher(row: Row, tag: str, why: str) -> None:
         """One PO201 per (key, runner label or family)."""
+        if changed is not None and not changed(row):
+            return
         if (row.key, tag) not in reported:
             reported.add((row.key, tag))
             result.add(NO_LAUNCHER.at(row.config_file, row.key_line, 1, f"{row.key}: {why}",
@@ -342,6 +345,14 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
             else:
                 jobs.append(job)
     return jobs, malformed
+
+
+def _launcher_may_change(changes: Any, base_configs: dict[str, Any], row: Row) -> bool:
+    """--base: can the change have taken a row's launcher away (its config block, its
+    runner label's runners.yaml entry, or a file under runners/ changed)?"""
+    label = str(row.config.get("runner"))
+    return row.config != base_configs.get(row.key) or changes.runner_labels is None or \
+        label in changes.runner_labels or changes.any_under(("runners/",))
 
 
 def _refused_in_change(refused: dict[str, str], configs: Any, changes: Any,
@@ -674,7 +685,8 @@ def check(req: CheckRequest) -> Checked:
     else:
         _refused(refused, configs, None, result)
     spec_keys = {k: v for k, v in spec_keys.items() if k not in refused}
-    jobs, malformed = _jobs(req, rows, runners, wf, result)
+    jobs, malformed = _jobs(req, rows, runners, wf, result, None if changes is None else
+                            functools.partial(_launcher_may_change, changes, base_cfgs))
     if changes is not None:
         from inferencex_tools.policy.base import WORKFLOWS
 

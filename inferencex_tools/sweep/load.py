@@ -115,12 +115,27 @@ def load_masters(paths: list[str | os.PathLike[str]]) -> Configs:
     return merge_masters(parts)
 
 
+def _legacy(data: dict[Any, Any]) -> bool:
+    """runners.yaml as the repository kept it before 2026-07-02 (#1970): the labels
+    mapping itself (label → node names), no ``labels``/``hardware`` sections."""
+    return "labels" not in data and "hardware" not in data and bool(data) and all(
+        isinstance(v, list) and v and all(isinstance(n, str) for n in v)
+        for v in data.values())
+
+
+def runners_document(data: Any) -> Any:
+    """A loaded runners.yaml in today's shape (the flat form wrapped as ``labels``)."""
+    return {"labels": data} if isinstance(data, dict) and _legacy(data) else data
+
+
 def parse_runners(raw: bytes, label: str) -> Runners:
-    """runners.yaml → labels + hardware (E7/E8)."""
+    """runners.yaml → labels + hardware (E7/E8); the earlier flat form (label → nodes,
+    :func:`_legacy`) is read as its labels."""
     data = load_safe(raw, source=label)
     if not isinstance(data, dict):
         raise InputError(f"{label}: runner config must be a mapping with a 'labels' key",
                          hint=_VALIDATE_HINT)
+    data = runners_document(data)
     labels = data.get("labels")
     if not isinstance(labels, dict):
         raise InputError(f"{label}: 'labels' must be a mapping of label → node names",
