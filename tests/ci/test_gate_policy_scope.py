@@ -161,3 +161,28 @@ def test_real_tree_scope_parses_only_the_changed_blocks(
     whole = run_check_incremental(root, base="HEAD~1", head="HEAD")
     assert got == whole.findings
     assert list(whole.info["base"]["traced-keys"]) == [block.key] and whole.info["traces"]
+
+
+CASE = Path(__file__).parents[1] / "cases" / "sweep" / "config" / "ok-agentic-dram.yaml"
+NO_LAUNCHER_FILES = {
+    "configs/x-master.yaml": CASE.read_text(encoding="utf-8"),
+    "configs/runners.yaml": "labels:\n  cluster:h200-dgxc: [h200-dgxc_0]\nhardware:\n"
+                            "  cluster:h200-dgxc: {available-cpu-dram-mib: 2000000, "
+                            "gpus-per-node: 8}\n",
+    "perf-changelog.yaml": "[]\n", "runners/launch_h100.sh": "echo\n"}
+
+
+@pytest.mark.parametrize("name,edits,po201", [
+    ("a workflow", {".github/workflows/x.yml": "on: push\n"}, False),
+    ("another launcher", {"runners/launch_h100.sh": "echo 2\n"}, True),
+    ("the key's block", {"configs/x-master.yaml": CASE.read_text(encoding="utf-8").replace(
+        "conc-list: [1, 2]", "conc-list: [1, 2, 4]")}, True),
+])
+def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
+        temp_repo: TempRepo, name: str, edits: dict[str, str], po201: bool) -> None:
+    """PR mode: a key without a launcher is PO201 when the change can have taken the
+    launcher away (its block, its label's runners.yaml entry, runners/), not for a
+    change elsewhere (real PR #1976 changed three workflows: 14 PO201)."""
+    path = _repo(temp_repo, NO_LAUNCHER_FILES, edits)
+    res = run_check(CheckRequest(root=path, base="HEAD~1", head="HEAD"))
+    assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)
