@@ -163,7 +163,7 @@ def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float) -> R
 
 
 def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: float,
-        progress: bool = True) -> list[Replay]:
+        progress: bool = True, log: Path | None = None) -> list[Replay]:
     trees = [repo]
     for i in range(1, jobs):
         wt = repo.parent / f"wt{i}"
@@ -184,6 +184,9 @@ def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: fl
                 free.append(wt)
         with lock:
             done.append(rep)
+            if log is not None:  # one JSON line per replay as it ends (a partial run counts)
+                with log.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(asdict(rep)) + "\n")
             if progress:
                 tag = rep.internal or ("tool-failure" if rep.tool_failures else "")
                 print(f"[{len(done)}/{len(todo)}] #{m.pr} {m.date} exit {rep.exit} "
@@ -250,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per PR")
     ap.add_argument("--workdir", type=Path, help="reuse this clone (default: a temp dir)")
-    ap.add_argument("--out", type=Path, help="write every record here (JSON)")
+    ap.add_argument("--out", type=Path, help="write every record here (JSON; and each "
+                    "record as it ends to OUT.jsonl)")
     ap.add_argument("--table", type=Path, help="write the tool-failure table (Markdown)")
     ap.add_argument("--judgements", type=Path, help="JSON: 'PR/RULE' → judgement")
     args = ap.parse_args(argv)
@@ -272,7 +276,10 @@ def main(argv: list[str] | None = None) -> int:
             todo = todo[:args.limit]
         print(f"replaying {len(todo)} PRs with {args.jobs} job(s), {os.cpu_count()} CPUs, "
               f"load {os.getloadavg()[0]:.1f}", file=sys.stderr)
-        reps = run(repo, todo, max(1, args.jobs), ixtool, args.timeout)
+        log = args.out.with_suffix(".jsonl") if args.out else None
+        if log is not None:
+            log.unlink(missing_ok=True)
+        reps = run(repo, todo, max(1, args.jobs), ixtool, args.timeout, log=log)
         s = summary(reps)
         print(json.dumps(s, indent=2))
         if args.out:

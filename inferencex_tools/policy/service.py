@@ -415,15 +415,17 @@ def _modeled(jobs: list[Job]) -> tuple[list[Job], list[RowOutcome]]:
 
 def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoIndex,
                 changes: Any, base_configs: dict[str, Any],
-                changed_prefixes: dict[str, str]) -> list[Row]:
+                changed_prefixes: dict[str, str],
+                buckets: frozenset[str] | None = frozenset()) -> list[Row]:
     """--base, before any job is derived: the rows that may depend on the change.  When a
-    launcher or a workflow changed every row may; otherwise a row may when its config
-    block, its runner label's runners.yaml entry or its curve changed, or what its
-    launchers, scripts (by the naming rule) or recipes read.  :func:`_relevant` decides
-    on the jobs of these rows."""
-    from inferencex_tools.policy.base import WORKFLOWS
+    launcher changed every row may; otherwise a row may when its matrix bucket's job
+    derivation changed (``buckets``: those buckets, None: every one), its config block,
+    its runner label's runners.yaml entry or its curve changed, or what its launchers,
+    scripts (by the naming rule) or recipes read.  :func:`_relevant` decides on the jobs
+    of these rows."""
+    from inferencex_tools.workflow import bucket_of
 
-    if changes.any_under((WORKFLOWS, "runners/")) or changes.runner_labels is None:
+    if changes.any_under(("runners/",)) or changes.runner_labels is None or buckets is None:
         return rows
     # a launcher's or a script's closure holds the file itself and the .sh/.py/.bash
     # files it names (effective._FILE_REF): when no such file changed, only a row's
@@ -433,7 +435,8 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
     for row in rows:
         if row.config != base_configs.get(row.key) or \
                 str(row.config.get("model-prefix")) in changed_prefixes or \
-                str(row.config.get("runner")) in changes.runner_labels:
+                str(row.config.get("runner")) in changes.runner_labels or \
+                (buckets and bucket_of(row.matrix) in buckets):
             keep.append(row)
             continue
         files = _row_inputs(req, row, runners, scripts)
@@ -473,6 +476,25 @@ def _base_workflows(root: Path, changes: Any, reader: Any) -> Any:
              if p.count("/") == 2 and p.endswith((".yml", ".yaml"))}
     wf = load_workflows(files)
     return wf if wf.dispatches or wf.row_job else None
+
+
+def _changed_buckets(base: Any, head: Any) -> frozenset[str] | None:
+    """--base, the workflows changed: the matrix buckets whose job derivation (the
+    dispatching job and its template) differs between the base's and the checkout's
+    workflows; None: every bucket (a side without workflows, or ``ixtool ci row``'s job
+    changed)."""
+    from inferencex_tools.workflow.jobenv import BUCKETS
+
+    if base is None or head is None:
+        return None if (base is None) != (head is None) else frozenset()
+    if base.row_job != head.row_job:
+        return None
+
+    def derivation(wf: Any, bucket: str) -> Any:
+        d = wf.dispatch_for(bucket)
+        return None if d is None else (d, wf.templates.get(d.template))
+
+    return frozenset(b for b in BUCKETS if derivation(base, b) != derivation(head, b))
 
 
 def _job_changed(req: CheckRequest, j: Job, base_wf: Any, index: RepoIndex) -> str | None:
@@ -561,14 +583,16 @@ def _reached(deltas: _Deltas, env: Mapping[str, str], entry: str) -> tuple[str, 
 
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str],
-              base_wf: Any = None) -> tuple[list[Job], dict[str, list[str]]]:
+              base_wf: Any = None, wf: Any = None) -> tuple[list[Job], dict[str, list[str]]]:
     """--base: the jobs whose inputs changed, and why (``base_wf``: the base's workflows,
     when they changed: a job is then traced when its own job differs)."""
     from inferencex_tools.policy.base import WORKFLOWS, row_reasons
+    from inferencex_tools.workflow import bucket_of
 
     keep: list[Job] = []
     why: dict[str, list[str]] = {}
-    workflows = changes.any_under((WORKFLOWS,))
+    buckets = _changed_buckets(base_wf, wf) if changes.any_under((WORKFLOWS,)) \
+        else frozenset()
     deltas = _Deltas(req, index, changes)
     for j in jobs:
         files: list[str] = [f for f in (j.launcher,) if f]
@@ -585,7 +609,8 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
             closure=functools.partial(_reached, deltas, j.env))
-        moved = _job_changed(req, j, base_wf, index) if workflows else None
+        moved = _job_changed(req, j, base_wf, index) if buckets is None or (
+            buckets and bucket_of(j.row.matrix) in buckets) else None
         if moved:
             reasons.append(moved)
         if reasons:
@@ -679,7 +704,14 @@ def check(req: CheckRequest) -> Checked:
     index = RepoIndex(root)
     if changes is not None:
         changed_prefixes = _curve_changes(req, changes, store, result)
-        rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes)
+        from inferencex_tools.policy.base import WORKFLOWS
+
+        base_wf = _base_workflows(root, changes, req.git) if changes.any_under(
+            (WORKFLOWS,)) else None
+        buckets = _changed_buckets(base_wf, wf) if changes.any_under((WORKFLOWS,)) \
+            else frozenset()
+        rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes,
+                           buckets)
         _refused(refused, configs, _refused_in_change(refused, configs, changes, base_cfgs,
                                                       changed_prefixes), result)
     else:
@@ -688,11 +720,8 @@ def check(req: CheckRequest) -> Checked:
     jobs, malformed = _jobs(req, rows, runners, wf, result, None if changes is None else
                             functools.partial(_launcher_may_change, changes, base_cfgs))
     if changes is not None:
-        from inferencex_tools.policy.base import WORKFLOWS
-
-        base_wf = _base_workflows(root, changes, req.git) if changes.any_under(
-            (WORKFLOWS,)) else None
-        jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf)
+        jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf,
+                              wf)
         result.info["base"]["traced-keys"] = why
     _environment(jobs, result)
     jobs, unmodeled = _modeled(jobs)

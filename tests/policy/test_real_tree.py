@@ -323,6 +323,8 @@ def test_base_library_change_traces_the_rows_that_reach_it(
 @pytest.mark.parametrize("what,edit,traced", [
     ("a variable no launcher or script reads",
      ("  RANDOM_RANGE_RATIO: 0.8\n", "  RANDOM_RANGE_RATIO: 0.8\n  IX_AUDIT_TAG: x\n"), False),
+    ("a workflow that dispatches no benchmark job",
+     ("name: Claude Code\n", "name: Claude Code (reviewed)\n"), False),
     ("a variable the seed script reads",
      ("  HF_HUB_CACHE: '/mnt/hf_hub_cache/'\n", "  HF_HUB_CACHE: '/mnt/hf_cache2/'\n"), True),
 ])
@@ -333,7 +335,8 @@ def test_base_workflow_change_traces_the_jobs_it_changes(
     variable of their environment that their launcher or script observes (real PR
     #2100 added two empty variables to the multi-node template: every multi-node row
     was traced)."""
-    repo = _changed_clone(real_tree, tmp_path, {TMPL: edit})
+    path = ".github/workflows/claude.yml" if "Claude" in edit[0] else TMPL
+    repo = _changed_clone(real_tree, tmp_path, {path: edit})
     res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
     keys = res.info["base"]["traced-keys"]
     if traced:
