@@ -677,7 +677,10 @@ def check(req: CheckRequest) -> Checked:
         head_masters = _read_all(root, layout.masters)
         result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                                "changed-files": sorted(changes.files), "traced-keys": {}}
-        if not _can_select(changes, layouts, head_masters):
+        if (not head_masters and not req.configs) or \
+                not _can_select(changes, layouts, head_masters):
+            # no row at the head (no master configs: the config check says so), or no
+            # changed file a row can read
             return Checked(_nothing_changed(result, started), [], None)
         at_base = base_files(root, changes.base, base_layout.config_dir + "/",
                              reader=req.git)
