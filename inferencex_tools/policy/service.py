@@ -659,40 +659,61 @@ def run_check(req: CheckRequest) -> Result:
     return check(req).result
 
 
+@dataclass
+class _Change:
+    """What ``--base`` compares: the change, the checkout's layout (with the base's
+    settings), the base's configs, curves and the keys a block-scoped check parses."""
+
+    changes: Any
+    layout: Layout
+    base_cfgs: dict[str, Any]
+    store: CurveStore
+    scope: set[str] | None
+
+
+def _change(req: CheckRequest, result: Result, started: float) -> _Change | None:
+    """--base: the change and the base side; None when no row can be selected."""
+    from inferencex_tools.policy.base import base_files, changed_files
+
+    root, scope = req.root, _scope(req)
+    changes = changed_files(root, req.base or "HEAD", req.head, reader=req.git)
+    base_layout, layout = _layouts(root, changes.base, req.git)  # the base locates both
+    layouts = (layout, base_layout)
+    head_masters = _read_all(root, layout.masters)
+    result.info["base"] = {"ref": req.base, "merge-base": changes.base,
+                           "changed-files": sorted(changes.files), "traced-keys": {}}
+    if (not head_masters and not req.configs) or \
+            not _can_select(changes, layouts, head_masters):
+        # no row at the head (no master configs: the config check says so), or no
+        # changed file a row can read
+        _nothing_changed(result, started)
+        return None
+    at_base = base_files(root, changes.base, base_layout.config_dir + "/", reader=req.git)
+    if scope is None and req.config_keys is None:
+        scope = _change_scope(changes, layouts, head_masters,
+                              {p: at_base[p] for p in base_layout.masters if p in at_base})
+        if scope is not None:
+            result.info["base"]["scope"] = sorted(scope)
+    _runner_changes(root, changes, at_base.get(base_layout.runners), layout)
+    base_cfgs, prefixes = _base_configs(root, at_base, base_layout, layout, scope)
+    store = _base_store(req, changes.trusted or changes.base, result, prefixes)
+    return _Change(changes, layout, base_cfgs, store, scope)
+
+
 def check(req: CheckRequest) -> Checked:
     started = time.monotonic()
     root = req.root
     if not root.is_dir():
         raise InputError(f"{root}: not a directory", hint="pass --root REPO")
     result = Result("policy check")
-    layout = layout_of(root)
-    changes = None
-    scope = _scope(req)
+    change: _Change | None = None
     if req.base is not None:
-        from inferencex_tools.policy.base import base_files, changed_files
-
-        changes = changed_files(root, req.base, req.head, reader=req.git)
-        base_layout, layout = _layouts(root, changes.base, req.git)
-        layouts = (layout, base_layout)
-        head_masters = _read_all(root, layout.masters)
-        result.info["base"] = {"ref": req.base, "merge-base": changes.base,
-                               "changed-files": sorted(changes.files), "traced-keys": {}}
-        if (not head_masters and not req.configs) or \
-                not _can_select(changes, layouts, head_masters):
-            # no row at the head (no master configs: the config check says so), or no
-            # changed file a row can read
-            return Checked(_nothing_changed(result, started), [], None)
-        at_base = base_files(root, changes.base, base_layout.config_dir + "/",
-                             reader=req.git)
-        if scope is None and req.config_keys is None:
-            scope = _change_scope(changes, layouts, head_masters,
-                                  {p: at_base[p] for p in base_layout.masters if p in at_base})
-            if scope is not None:
-                result.info["base"]["scope"] = sorted(scope)
-        _runner_changes(root, changes, at_base.get(base_layout.runners), layout)
-        base_cfgs, prefixes = _base_configs(root, at_base, base_layout, layout, scope)
-        store = _base_store(req, changes.trusted or changes.base, result, prefixes)
+        change = _change(req, result, started)
+        if change is None:
+            return Checked(result, [], None)
+        layout, store, scope = change.layout, change.store, change.scope
     else:
+        layout, scope = layout_of(root), _scope(req)
         store = open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
@@ -703,39 +724,47 @@ def check(req: CheckRequest) -> Checked:
     runners = _runners(root, result, layout)
     wf = _workflows(root)
     rows, spec_keys, refused = _rows(req, configs, runners, result)
-    sources: dict[str, str] = {}
     index = RepoIndex(root)
-    if changes is not None:
-        changed_prefixes = _curve_changes(req, changes, store, result)
-        from inferencex_tools.policy.base import WORKFLOWS
-
-        base_wf = _base_workflows(root, changes, req.git) if changes.any_under(
-            (WORKFLOWS,)) else None
-        buckets = _changed_buckets(base_wf, wf) if changes.any_under((WORKFLOWS,)) \
-            else frozenset()
-        rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes,
-                           buckets)
-        _refused(refused, configs, _refused_in_change(refused, configs, changes, base_cfgs,
-                                                      changed_prefixes), result)
-    else:
+    if change is None:
         _refused(refused, configs, None, result)
+        jobs, malformed = _jobs(req, rows, runners, wf, result)
+    else:
+        jobs, malformed = _selected(req, change, rows, runners, wf, refused, configs, index,
+                                    result)
     spec_keys = {k: v for k, v in spec_keys.items() if k not in refused}
-    jobs, malformed = _jobs(req, rows, runners, wf, result, None if changes is None else
-                            functools.partial(_launcher_may_change, changes, base_cfgs))
-    if changes is not None:
-        jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf,
-                              wf)
-        result.info["base"]["traced-keys"] = why
     _environment(jobs, result)
     jobs, unmodeled = _modeled(jobs)
     outcomes: list[RowOutcome] = [*malformed, *unmodeled]
+    sources: dict[str, str] = {}
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
-    if changes is None:
-        _coverage(spec_keys, outcomes, result)
-    else:
+    if change is not None:
         traced_keys = {o.row.key for o in outcomes}
-        _coverage({k: v for k, v in spec_keys.items() if k in traced_keys}, outcomes, result)
+        spec_keys = {k: v for k, v in spec_keys.items() if k in traced_keys}
+    _coverage(spec_keys, outcomes, result)
     return Checked(_finish(result, store, outcomes, sources, started, req), outcomes, store)
+
+
+def _selected(req: CheckRequest, change: _Change, rows: list[Row], runners: Any, wf: Any,
+              refused: dict[str, str], configs: Any, index: RepoIndex, result: Result
+              ) -> tuple[list[Job], list[RowOutcome]]:
+    """--base: the jobs of the rows the change can reach (and why, in ``info.base``)."""
+    from inferencex_tools.policy.base import WORKFLOWS
+
+    changes, base_cfgs = change.changes, change.base_cfgs
+    changed_prefixes = _curve_changes(req, changes, change.store, result)
+    base_wf = _base_workflows(req.root, changes, req.git) if changes.any_under(
+        (WORKFLOWS,)) else None
+    buckets = _changed_buckets(base_wf, wf) if changes.any_under((WORKFLOWS,)) \
+        else frozenset()
+    rows = _candidates(req, rows, runners, index, changes, base_cfgs, changed_prefixes,
+                       buckets)
+    _refused(refused, configs, _refused_in_change(refused, configs, changes, base_cfgs,
+                                                  changed_prefixes), result)
+    jobs, malformed = _jobs(req, rows, runners, wf, result,
+                            functools.partial(_launcher_may_change, changes, base_cfgs))
+    jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf, wf)
+    result.info["base"]["traced-keys"] = why
+    return jobs, malformed
 
 
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,
