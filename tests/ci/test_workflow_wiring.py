@@ -121,7 +121,7 @@ def test_gate_job_runs_end_to_end(clone: tuple[TempRepo, str, str], tmp_path: Pa
     PR clone as GitHub would run it (tests/ci/action_harness.py); its outputs feed the
     job's outputs and the sweep-matrix artifact."""
     from tests.ci.action_harness import Runner, interpolate
-    from tests.ci.test_action import _warm_cache
+    from tests.ci.test_action import _installed_earlier_in_the_job, _warm_cache
 
     repo, base, head = clone
     wf = yaml.safe_load((ROOT / ".github" / "workflows" / "pr-gate.yml").read_text("utf-8"))
@@ -142,6 +142,7 @@ def test_gate_job_runs_end_to_end(clone: tuple[TempRepo, str, str], tmp_path: Pa
                               "GITHUB_EVENT_NAME": "pull_request",
                               "GITHUB_REPOSITORY": "SemiAnalysisAI/InferenceX"})
     runner.temp.mkdir()
+    _installed_earlier_in_the_job(runner)  # a pull_request run restores no cache
     (runner.temp / "comments.json").write_text("[]")
     step = next(st for st in wf["jobs"]["gate"]["steps"] if st.get("id") == "gate")
     ctx = {"runner": {"temp": str(runner.temp)}}
@@ -158,7 +159,10 @@ def test_gate_job_runs_end_to_end(clone: tuple[TempRepo, str, str], tmp_path: Pa
     assert rows
     if (ws / "pr" / "configs" / "ci-priority.yaml").is_file():
         assert all("priority" in r and "queue-token" in r for r in rows)
-    assert json.loads((ws / "pr" / "ixtool.sarif").read_text())["version"] == "2.1.0"
+    sarif = Path(run.outputs["sarif-file"])  # under $RUNNER_TEMP, never in the checkout
+    assert sarif.name == "ixtool.sarif" and runner.temp in sarif.parents
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert not (ws / "pr" / "ixtool.sarif").exists()
     job_outputs = {k: interpolate(v, {"steps": {"gate": {"outputs": run.outputs}}})
                    for k, v in wf["jobs"]["gate"]["outputs"].items()}
     assert job_outputs["sweep"] == "true" and job_outputs["pr-number"] == str(
