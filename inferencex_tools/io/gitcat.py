@@ -188,6 +188,16 @@ class GitReader:
                 out[path] = parts[2]
         return out
 
+    def symlinks(self, ref: str, *folders: str) -> set[str]:
+        """The symbolic links (mode 120000) at ``ref`` under ``folders``: their blobs hold
+        the link's target."""
+        args = ["ls-tree", "-r", "-z", self.resolve(ref)]
+        if folders:
+            args += ["--", *folders]
+        return {path for entry in self._kept(*args).split("\0")
+                for meta, _, path in [entry.partition("\t")]
+                if path and meta.startswith("120000 ")}
+
     def changed(self, a: str, b: str) -> list[str]:
         out = self._kept("diff", "--name-only", "--no-renames", "--no-ext-diff", "-z",
                          self.resolve(a), self.resolve(b))

@@ -207,3 +207,73 @@ def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str]
     if prefix in changed_prefixes:
         reasons.append(changed_prefixes[prefix])
     return reasons
+
+
+# ------------------------------------------------------------------ the trusted job view
+
+LAUNCHERS = "runners/"  # the launchers and what they source (SWEEP §7: runners/launch_*.sh)
+
+
+def job_view_files(changes: Changes) -> list[str]:
+    """The changed files the PR's own sweep does not run as the PR has them: the sweep's
+    row job runs the base's workflows and launchers (everything under ``runners/``) and
+    finds the row's node in the base's runners.yaml; only the recipe is the PR's
+    (docs/security.md, "the base decides").  Empty: the head's job view is the base's."""
+    out = sorted(f for f in changes.files if f.startswith((WORKFLOWS, LAUNCHERS)))
+    if changes.runner_labels is None or changes.runner_labels:
+        out.append(changes.runners)
+    return out
+
+
+def materialize_job_view(root: Path, commit: str, runners: str, dest: Path, *,
+                         reader: GitReader | None = None) -> list[str]:
+    """Write into ``dest`` the checkout at ``root`` as the PR's sweep job sees it: its
+    files, except the workflows, the launchers' folder and ``runners`` (runners.yaml),
+    which are ``commit``'s.  Symbolic links are copied as links (the sandbox's copy
+    applies its own rules to them).  Returns the files taken from ``commit``."""
+    import shutil
+
+    from inferencex_tools.io.layout import SKIP_DIRS
+
+    trusted = (WORKFLOWS, LAUNCHERS)
+    top = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        for n in filenames:
+            src = Path(dirpath) / n
+            rel = src.relative_to(top).as_posix()
+            if rel.startswith(trusted) or rel == runners:
+                continue
+            out = dest / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_symlink():
+                out.symlink_to(os.readlink(src))
+            elif src.is_file():
+                shutil.copyfile(src, out)
+    own = reader is None
+    git = reader or GitReader(root)
+    try:
+        blobs: dict[str, bytes] = {}
+        for prefix in trusted:
+            blobs.update(base_files(root, commit, prefix, reader=git))
+        data, _ = git.blob(commit, runners)
+        if data is not None:
+            blobs[runners] = data
+        links = git.symlinks(commit, *(p.rstrip("/") for p in trusted), runners)
+    finally:
+        if own:
+            git.close()
+    _write_blobs(blobs, links, dest)
+    return sorted(blobs)
+
+
+def _write_blobs(blobs: Mapping[str, bytes], links: set[str], dest: Path) -> None:
+    from inferencex_tools.io.files import contained
+
+    for rel, data in blobs.items():
+        out = contained(dest, rel)  # a path from git, kept inside the view all the same
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if rel in links:
+            out.symlink_to(data.decode("utf-8", "surrogateescape"))
+        else:
+            out.write_bytes(data)

@@ -738,6 +738,8 @@ def check(req: CheckRequest) -> Checked:
     sources: dict[str, str] = {}
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
     if change is not None:
+        result.extend(_in_base_job_view(req, change.changes, layout, jobs, outcomes,
+                                        store, result))
         traced_keys = {o.row.key for o in outcomes}
         spec_keys = {k: v for k, v in spec_keys.items() if k in traced_keys}
     _coverage(spec_keys, outcomes, result)
@@ -765,6 +767,55 @@ def _selected(req: CheckRequest, change: _Change, rows: list[Row], runners: Any,
     jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf, wf)
     result.info["base"]["traced-keys"] = why
     return jobs, malformed
+
+
+BASE_VIEW = ("traced with the base revision's {files}, as the PR's sweep runs it (its "
+             "row job runs the base's workflows and launchers; the PR's own take effect "
+             "after merge)")
+
+
+def _in_base_job_view(req: CheckRequest, changes: Any, layout: Layout, jobs: list[Job],
+                      outcomes: list[RowOutcome], store: CurveStore, result: Result
+                      ) -> list[Finding]:
+    """--base, when the change edits the job view (workflows, launchers under
+    ``runners/``, runners.yaml's nodes): the rows just traced with the head's are traced
+    again with the base revision's — what the PR's own sweep runs — and judged against
+    the same curves.  Verdicts the head's view did not give are findings too, each
+    saying which view gave it: a launcher or workflow the PR edits can make the traced
+    launch differ from the measured one, and the worse verdict counts.  A row whose
+    family has no launcher at the base is left to the head's view (a new runner family
+    runs once the launcher is on the default branch)."""
+    import tempfile
+    from dataclasses import replace as copy
+
+    from inferencex_tools.policy.base import job_view_files, materialize_job_view
+
+    edited = job_view_files(changes)
+    rows = list({id(j.row): j.row for j in jobs}.values())
+    if not edited or not rows:
+        return []
+    scratch = Result("policy check")
+    with tempfile.TemporaryDirectory(prefix="ixtool-base-job-view-") as tmp:
+        view = Path(tmp)
+        materialize_job_view(req.root, changes.trusted or changes.base, layout.runners, view,
+                             reader=req.git)
+        vreq = copy(req, root=view, progress=None)
+        vjobs, _ = _jobs(vreq, rows, _runners(view, scratch, layout), _workflows(view),
+                         scratch)
+        vjobs, _ = _modeled(vjobs)
+        traced = _trace_jobs(vreq, vjobs, RepoIndex(view), store, {}, scratch)
+    seen = {(o.row.key, v.rule.id, v.file, v.line, v.message) for o in outcomes
+            for v in o.verdicts}
+    note = BASE_VIEW.format(files=", ".join(edited[:4]) + (" …" if len(edited) > 4 else ""))
+    for o in traced:
+        o.verdicts = [copy(v, message=f"{v.message} ({note})") for v in o.verdicts
+                      if (o.row.key, v.rule.id, v.file, v.line, v.message) not in seen]
+    result.info["base-job-view"] = {"files": edited, "rows": len(rows),
+                                    "traces": scratch.info.get("traces", 0)}
+    result.info["traces"] = result.info.get("traces", 0) + scratch.info.get("traces", 0)
+    # the scratch result's own findings (a launcher missing at the base, the sandbox's
+    # strength) are the head's view's to report
+    return aggregate(traced)
 
 
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,
