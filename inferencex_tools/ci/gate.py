@@ -192,7 +192,7 @@ def _plan(req: GateRequest, repo: Any) -> tuple[Decision, str]:
     facts, extra = _local_facts(facts, repo, req.changelog)
     if facts.repo is None and req.repo_slug:
         facts = replace(facts, repo=req.repo_slug)
-    facts, _auth = plan_service._authorization(facts, req.comments, repo.root)
+    facts, _auth = plan_service.checked_facts(facts, req.comments, repo.root)
     decision = decide(facts)
     if not decision.noop:
         decision = replace(decision, findings=(*decision.findings, *extra))

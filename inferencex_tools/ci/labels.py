@@ -15,7 +15,10 @@ Differences from the reference, on purpose (each one is in docs/labels.md):
 * conflicting or ineffective labels are findings with a fix hint, not a bare
   failing step;
 * ``merge_group`` runs the changelog gate in main mode over the merge group's
-  own base..head range; sweeps are never started from the merge queue.
+  own base..head range; sweeps are never started from the merge queue;
+* ``[skip-sweep]`` in the head commit message skips the PR sweep only on the push of
+  a head that checks out as a merge-with-reuse preparation commit
+  (:func:`skip_tag_refusal`); the reference honours it on any commit.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from inferencex_tools.ci.rules import (
     PRIMARY_CONFLICT,
     REUSE_AUTHORIZED,
     REUSE_NOT_FOR_HEAD,
+    SKIP_SWEEP_IGNORED,
     WAIVER_WITHOUT_PATCHWORK,
 )
 from inferencex_tools.ci.rules import SKIP_SWEEP_TAG as SKIP_SWEEP_TAG_RULE
@@ -130,6 +134,11 @@ class Facts:
     pushed_at: str | None = None  # when GitHub recorded the push of the head (synchronize)
     before_sha: str | None = None  # the head the push replaced (synchronize)
     repo: str | None = None  # OWNER/NAME of the base repository
+    # the head checks out as a merge-with-reuse preparation commit sitting on
+    # ``before_sha`` (ci/prepared.py, asked by ci.service.checked_facts); only then
+    # does a [skip-sweep] in its message skip the PR sweep.  Unchecked = not one.
+    head_prepared: bool = False
+    head_not_prepared: str = ""  # why not, when it was checked
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,9 @@ class Decision:
     # a fork PR whose labels ask for a sweep: it runs through the trusted path
     # (sweep.yml dispatched by a maintainer for the approved head SHA)
     trusted_sweep: bool = False
+    # the [skip-sweep] tag skips the PR sweep (``skip_sweep_tag`` says only that the
+    # head commit message carries it): see :func:`skip_tag_refusal`
+    skip_sweep: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -299,6 +311,34 @@ def _off(sweep: Sweep, reason: str) -> Sweep:
     return Sweep(**{**asdict(sweep), "run": False, "reason": reason})
 
 
+# ------------------------------------------------------------------------- [skip-sweep]
+
+def has_skip_tag(facts: Facts) -> bool:
+    """The head commit message carries ``[skip-sweep]`` (a claim, see below)."""
+    return facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message
+
+
+def skip_tag_refusal(facts: Facts) -> str | None:
+    """Why ``[skip-sweep]`` in the head commit message does NOT skip the sweep of a
+    pull_request event (None: it does).
+
+    The tag is a claim anyone who can push may write.  ixtool honours it only for what
+    it exists for (spec §7: merge-with-reuse's own commit): the push (``synchronize``)
+    of a head that checks out as a preparation commit on top of the head that push
+    replaced (``Facts.head_prepared``: main merged in and the changelog's links
+    canonicalized, nothing else, ci/prepared.py), so the PR content is the content
+    the previous head's own event decided about.  On any other action (a label,
+    ready-for-review, reopen) the sweep those ask for was never decided for this
+    content, and the tag counts for nothing."""
+    if facts.action != "synchronize":
+        return (f"the tag counts only on the push of a merge-with-reuse preparation "
+                f"commit (synchronize), not on a {facts.action or 'unknown'} event")
+    if facts.head_prepared:
+        return None
+    return ("the head is not a merge-with-reuse preparation commit on the previous head ("
+            + (facts.head_not_prepared or "not checked") + ")")
+
+
 # ------------------------------------------------------------------------------ decide
 
 def decide(facts: Facts) -> Decision:
@@ -320,7 +360,9 @@ def _decide_pr(facts: Facts) -> Decision:
     labels = facts.labels
     present = _ordered(labels, RELEVANT)
     policy_labels = _ordered(labels, POLICY)
-    skip_tag = facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message
+    skip_tag = has_skip_tag(facts)
+    refusal = skip_tag_refusal(facts) if skip_tag else None
+    honoured = skip_tag and refusal is None
     noop_reason = _pr_noop(facts)
     if noop_reason is not None:
         return Decision(
@@ -334,7 +376,8 @@ def _decide_pr(facts: Facts) -> Decision:
     findings = label_findings(labels)
     reasons: list[str] = ["pull_request: changelog gate (PR mode) and policy check run"]
     reuse_check = _pr_reuse_check(facts)
-    sweep = _pr_sweep(facts, sweep_for_labels(labels), reuse_check, skip_tag, findings)
+    sweep = _pr_sweep(facts, sweep_for_labels(labels), reuse_check, (skip_tag, refusal),
+                      findings)
     if facts.head_message is None and facts.head_sha:
         reasons.append(f"{SKIP_SWEEP_TAG} not checked: head commit not available")
     reasons.append(("sweep: " if sweep.run else "no sweep: ") + sweep.reason)
@@ -347,15 +390,15 @@ def _decide_pr(facts: Facts) -> Decision:
         reuse_check=reuse_check, skip_sweep_tag=skip_tag,
         concurrency_group=_pr_group(facts), labels=present, policy_labels=policy_labels,
         reasons=tuple(reasons), findings=tuple(findings),
-        trusted_sweep=_trusted_sweep(facts, skip_tag),
+        trusted_sweep=_trusted_sweep(facts, honoured), skip_sweep=honoured,
     )
 
 
-def _trusted_sweep(facts: Facts, skip_tag: bool) -> bool:
+def _trusted_sweep(facts: Facts, skip: bool) -> bool:
     """A fork PR whose labels ask for a sweep: the trusted path (sweep.yml) may run it."""
     return (facts.fork and len(_ordered(facts.labels, PRIMARY)) == 1
             and (facts.action or "") in SWEEP_ACTIONS and not facts.draft
-            and not skip_tag and facts.changelog_changed is not False)
+            and not skip and facts.changelog_changed is not False)
 
 
 def _pr_noop(facts: Facts) -> str | None:
@@ -380,10 +423,12 @@ def _pr_reuse_check(facts: Facts) -> str:
     return "none"
 
 
-def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, skip_tag: bool,
+def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, tag: tuple[bool, str | None],
               findings: list[Finding]) -> Sweep:
     """The labeled sweep, switched off (with a finding where useful) by the first event
-    fact that forbids it: action, draft, fork, [skip-sweep], unchanged changelog, reuse."""
+    fact that forbids it: action, draft, fork, [skip-sweep] on a preparation commit,
+    unchanged changelog, reuse.  ``tag``: (the tag is in the head commit message, why
+    it does not count or None)."""
     action = facts.action or ""
     if not sweep.run:
         return sweep
@@ -394,19 +439,18 @@ def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, skip_tag: bool,
         findings.append(DRAFT_NO_SWEEP.at(
             LABELS_FILE, None, None, f"draft PR labeled {sweep.label}: no sweep yet"))
         return _off(sweep, "draft PR: the sweep waits for ready_for_review")
+    refusal = tag[1]
+    skip = tag[0] and refusal is None
     if facts.fork:
-        trusted = not skip_tag and facts.changelog_changed is not False
+        trusted = not skip and facts.changelog_changed is not False
         findings.append(FORK_NO_SWEEP.at(
             LABELS_FILE, None, None, f"fork PR labeled {sweep.label}: the sweep runs only "
             "through the trusted path (sweep.yml on the default branch, approved SHA)"))
         return _off(sweep, "fork PR: no sweep from the PR's own workflow run" + (
             "; a maintainer dispatches the trusted sweep (sweep.yml) for the approved head"
             if trusted else ""))
-    if skip_tag:
-        findings.append(SKIP_SWEEP_TAG_RULE.at(
-            LABELS_FILE, None, None,
-            f"head commit {(facts.head_sha or '')[:12]} says {SKIP_SWEEP_TAG}: no PR sweep"))
-        return _off(sweep, f"{SKIP_SWEEP_TAG} in the head commit message")
+    if tag[0] and _tag_finding(facts, refusal, findings):
+        return _off(sweep, f"{SKIP_SWEEP_TAG} on a merge-with-reuse preparation commit")
     if facts.changelog_changed is False:
         return _off(sweep, "perf-changelog.yaml is unchanged: nothing to sweep")
     if reuse_check == "pr" and facts.reuse_authorized:
@@ -421,9 +465,27 @@ def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, skip_tag: bool,
     return sweep
 
 
+def _tag_finding(facts: Facts, refusal: str | None, findings: list[Finding]) -> bool:
+    """The finding about the ``[skip-sweep]`` in the head commit message: CI107 when it
+    skips the sweep (True), CI110 with ``refusal`` when it does not (False)."""
+    head = (facts.head_sha or "")[:12]
+    if refusal is None:
+        findings.append(SKIP_SWEEP_TAG_RULE.at(
+            LABELS_FILE, None, None,
+            f"head commit {head} says {SKIP_SWEEP_TAG} and checks out as a merge-with-reuse "
+            f"preparation commit on top of the previous head {(facts.before_sha or '')[:12]} "
+            "(main merged in, the changelog's links canonicalized, nothing else): no PR sweep"))
+        return True
+    findings.append(SKIP_SWEEP_IGNORED.at(
+        LABELS_FILE, None, None,
+        f"head commit {head} says {SKIP_SWEEP_TAG}, but {refusal}: the tag does not skip "
+        "the PR sweep"))
+    return False
+
+
 def _decide_push(facts: Facts) -> Decision:
     on_default = facts.ref == f"refs/heads/{facts.default_branch}"
-    skip_tag = facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message
+    skip_tag = has_skip_tag(facts)
     new_branch = facts.base_sha in (None, "", ZERO_SHA)
     reasons = ["push: changelog gate (" + ("standalone, new branch" if new_branch
                                           else "main mode, before..after")
@@ -460,7 +522,7 @@ def _decide_merge_group(facts: Facts) -> Decision:
         changelog_mode="main", diff_base=facts.base_sha, diff_head=facts.head_sha,
         pr_number=facts.pr_number, policy_check=True, sweep=Sweep(reason=reason),
         reuse_check="none",
-        skip_sweep_tag=facts.head_message is not None and SKIP_SWEEP_TAG in facts.head_message,
+        skip_sweep_tag=has_skip_tag(facts),
         concurrency_group=f"ixtool-sweep-{facts.head_sha or facts.ref or 'merge-group'}",
         labels=(), policy_labels=(),
         reasons=("merge_group: changelog gate (main mode, merge group base..head) and "

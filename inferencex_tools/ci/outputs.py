@@ -45,7 +45,9 @@ def output_pairs(d: Decision) -> list[tuple[str, str]]:
         ("reusable", _b(s.reusable)),
         ("trusted-sweep", _b(d.trusted_sweep and errors == 0)),
         ("reuse-check", d.reuse_check),
-        ("skip-sweep-tag", _b(d.skip_sweep_tag)),
+        # true only when the tag skips the PR sweep (a preparation commit's push): a
+        # workflow that maps the reference's skip-pr-sweep here gets ixtool's reading
+        ("skip-sweep-tag", _b(d.skip_sweep)),
         ("concurrency-group", d.concurrency_group),
         ("labels", json.dumps(list(d.labels))),
         ("policy-labels", json.dumps(list(d.policy_labels))),
@@ -77,6 +79,14 @@ def _sweep_detail(s: Sweep) -> str:
         parts.append("skip_queue")
     parts.append("reusable at merge" if s.reusable else "not reusable at merge")
     return ", ".join(parts)
+
+
+def _tag_detail(d: Decision) -> str:
+    if d.skip_sweep:
+        return "[skip-sweep] on a preparation commit: PR sweep skipped"
+    if d.skip_sweep_tag:
+        return "[skip-sweep] in head commit, ignored" + (" on push" if d.event == "push" else "")
+    return "–"
 
 
 def _runs(x: bool) -> str:
@@ -111,8 +121,7 @@ def summary_markdown(d: Decision, *, errors: int | None = None) -> str:
         f"{_md(', '.join(d.policy_labels) or '–')} |",
         f"| sweep | {_runs(sweep_ok)} | {_md(d.sweep.reason)} |",
         f"| sweep mode | {_md(d.sweep.label or '–')} | {_md(_sweep_detail(d.sweep))} |",
-        f"| reuse check | {d.reuse_check} | "
-        f"{'[skip-sweep] in head commit' if d.skip_sweep_tag else '–'} |",
+        f"| reuse check | {d.reuse_check} | {_tag_detail(d)} |",
         f"| labels | {len(d.labels)} relevant | {_md(', '.join(d.labels) or '–')} |",
         "",
     ]

@@ -31,7 +31,8 @@ DRAFT_NO_SWEEP = rule(
     "CI106", N, "draft PR: the labeled sweep waits for 'ready for review'",
     "mark the PR ready for review to start the sweep", area=A)
 SKIP_SWEEP_TAG = rule(
-    "CI107", N, "[skip-sweep] in the head commit message: the PR sweep is skipped",
+    "CI107", N, "[skip-sweep] on a merge-with-reuse preparation commit: the PR sweep is "
+    "skipped",
     "push a commit without [skip-sweep] to sweep again", area=A)
 INEFFECTIVE_MODIFIER = rule(
     "CI108", W, "modifier label has no effect in this combination",
@@ -39,6 +40,13 @@ INEFFECTIVE_MODIFIER = rule(
 WAIVER_WITHOUT_PATCHWORK = rule(
     "CI109", W, "ci-patchwork-waived without ci-patchwork or engine-patch",
     "remove ci-patchwork-waived, or add the patchwork label it waives", area=A)
+SKIP_SWEEP_IGNORED = rule(
+    "CI110", W, "[skip-sweep] ignored: the head is not a merge-with-reuse preparation commit "
+    "pushed on the previous head",
+    "[skip-sweep] skips only the push of a preparation commit (main merged into the "
+    "previous head and the changelog's links canonicalized, nothing else); to skip the "
+    "sweep of content already benchmarked, a maintainer comments /reuse-sweep-run after "
+    "the push", area=A)
 
 # --- event payload ---------------------------------------------------------------
 HEAD_UNAVAILABLE = rule(

@@ -26,6 +26,7 @@ from inferencex_tools.ci.labels import (
     Decision,
     Facts,
     decide,
+    has_skip_tag,
     near_miss,
 )
 from inferencex_tools.ci.rules import HEAD_UNAVAILABLE
@@ -72,22 +73,36 @@ def _local(facts: Facts, req: PlanRequest) -> tuple[Facts, list[Finding]]:
     return with_local_facts(facts, head_message=message, changelog_changed=changed), []
 
 
-def _authorization(facts: Facts, path: Path | None, root: Path | None
-                   ) -> tuple[Facts, Authorization | None]:
-    """The reuse authorization in force (ci.authorization: the rule merge-with-reuse
-    uses too; each comment carries its author's API permission), and whether it is
-    for this head: the preparation commit it records (checked structurally in the
-    clone at ``root``; None: no clone, the record cannot count) or a comment newer than
-    the push of the head."""
-    if path is None:
+def checked_facts(facts: Facts, comments: Path | None, root: Path | None
+                  ) -> tuple[Facts, Authorization | None]:
+    """``facts`` completed with what no PR-controlled text can claim, read the same way by
+    ``ci plan`` and ``ci gate``: whether the head is a merge-with-reuse preparation
+    commit (``ci/prepared.py``, recomputed in the clone at ``root`` from the head's
+    parents, on top of the head the push replaced; None: no clone, not one) — what a
+    ``[skip-sweep]`` in its message needs to count (``labels.skip_tag_refusal``) — and
+    the reuse authorization in force (``ci.authorization``, the rule merge-with-reuse
+    uses too; each comment carries its author's API permission) with whether it is for
+    this head: the preparation commit it records or a comment newer than the push."""
+    memo: dict[str, list[str]] = {}
+
+    def problems(sha: str) -> list[str]:
+        if sha not in memo:
+            memo[sha] = _preparation(facts, root, sha)
+        return memo[sha]
+
+    if (facts.event == "pull_request" and facts.action == "synchronize" and facts.head_sha
+            and has_skip_tag(facts)):
+        why = problems(facts.head_sha)
+        facts = replace(facts, head_prepared=not why, head_not_prepared="; ".join(why))
+    if comments is None:
         return facts, None
-    auth = find_authorization(_read_json(path, "comments file"))
+    auth = find_authorization(_read_json(comments, "comments file"))
     if auth is None:
         return facts, None
     head = facts.head_sha or ""
-    why = for_head(auth, head, facts.pushed_at, lambda sha: _preparation(facts, root, sha))
-    if why is not None:
-        return replace(facts, reuse_stale=f"{auth.describe()}: {why}"), auth
+    stale = for_head(auth, head, facts.pushed_at, problems)
+    if stale is not None:
+        return replace(facts, reuse_stale=f"{auth.describe()}: {stale}"), auth
     return replace(facts, reuse_authorized=True, reuse_detail=auth.describe()), auth
 
 
@@ -98,8 +113,8 @@ def _preparation(facts: Facts, root: Path | None, sha: str) -> list[str]:
 
     if (root is None or facts.base_sha is None or facts.pr_number is None or not facts.repo
             or facts.before_sha is None):
-        return ["it cannot be checked here (no clone, base, previous head, PR number or "
-                "repository)"]
+        return ["it cannot be checked here: no clone, base, previous head (the "
+                "synchronize payload's before), PR number or repository"]
     try:
         reader = GitReader(root)
     except GitError as exc:
@@ -123,7 +138,7 @@ def plan(req: PlanRequest) -> tuple[Decision, Result]:
                          "$GITHUB_EVENT_NAME")
     facts = facts_from_payload(name, _read_json(event_path, "event payload"))
     facts, extra = _local(facts, req)
-    facts, auth = _authorization(facts, req.comments, req.repo if req.use_git else None)
+    facts, auth = checked_facts(facts, req.comments, req.repo if req.use_git else None)
     decision = decide(facts)
     if decision.noop:
         extra = []
@@ -137,9 +152,12 @@ def plan(req: PlanRequest) -> tuple[Decision, Result]:
 
 
 def explain(labels: list[str], *, event: str = "pull_request", action: str = "synchronize",
-            draft: bool = False, fork: bool = False, skip_sweep: bool = False) -> tuple[
-                Decision, Result]:
-    """The decision for a label set under hypothetical event facts (``labels explain``)."""
+            draft: bool = False, fork: bool = False, skip_sweep: bool = False,
+            prepared: bool = False) -> tuple[Decision, Result]:
+    """The decision for a label set under hypothetical event facts (``labels explain``).
+    ``prepared``: the head checks out as a merge-with-reuse preparation commit on the
+    previous head (what ``ci plan`` verifies in the clone; only then does
+    ``skip_sweep``, the tag in its message, skip the PR sweep)."""
     if event not in EVENTS:
         raise UsageError(f"unknown event {event!r}", hint="use one of " + ", ".join(EVENTS))
     if event == "pull_request" and action not in PR_ACTIONS:
@@ -158,7 +176,9 @@ def explain(labels: list[str], *, event: str = "pull_request", action: str = "sy
         event=event, action=action if event == "pull_request" else None,
         labels=frozenset(labels), changed_label=changed, draft=draft, fork=fork,
         head_message="[skip-sweep]" if skip_sweep else "", pr_number=1,
-        ref="refs/heads/main", base_sha="1" * 40, head_sha="2" * 40,
+        ref="refs/heads/main", base_sha="1" * 40, head_sha="2" * 40, before_sha="3" * 40,
+        head_prepared=prepared,
+        head_not_prepared="" if prepared else "explained without --prepared",
     )
     decision = decide(facts)
     return decision, _result("labels explain", decision, "labels")

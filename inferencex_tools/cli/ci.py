@@ -99,6 +99,9 @@ def explain(
     fork: bool = typer.Option(False, "--fork", help="The PR comes from a fork."),
     skip_sweep: bool = typer.Option(
         False, "--skip-sweep", help="The head commit message contains [skip-sweep]."),
+    prepared: bool = typer.Option(
+        False, "--prepared", help="The head is a merge-with-reuse preparation commit pushed "
+        "on the previous head (only then does [skip-sweep] skip the sweep)."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Explain what a label set does (default: a synchronize event of a same-repo PR).
@@ -117,7 +120,8 @@ def explain(
     from inferencex_tools.report.reporters import render
 
     decision, result = run_explain(list(labels or []), event=event, action=action,
-                                   draft=draft, fork=fork, skip_sweep=skip_sweep)
+                                   draft=draft, fork=fork, skip_sweep=skip_sweep,
+                                   prepared=prepared)
     adopt(result)
     if fmt is Format.text:
         sys.stdout.write(explain_text(decision, with_catalog=not labels))

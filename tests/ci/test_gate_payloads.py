@@ -1,9 +1,11 @@
-"""``ixtool ci gate`` on 22 realistic GitHub payloads over the real configs.
+"""``ixtool ci gate`` on 25 realistic GitHub payloads over the real configs.
 
 A temporary repository holds the real master configs, runners.yaml, ci-priority.yaml and
-changelog (base) plus a PR that appends an entry (head), a follow-up commit tagged
-``[skip-sweep]`` and a docs-only commit.  Each payload (``pull_request`` in its
-actions, draft, fork, labels; ``push``; ``merge_group``) is mapped to the row of the
+changelog (base) plus a PR that appends an entry (head), the author's follow-up commit
+tagged ``[skip-sweep]`` (the sweep runs: CI110), a commit built as merge-with-reuse's
+refresh commit on the head (the tag skips the sweep: CI107) and a docs-only commit.
+Each payload (``pull_request`` in its actions, draft, fork, labels; ``push``;
+``merge_group``) is mapped to the row of the
 truth table in docs/labels.md that states its decision; the gate must decide exactly
 that, build the matrix iff the sweep runs, and keep every job's outputs under 1 MB.
 """
@@ -42,11 +44,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> dict[str, An
     head = r.commit("Re-run DSR1 and MiniMax-M3 on H200")
     r.write("README.md", "notes\n")
     skip = r.commit("Tweak notes [skip-sweep]")
+    # merge-with-reuse's empty refresh commit on the head (the link is canonical already)
+    r.git("checkout", "-q", "-b", "prep", head)
+    prep = r.commit("chore: refresh PR #2711 for sweep reuse [skip-sweep]\n\n"
+                    "Ixtool-Reuse-Run: 17070001\n")
+    r.git("checkout", "-q", "main")
     r.git("checkout", "-q", "-b", "docs", base)
     r.write("docs.md", "docs only\n")
     docs = r.commit("docs only")
     r.git("checkout", "-q", "main")
-    return {"repo": r, "base": base, "head": head, "skip": skip, "docs": docs}
+    return {"repo": r, "base": base, "head": head, "skip": skip, "prep": prep, "docs": docs}
 
 
 def _template(name: str) -> dict[str, Any]:
@@ -56,9 +63,11 @@ def _template(name: str) -> dict[str, Any]:
 
 def pull_request(shas: dict[str, str], *, action: str = "synchronize",
                  labels: tuple[str, ...] = (), changed: str | None = None, draft: bool = False,
-                 fork: bool = False, head: str = "head") -> tuple[str, dict[str, Any]]:
+                 fork: bool = False, head: str = "head", before: str = "base"
+                 ) -> tuple[str, dict[str, Any]]:
     ev = copy.deepcopy(_template("pull_request.synchronize.json"))
     ev["action"] = action
+    ev["before"], ev["after"] = shas[before], shas[head]
     pr = ev["pull_request"]
     pr["labels"] = [{"id": i + 1, "name": n, "color": "ededed"} for i, n in enumerate(labels)]
     pr["draft"] = draft
@@ -103,7 +112,14 @@ CASES: list[tuple[str, int | None, Any]] = [
         FULL, "ci-patchwork", "ci-patchwork-waived", "ci-checklist-complete"))),
     ("sync-draft", 19, lambda s: pull_request(s, labels=(FULL,), draft=True)),
     ("sync-fork", 20, lambda s: pull_request(s, labels=(FULL,), fork=True)),
-    ("sync-skip-sweep-tag", 21, lambda s: pull_request(s, labels=(FULL,), head="skip")),
+    ("sync-skip-sweep-tag", 21, lambda s: pull_request(s, labels=(FULL,), head="skip",
+                                                        before="head")),
+    ("sync-prepared", 41, lambda s: pull_request(s, labels=(FULL,), head="prep",
+                                                 before="head")),
+    ("sync-prepared-wrong-before", 21, lambda s: pull_request(s, labels=(FULL,), head="prep",
+                                                              before="base")),
+    ("labeled-prepared", 42, lambda s: pull_request(
+        s, action="labeled", labels=(FULL,), changed=FULL, head="prep", before="head")),
     ("opened", 24, lambda s: pull_request(s, action="opened", labels=(FULL,))),
     ("ready-for-review", 26, lambda s: pull_request(s, action="ready_for_review",
                                                     labels=(FULL,))),
@@ -157,6 +173,8 @@ def test_gate_decides_as_documented(case: tuple[str, int | None, Any], repo: dic
     else:
         assert o["jobs"] == "0" and not matrix.exists()
     assert o["trusted-sweep"] == ("true" if name in ("sync-fork", "labeled-fork") else "false")
+    # the tag skips the sweep only on the push of the preparation commit (docs/labels.md)
+    assert o["skip-sweep-tag"] == ("true" if name == "sync-prepared" else "false")
     # every output of the job together stays under GitHub's 1 MB
     assert output_size(out.outputs) < JOB_OUTPUT_LIMIT
     assert "findings" not in o

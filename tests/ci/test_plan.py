@@ -39,6 +39,11 @@ ENTRY_2 = """
 """
 
 
+CANON = "https://github.com/SemiAnalysisAI/InferenceX/pull/2711"  # the payloads' PR
+PREP_MESSAGE = ("chore: canonicalize PR #2711 changelog link for sweep reuse [skip-sweep]\n\n"
+                "Ixtool-Reuse-Run: 17070001\n")
+
+
 @dataclass
 class Run:
     rc: int
@@ -58,14 +63,25 @@ def shas(temp_repo: TempRepo) -> dict[str, str]:
     skip = temp_repo.commit("Add recipe\n\nno benchmarks needed [skip-sweep]")
     temp_repo.write("README.md", "y\n")
     same = temp_repo.commit("docs only")
-    return {"base": base, "head": head, "skip": skip, "same": same, "repo": str(temp_repo.path)}
+    # on the head: merge-with-reuse's canonicalization commit, and a copy of its message
+    # on a commit that links another PR (its tree differs from what ixtool builds)
+    made = {}
+    for name, link in (("prep", CANON), ("forged", CANON.replace("2711", "2712"))):
+        temp_repo.git("checkout", "-q", "-b", name, head)
+        temp_repo.write("perf-changelog.yaml", ENTRY_1 + ENTRY_2.replace("XXX", link))
+        made[name] = temp_repo.commit(PREP_MESSAGE)
+    temp_repo.git("checkout", "-q", "main")
+    return {"base": base, "head": head, "skip": skip, "same": same, **made,
+            "repo": str(temp_repo.path)}
 
 
 def plan(tmp_path: Path, shas: dict[str, str], fixture: str, *, head: str = "head",
-         extra: tuple[str, ...] = (), base: str = "base") -> Run:
+         extra: tuple[str, ...] = (), base: str = "base", before: str | None = None) -> Run:
     name = fixture.split(".")[0]
     text = (EVENTS / fixture).read_text(encoding="utf-8")
     text = text.replace("__BASE_SHA__", shas[base]).replace("__HEAD_SHA__", shas[head])
+    if before is not None:  # the head the push replaced (synchronize)
+        text = json.dumps(json.loads(text) | {"before": shas[before]})
     event = tmp_path / f"event-{fixture}"
     event.write_text(text, encoding="utf-8")
     out, summ = tmp_path / "github_output", tmp_path / "step_summary"
@@ -135,12 +151,38 @@ def test_synchronize_trimmed_sweep(tmp_path: Path, shas: dict[str, str]) -> None
     assert doc["command"] == "ci plan" and doc["info"]["decision"]["sweep"]["run"] is True
 
 
-def test_synchronize_skip_sweep_tag(tmp_path: Path, shas: dict[str, str]) -> None:
-    r = plan(tmp_path, shas, "pull_request.synchronize.json", head="skip")
+@pytest.mark.parametrize("before", ["head", "base"])
+def test_synchronize_skip_sweep_tag_of_the_author(tmp_path: Path, shas: dict[str, str],
+                                                   before: str) -> None:
+    """The author's own ``[skip-sweep]`` commit (it changes README.md) is not a
+    merge-with-reuse preparation commit: the tag is ignored, the sweep runs and CI110
+    says why (was: no sweep, CI107)."""
+    r = plan(tmp_path, shas, "pull_request.synchronize.json", head="skip", before=before)
     assert r.rc == 0, r.stderr
-    assert r.outputs["sweep"] == "false" and r.outputs["skip-sweep-tag"] == "true"
-    assert "[skip-sweep]" in r.outputs["sweep-reason"]
-    assert "CI107" in r.stdout
+    assert r.outputs["sweep"] == "true" and r.outputs["skip-sweep-tag"] == "false"
+    assert "CI110" in r.stdout and "CI107" not in r.stdout
+    why = ("changes README.md besides perf-changelog.yaml" if before == "head"
+           else "does not sit on the previous head")
+    assert why in r.stdout, r.stdout
+    assert "[skip-sweep] in head commit, ignored" in r.summary
+
+
+@pytest.mark.parametrize("head", ["prep", "forged"])
+def test_synchronize_skip_sweep_tag_of_a_preparation_commit(tmp_path: Path,
+                                                            shas: dict[str, str],
+                                                            head: str) -> None:
+    """The push of a canonicalization commit built as merge-with-reuse builds it skips
+    the sweep (CI107); the same message on a commit that links another PR does not."""
+    r = plan(tmp_path, shas, "pull_request.synchronize.json", head=head, before="head")
+    assert r.rc == 0, r.stderr
+    if head == "prep":
+        assert r.outputs["sweep"] == "false" and r.outputs["skip-sweep-tag"] == "true"
+        assert "CI107" in r.stdout and "CI110" not in r.stdout
+        assert "preparation commit" in r.outputs["sweep-reason"]
+    else:
+        assert r.outputs["sweep"] == "true" and r.outputs["skip-sweep-tag"] == "false"
+        assert "CI110" in r.stdout and "CI107" not in r.stdout
+        assert "links canonicalized" in r.stdout, r.stdout
 
 
 def test_synchronize_changelog_unchanged(tmp_path: Path, shas: dict[str, str]) -> None:
@@ -202,7 +244,8 @@ def test_push_to_main_ignores_skip_sweep(tmp_path: Path, shas: dict[str, str]) -
     assert r.rc == 0, r.stderr
     o = r.outputs
     assert o["changelog-mode"] == "main" and o["sweep"] == "true" and o["reuse-check"] == "push"
-    assert o["skip-sweep-tag"] == "true" and o["sweep-flags"] == ""
+    # the tag is in the message, ignored on push: it skips nothing
+    assert o["skip-sweep-tag"] == "false" and o["sweep-flags"] == ""
     assert "ignored on push" in o["reasons"]
 
 

@@ -3,9 +3,11 @@
 * ``test_documented_row`` — every row of the table in docs/labels.md, exactly.
 * ``test_product_*`` — invariants plus an independent restatement of the rules
   (``model``) over the product of the 13 relevant labels × draft × fork ×
-  ``[skip-sweep]`` × event variant.  The complete product (720,896 cases) is
-  ``slow``; the unmarked tests cover all 8192 label sets for ``synchronize`` and
-  all 512 sweep-label sets (policy labels rotating) for every other variant.
+  head (no tag, ``[skip-sweep]`` on an ordinary commit, ``[skip-sweep]`` on a
+  verified preparation commit) × event variant.  The complete product (1,081,344
+  cases) is ``slow``; the unmarked tests cover all 8192 label sets for
+  ``synchronize`` and all 512 sweep-label sets (policy labels rotating) for every
+  other variant.
 """
 
 from __future__ import annotations
@@ -67,11 +69,14 @@ def facts_of(row: dict[str, str]) -> Facts:
         changed_label=changed or None,
         draft=row["draft"] == "yes",
         fork=row["fork"] == "yes",
-        head_message="fix\n\n[skip-sweep]" if row["skip"] == "yes" else "fix",
+        head_message="fix\n\n[skip-sweep]" if row["skip"] in ("yes", "prep") else "fix",
         pr_number=7 if event != "push" else None,
         ref=f"refs/heads/{branch or 'main'}",
         base_sha=A,
         head_sha=B,
+        # "prep": ci/prepared.py found the head to be a preparation commit on "before"
+        head_prepared=row["skip"] == "prep",
+        head_not_prepared="" if row["skip"] == "prep" else "it changes a recipe",
     )
 
 
@@ -127,7 +132,9 @@ def label_sets(names: tuple[str, ...]) -> Iterator[frozenset[str]]:
 def model(f: Facts) -> dict[str, Any]:
     """An independent, declarative restatement of docs/labels.md 'Rules of the decision'."""
     prim = [p for p in PRIMARY if p in f.labels]
-    skip = "[skip-sweep]" in (f.head_message or "")
+    tag = "[skip-sweep]" in (f.head_message or "")
+    # the tag counts only on the push of a verified preparation commit
+    skip = tag and f.action == "synchronize" and f.head_prepared
     if f.event == "push":
         main = f.ref == "refs/heads/main"
         return {"gate": True, "policy": True, "sweep": main, "conflict": False,
@@ -156,6 +163,8 @@ def model(f: Facts) -> dict[str, Any]:
         "CI106": one and f.action != "opened" and f.draft,
         "CI105": one and f.action != "opened" and not f.draft and f.fork,
         "CI107": one and f.action != "opened" and not f.draft and not f.fork and skip,
+        "CI110": one and f.action != "opened" and not f.draft and not f.fork and tag
+        and not skip,
     }
     return {
         "gate": True, "policy": True, "sweep": sweep, "conflict": len(prim) > 1,
@@ -198,17 +207,22 @@ def check(f: Facts) -> None:
 
 
 def facts(event: str, variant: str | None, labels: frozenset[str], draft: bool, fork: bool,
-          skip: bool) -> Facts:
-    msg = "x [skip-sweep]" if skip else "x"
+          skip: str) -> Facts:
+    """``skip``: "no" (no tag), "tag" (``[skip-sweep]`` on a commit that is not a
+    preparation commit), "prep" (the tag on a verified preparation commit)."""
+    msg = "x [skip-sweep]" if skip != "no" else "x"
+    prep = skip == "prep"
     if event in ("push", "merge_group"):
         return Facts(event=event, action=None if event == "push" else "checks_requested",
                      labels=labels, draft=draft, fork=fork, head_message=msg,
-                     ref=f"refs/heads/{variant}" if variant else None, base_sha=A, head_sha=B)
+                     ref=f"refs/heads/{variant}" if variant else None, base_sha=A, head_sha=B,
+                     head_prepared=prep)
     return Facts(event="pull_request", action=event, changed_label=variant, labels=labels,
-                 draft=draft, fork=fork, head_message=msg, pr_number=3, base_sha=A, head_sha=B)
+                 draft=draft, fork=fork, head_message=msg, pr_number=3, base_sha=A, head_sha=B,
+                 head_prepared=prep)
 
 
-BOOLS3 = list(itertools.product((False, True), repeat=3))
+BOOLS3 = list(itertools.product((False, True), (False, True), ("no", "tag", "prep")))
 SWEEP_LABELS = PRIMARY + MODIFIERS
 POLICY_SETS = list(label_sets(POLICY))
 
@@ -223,7 +237,7 @@ def test_product_synchronize_all_label_sets() -> None:
         for draft, fork, skip in BOOLS3:
             check(facts("synchronize", None, labels, draft, fork, skip))
             n += 1
-    assert n == 8192 * 8
+    assert n == 8192 * 12
 
 
 def test_product_every_variant_sweep_labels() -> None:
@@ -234,7 +248,7 @@ def test_product_every_variant_sweep_labels() -> None:
             for draft, fork, skip in BOOLS3:
                 check(facts(*variant, full, draft, fork, skip))
                 n += 1
-    assert n == 11 * 512 * 8
+    assert n == 11 * 512 * 12
 
 
 @pytest.mark.slow
@@ -245,7 +259,7 @@ def test_product_complete() -> None:
             for draft, fork, skip in BOOLS3:
                 check(facts(*variant, labels, draft, fork, skip))
                 n += 1
-    assert n == 720_896
+    assert n == 1_081_344
 
 
 def test_conflict_hint_names_the_labels() -> None:
