@@ -53,6 +53,9 @@ class Changes:
     # the revision ``ref`` itself: its curves and registry judge (``base`` is only where
     # the change forked, any earlier commit of it the PR chose)
     trusted: str = ""
+    # changed files other than scripts that a script of the checkout names (data a
+    # recipe reads at run time: they select the rows whose closure names them)
+    read_by_scripts: set[str] = field(default_factory=set)
 
     def any_under(self, prefixes: Iterable[str]) -> bool:
         ps = tuple(prefixes)

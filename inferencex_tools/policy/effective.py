@@ -40,7 +40,11 @@ _DYNAMIC_PY = re.compile(r"environ\s*\.\s*(items|keys|values)\s*\(|in\s+os\.envi
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROJ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(%%|%|##|#|:[0-9 ]+(?::[0-9 ]+)?)([^}]*)\}")
 _FUNC = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)\s*\{?\s*$", re.MULTILINE)
-_FILE_REF = re.compile(r"[\w.-]+\.(?:sh|py|bash)\b")
+# a file a script names: a script (.sh/.py/.bash: followed, its own names read) or any
+# other file with a suffix (al.txt, site.env, tuned.yaml): a leaf of the closure, a
+# recipe can read it at run time
+_FILE_REF = re.compile(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
+_SCRIPTS = (".sh", ".py", ".bash")
 
 
 @dataclass(frozen=True)
@@ -298,9 +302,11 @@ class Analyzer:
 
     def parsed(self, path: str) -> _Parsed | None:
         if path not in self._parsed:
-            text = self.read(path)
+            text = self.read(path) if path.endswith(_SCRIPTS) else ""
             if text is None:
                 self._parsed[path] = None
+            elif not path.endswith(_SCRIPTS):  # data a script reads: a leaf, no text
+                self._parsed[path] = _Parsed("", {}, frozenset(), False, frozenset())
             else:
                 text = strip_comments(text)
                 refs = frozenset(_FILE_REF.findall(text))

@@ -5,6 +5,7 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping
@@ -107,7 +108,35 @@ def _every_row_inputs(changes: Any, layouts: tuple[Layout, Layout]) -> bool:
     cdir = DEFAULT_REGISTRY.parent.as_posix() + "/"
     runners = {lay.runners for lay in layouts}
     return any(f.endswith(_SCRIPT_SUFFIXES) or f.startswith((WORKFLOWS, "runners/", cdir))
-               or f in runners for f in changes.files)
+               or f in runners or f in changes.read_by_scripts for f in changes.files)
+
+
+def _read_by_scripts(root: Path, changes: Any, layouts: tuple[Layout, Layout]) -> set[str]:
+    """The changed files, other than scripts, the layout's own inputs and the curves,
+    whose name a script of the checkout spells (``cat "$(dirname "$0")/al.txt"``,
+    ``source site.env``): a recipe can read them at run time, so they select the rows
+    whose closure names them (``effective._FILE_REF``: a leaf).  A name a script only
+    computes is not seen (docs/security.md)."""
+    from inferencex_tools.io.layout import SKIP_DIRS
+
+    cdir = DEFAULT_REGISTRY.parent.as_posix() + "/"
+    names = {f.rsplit("/", 1)[-1]: f for f in changes.files
+             if not f.endswith(_SCRIPT_SUFFIXES) and not f.startswith(cdir)
+             and not any(lay.is_input(f) for lay in layouts)}
+    if not names:
+        return set()
+    found: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        for n in filenames:
+            if not n.endswith(_SCRIPT_SUFFIXES):
+                continue
+            try:
+                text = read_bytes(Path(dirpath) / n).decode("utf-8", "replace")
+            except InputError:
+                continue
+            found.update(f for name, f in names.items() if name in text)
+    return found
 
 
 def _named_by(texts: Iterable[str], changes: Any) -> bool:
@@ -430,7 +459,8 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
     # a launcher's or a script's closure holds the file itself and the .sh/.py/.bash
     # files it names (effective._FILE_REF): when no such file changed, only a row's
     # recipes can tie it to the change
-    scripts = any(f.endswith(_SCRIPT_SUFFIXES) for f in changes.files)
+    scripts = any(f.endswith(_SCRIPT_SUFFIXES) for f in changes.files) or \
+        bool(changes.read_by_scripts)
     keep: list[Row] = []
     for row in rows:
         if row.config != base_configs.get(row.key) or \
@@ -680,6 +710,7 @@ def _change(req: CheckRequest, result: Result, started: float) -> _Change | None
     base_layout, layout = _layouts(root, changes.base, req.git)  # the base locates both
     layouts = (layout, base_layout)
     head_masters = _read_all(root, layout.masters)
+    changes.read_by_scripts = _read_by_scripts(root, changes, layouts)
     result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                            "changed-files": sorted(changes.files), "traced-keys": {}}
     if (not head_masters and not req.configs) or \

@@ -1,0 +1,74 @@
+"""``--base`` traces the rows a change can reach — also through a data file a recipe
+reads at run time (held-out variants of issue 27, item 2).
+
+Two steps: a reviewed recipe reads its AL from a file next to it (2.83, golden); later a
+PR changes only that file to 3.60, with its changelog entry.  No script changed, so
+``--base`` traced nothing and the gate passed (``gate=pass``, ``sweep=true``) while the
+full check said PO403.  A changed file a script names (any suffix) is now in the closure
+of the rows whose launcher or script names it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ci.test_gate_trust import ENTRY, KEY, _at, _gate, _pr
+from tests.conftest import ROOT
+from tests.policy.test_check import SEED
+
+RECIPE = (ROOT / SEED).read_text()
+HERE = SEED.rsplit("/", 1)[0] + "/"
+
+# name → (the reviewed step: files; the PR: files) — the PR changes no script
+CASES = {
+    "a value file": ({HERE + "al.txt": "2.83\n", SEED: RECIPE.replace(
+        "GOLDEN_AL=2.83", 'GOLDEN_AL=$(cat "$(dirname "$0")/al.txt")')},
+        {HERE + "al.txt": "3.60\n"}),
+    "a sourced env file": ({HERE + "al.env": "GOLDEN_AL=2.83\n", SEED: RECIPE.replace(
+        "GOLDEN_AL=2.83", 'source "$(dirname "$0")/al.env"')},
+        {HERE + "al.env": "GOLDEN_AL=3.60\n"}),
+    "a YAML file elsewhere": ({"data/tuned.yaml": "al: 2.83\n", SEED: RECIPE.replace(
+        "GOLDEN_AL=2.83", 'GOLDEN_AL=$(sed -n "s/al: //p" "$GITHUB_WORKSPACE/data/tuned.yaml" '
+        '2>/dev/null || sed -n "s/al: //p" data/tuned.yaml)')},
+        {"data/tuned.yaml": "al: 3.60\n"}),
+}
+
+
+def _two_steps(path: Path, corpus: Path, reviewed: dict[str, str], pr: dict[str, str],
+               entry: bool = True) -> tuple[str, str]:
+    """(main after the reviewed step, the PR's head)."""
+    base, _ = _pr(path, corpus, {})
+    repo = _at(path)
+    repo.git("checkout", "-q", base)
+    for rel, text in reviewed.items():
+        repo.write(rel, text)
+    main = repo.commit("reviewed: the recipe reads its AL from a file")
+    for rel, text in pr.items():
+        repo.write(rel, text)
+    if entry:
+        with (path / "perf-changelog.yaml").open("a") as fh:
+            fh.write("\n" + ENTRY.format(key=KEY, text="Tune.", link="XXX"))
+    return main, repo.commit("the PR")
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_data_file_the_recipe_reads_selects_its_rows(tmp_path: Path, corpus: Path,
+                                                       case: str) -> None:
+    reviewed, pr = CASES[case]
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, pr)
+    rc, outputs, doc = _gate(path, "base", main, head)
+    assert rc == 1 and outputs["gate"] == "fail" and outputs["sweep"] == "false", \
+        doc["findings"]
+    assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == ["PO403"]
+
+
+def test_a_file_no_script_names_traces_nothing(tmp_path: Path, corpus: Path) -> None:
+    """The fast path stays: a changed note nobody reads selects no row."""
+    reviewed, _ = CASES["a value file"]
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, {"docs/notes.txt": "3.60\n"})
+    rc, outputs, doc = _gate(path, "base", main, head)
+    assert rc == 0 and outputs["gate"] == "pass", doc["findings"]
