@@ -69,6 +69,7 @@ class Replay:
     date: str
     exit: int
     seconds: float
+    cpu: float = 0.0  # CPU seconds of the gate process and its children (user + sys)
     stages: dict[str, str] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
     internal: str | None = None  # why the run counts as an internal error
@@ -134,6 +135,9 @@ def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float) -> R
     git(worktree, "checkout", "-q", "-f", "--detach", m.sha)
     git(worktree, "clean", "-q", "-fdx")
     load = os.getloadavg()[0]
+    import resource
+
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     cmd = [*ixtool, "ci", "gate", "--base", f"{m.sha}^1", "--pr", str(m.pr),
            "--format", "json"]
@@ -144,7 +148,10 @@ def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float) -> R
     except subprocess.TimeoutExpired:
         code, out, err = -1, "", f"timeout after {timeout:.0f} s"
     secs = time.perf_counter() - t0
-    rep = Replay(m.pr, m.sha, m.date, code, round(secs, 2), load=round(load, 2))
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime  # exact with --jobs 1
+    rep = Replay(m.pr, m.sha, m.date, code, round(secs, 2), round(cpu, 2),
+                 load=round(load, 2))
     try:
         doc = json.loads(out) if out.strip() else {}
     except json.JSONDecodeError:
@@ -190,11 +197,19 @@ def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: fl
             if progress:
                 tag = rep.internal or ("tool-failure" if rep.tool_failures else "")
                 print(f"[{len(done)}/{len(todo)}] #{m.pr} {m.date} exit {rep.exit} "
-                      f"{rep.seconds:.1f}s {tag}", file=sys.stderr, flush=True)
+                      f"{rep.seconds:.1f}s (cpu {rep.cpu:.1f}s, load {rep.load:.1f}) {tag}",
+                      file=sys.stderr, flush=True)
         return rep
 
     with ThreadPoolExecutor(max_workers=jobs) as ex:
         return list(ex.map(work, todo))
+
+
+def _spread(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {"median": 0.0, "p95": 0.0, "max": 0.0}
+    return {"median": round(statistics.median(xs), 2),
+            "p95": xs[max(0, round(0.95 * len(xs)) - 1)], "max": xs[-1]}
 
 
 def summary(reps: list[Replay]) -> dict[str, Any]:
@@ -210,6 +225,7 @@ def summary(reps: list[Replay]) -> dict[str, Any]:
         "seconds": {"median": round(statistics.median(times), 2) if times else 0.0,
                     "p95": p95, "max": times[-1] if times else 0.0,
                     "over-60": [r.pr for r in reps if r.seconds > 60]},
+        "cpu-seconds": _spread(sorted(r.cpu for r in reps)),
         "rules": dict(Counter(f["rule"] for r in reps for f in r.findings
                               if f.get("severity") == "error")),
         "load": {"min": min((r.load for r in reps), default=0.0),
