@@ -7,7 +7,9 @@ harness records the exit code, the wall time, the gate's stages and its findings
 severity, file, line, message), and classifies the findings that say *ixtool could not
 check something* rather than *the recipe violates the policy*:
 
-* **internal**: exit code 2, a traceback, or a stage that ended in error (CI501);
+* **internal**: exit code 2, a traceback, output that is not the JSON report;
+* **stage errors** (CI501: a gate stage whose input is unusable, e.g. no
+  perf-changelog.yaml yet) are listed apart: the gate says so, it is not a crash;
 * **tool-failure**: PO301 (a trace failed), PO202 naming a script that exists in the
   merge commit (or a PO202 whose script is absent: listed too, to be judged),
   LA2xx (a launch finding that may come from a sandbox artefact).
@@ -74,6 +76,7 @@ class Replay:
     findings: list[dict[str, Any]] = field(default_factory=list)
     internal: str | None = None  # why the run counts as an internal error
     tool_failures: list[dict[str, Any]] = field(default_factory=list)
+    stage_errors: list[str] = field(default_factory=list)  # CI501: a stage's input unusable
     load: float = 0.0  # 1-minute load average when the replay started
 
 
@@ -115,9 +118,7 @@ def classify(rep: Replay, worktree: Path) -> None:
     """Internal errors and tool-failure findings of one replay."""
     if rep.exit not in (0, 1):
         rep.internal = rep.internal or f"exit {rep.exit}"
-    bad_stages = [k for k, v in rep.stages.items() if v == "error"]
-    if bad_stages and rep.internal is None:
-        rep.internal = "stage error: " + ", ".join(bad_stages)
+    rep.stage_errors = [str(f.get("message")) for f in rep.findings if f.get("rule") == "CI501"]
     for f in rep.findings:
         if f.get("severity") != "error":
             continue
@@ -219,6 +220,7 @@ def summary(reps: list[Replay]) -> dict[str, Any]:
     return {
         "prs": len(reps),
         "internal": [r.pr for r in reps if r.internal],
+        "stage-errors": dict(Counter(e.split(" at ")[0] for r in reps for e in r.stage_errors)),
         "tool-failure-prs": [r.pr for r in tool],
         "tool-failure-share": round(len(tool) / len(reps), 4) if reps else 0.0,
         "exit-codes": dict(Counter(str(r.exit) for r in reps)),

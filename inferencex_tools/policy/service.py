@@ -335,7 +335,7 @@ def _refused(refused: dict[str, str], configs: Any, keys: Container[str] | None,
 
 
 def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
-          result: Result, changed: Callable[[Row], bool] | None = None
+          result: Result, changed: Callable[[Row, str | None], bool] | None = None
           ) -> tuple[list[Job], list[RowOutcome]]:
     """The rows' jobs, and a "not checked" outcome for each row whose config entry is
     too malformed to give a job's environment.  A row without a launcher is PO201 (in PR
@@ -344,9 +344,9 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
     malformed: list[RowOutcome] = []
     reported: set[tuple[str, str]] = set()
 
-    def no_launcher(row: Row, tag: str, why: str) -> None:
+    def no_launcher(row: Row, tag: str, why: str, launcher: str | None = None) -> None:
         """One PO201 per (key, runner label or family)."""
-        if changed is not None and not changed(row):
+        if changed is not None and not changed(row, launcher):
             return
         if (row.key, tag) not in reported:
             reported.add((row.key, tag))
@@ -370,18 +370,25 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
                 malformed.append(o)
                 break
             if job.launcher is None or not (req.root / job.launcher).is_file():
-                no_launcher(row, fam, f"runner '{label}' → {fam}: {job.launcher} does not exist")
+                no_launcher(row, fam, f"runner '{label}' → {fam}: {job.launcher} does not exist",
+                            job.launcher or f"runners/launch_{fam}.sh")
             else:
                 jobs.append(job)
     return jobs, malformed
 
 
-def _launcher_may_change(changes: Any, base_configs: dict[str, Any], row: Row) -> bool:
-    """--base: can the change have taken a row's launcher away (its config block, its
-    runner label's runners.yaml entry, or a file under runners/ changed)?"""
+def _launcher_may_change(changes: Any, base_configs: dict[str, Any], row: Row,
+                         launcher: str | None) -> bool:
+    """--base: can the change have taken a row's launcher away: its config block or its
+    runner label's runners.yaml entry changed, or the launcher (``launcher``; None: any
+    launcher, the label resolving by launcher names) is a changed path?"""
     label = str(row.config.get("runner"))
-    return row.config != base_configs.get(row.key) or changes.runner_labels is None or \
-        label in changes.runner_labels or changes.any_under(("runners/",))
+    if row.config != base_configs.get(row.key) or changes.runner_labels is None or \
+            label in changes.runner_labels:
+        return True
+    if launcher is not None:
+        return launcher in changes.files
+    return any(f.startswith("runners/launch_") for f in changes.files)
 
 
 def _refused_in_change(refused: dict[str, str], configs: Any, changes: Any,

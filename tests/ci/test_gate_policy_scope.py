@@ -174,15 +174,29 @@ NO_LAUNCHER_FILES = {
 
 @pytest.mark.parametrize("name,edits,po201", [
     ("a workflow", {".github/workflows/x.yml": "on: push\n"}, False),
-    ("another launcher", {"runners/launch_h100.sh": "echo 2\n"}, True),
+    ("another launcher", {"runners/launch_h100.sh": "echo 2\n"}, False),
     ("the key's block", {"configs/x-master.yaml": CASE.read_text(encoding="utf-8").replace(
         "conc-list: [1, 2]", "conc-list: [1, 2, 4]")}, True),
+    ("its launcher deleted", {"runners/launch_h200-dgxc.sh": None}, True),
 ])
 def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
-        temp_repo: TempRepo, name: str, edits: dict[str, str], po201: bool) -> None:
+        temp_repo: TempRepo, name: str, edits: dict[str, str | None], po201: bool) -> None:
     """PR mode: a key without a launcher is PO201 when the change can have taken the
-    launcher away (its block, its label's runners.yaml entry, runners/), not for a
-    change elsewhere (real PR #1976 changed three workflows: 14 PO201)."""
-    path = _repo(temp_repo, NO_LAUNCHER_FILES, edits)
+    launcher away (its block, its label's runners.yaml entry, the launcher itself), not
+    for a change elsewhere (real PRs #1976, three workflows, and #1233, another
+    launcher: PO201 for every multi-node key)."""
+    files = {**NO_LAUNCHER_FILES, **({"runners/launch_h200-dgxc.sh": "echo\n"}
+                                     if "runners/launch_h200-dgxc.sh" in edits else {})}
+    for rel, text in files.items():
+        temp_repo.write(rel, text)
+    temp_repo.commit("base")
+    for rel, new in edits.items():
+        if new is None:
+            (temp_repo.path / rel).unlink()
+        else:
+            temp_repo.write(rel, new)
+    temp_repo.git("add", "-A")
+    temp_repo.commit("the change")
+    path = temp_repo.path
     res = run_check(CheckRequest(root=path, base="HEAD~1", head="HEAD"))
     assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)

@@ -1,0 +1,69 @@
+"""Real merged PRs replayed through the gate as it saw them (benchmarks/replay_prs.py, on
+a fixed sample of the full-history bundle; issue 25): no internal error, no failure that
+says ixtool could not check something, well under a minute each — and the true
+failures of the sample (a script sourcing a library that is not there, a launcher
+running a script that does not exist) still reported."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import FULL_BRANCH, GIT_ENV, ROOT
+
+pytestmark = pytest.mark.slow
+
+# each a shape the gate got wrong before (docs/policy-real-tree.md, "replayed PRs")
+SAMPLE = {
+    1992: "the master configs move from .github/configs/ to configs/",
+    1976: "three workflow edits, no recipe: nothing to trace",
+    2096: "a gist cloned and copied into the image before the server starts",
+    2100: "two empty variables added to the multi-node template",
+    2152: "a recorded helper of benchmark_lib.sh edited",
+    1932: "a recipe PR of June 2026: .github/configs/, the flat runners.yaml",
+}
+# true findings of the sample: the recipe really is broken at that commit
+TRUE = {1970: {"PO301", "PO202"}}
+
+
+def _harness() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "replay_prs", ROOT / "benchmarks" / "replay_prs.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["replay_prs"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[int, object]:
+    h = _harness()
+    work = tmp_path_factory.mktemp("replay") / "repo"
+    subprocess.run(["git", "clone", "-q", "--local", "-b", FULL_BRANCH, str(full_history),
+                    str(work)], env=GIT_ENV, check=True)
+    merges = {m.pr: m for m in h.merges(work)}
+    ixtool = [sys.executable, "-m", "inferencex_tools"]
+    return {pr: h.replay_one(merges[pr], work, ixtool, 300.0)
+            for pr in sorted({*SAMPLE, *TRUE})}
+
+
+@pytest.mark.parametrize("pr", sorted(SAMPLE))
+def test_a_replayed_pr_is_checked(replays: dict[int, object], pr: int) -> None:
+    rep = replays[pr]
+    assert rep.internal is None, (pr, SAMPLE[pr], rep.internal)  # type: ignore[attr-defined]
+    assert rep.tool_failures == [], (pr, SAMPLE[pr], rep.tool_failures)  # type: ignore[attr-defined]
+    assert rep.seconds < 60, (pr, rep.seconds)  # type: ignore[attr-defined]
+
+
+def test_true_failures_stay_reported(replays: dict[int, object]) -> None:
+    for pr, rules in TRUE.items():
+        rep = replays[pr]
+        assert rep.exit == 1 and rep.internal is None  # type: ignore[attr-defined]
+        found = {f["rule"] for f in rep.findings if f["severity"] == "error"}  # type: ignore[attr-defined]
+        assert rules <= found, (pr, found)
