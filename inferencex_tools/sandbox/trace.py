@@ -369,6 +369,31 @@ def _record_tools() -> frozenset[str]:
                                             *_stubs.RECORD_FUNCTIONS))))
 
 
+_ASSIGN = re.compile(r"^\s*(?:export\s+|declare\s+-g\w*\s+)?([A-Za-z_]\w*)\+?=", re.M)
+_LOCAL = re.compile(r"^\s*(?:local|declare)\b(?!\s+-g)(.*)$", re.M)
+
+
+def _globals_of(library: str, fn: str) -> list[str]:
+    """The variables the library's function ``fn`` assigns that it does not declare
+    ``local`` (what it hands back to its caller), in order; none when ``fn`` is not
+    defined at column 0."""
+    m = re.search(rf"(?m)^(?:function\s+)?{re.escape(fn)}\s*\(\)\s*\{{?\s*$", library)
+    if m is None:
+        return []
+    end = re.search(r"(?m)^\}", library[m.end():])
+    body = library[m.end():m.end() + end.start()] if end else ""
+    local = {w.split("=", 1)[0] for line in _LOCAL.findall(body) for w in line.split()
+             if not w.startswith("-")}
+    return [v for v in dict.fromkeys(_ASSIGN.findall(body))
+            if v not in local and v not in _SHELL_VARS and not v.startswith(("BASH", "LC_"))]
+
+
+# the shell's own variables: a recorder leaves them alone (IFS="" would change splitting)
+_SHELL_VARS = frozenset({"IFS", "PATH", "HOME", "PWD", "OLDPWD", "OPTIND", "OPTARG", "REPLY",
+                         "PS1", "PS2", "PS3", "PS4", "SHELLOPTS", "LANG", "CDPATH", "TMPDIR",
+                         "FUNCNAME", "LINENO", "RANDOM", "SECONDS", "HISTFILE"})
+
+
 def _items(blob: bytes, limit: int = MAX_RECORD_ITEMS) -> list[str]:
     """A blob's items (each escaped, followed by a tab)."""
     text = blob.decode("utf-8", errors="replace")
@@ -871,6 +896,7 @@ class Session:
             lib.unlink()
         # the recorders go after the library (same file: BASH_SOURCE is what a job sees);
         # a library that can return early is sourced from a side copy instead
+        real_text = real
         early = re.search(r"(?m)^(return|exit)\b", real) is not None
         source_real = ""
         if early:
@@ -888,7 +914,10 @@ class Session:
         for fn in _stubs.WAIT_FUNCTIONS:
             shim.append(f'{fn}() {{ __ix_wait {fn} "$@"; }}\n')
         for fn in _stubs.RECORD_FUNCTIONS:
-            shim.append(f'{fn}() {{ __ix_rec {fn} "$@"; return 0; }}\n')
+            # what the real helper hands back in global variables (REPLAY_CMD …) is kept
+            # defined, so that `set -u` callers go on as in a job
+            keep = "".join(f' {v}="${{{v}-}}";' for v in _globals_of(real_text, fn))
+            shim.append(f'{fn}() {{ __ix_rec {fn} "$@";{keep} return 0; }}\n')
         lib.write_text("".join(shim))
         lib.chmod(0o444)
 

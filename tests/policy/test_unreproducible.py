@@ -97,3 +97,17 @@ def test_a_container_tool_is_stubbed(tmp_path: Path, corpus: Path) -> None:
                       "bash -c 'vendor-probe --ok'\n"), corpus)
     assert res.findings == [], res.findings
     assert {r["verdict"] for r in res.info["rows"]} == {"ok"}
+
+
+def test_a_recorded_helper_keeps_what_it_hands_back(tmp_path: Path, corpus: Path) -> None:
+    """A helper the trace replaces by a recorder still defines the globals its real body
+    assigns (real PRs #1311/#1570: `build_replay_cmd` then `$REPLAY_CMD` under `set -u`
+    failed every agentic MI355X trace with "REPLAY_CMD: unbound variable")."""
+    repo = _with(tmp_path, 'build_replay_cmd "$RESULT_DIR"\n'
+                 'echo "replay: ${REPLAY_CMD}" "${TRACE_SOURCE_FLAG}" >/dev/null\n')
+    lib = repo / "benchmarks" / "benchmark_lib.sh"
+    lib.write_text(lib.read_text() + "\nbuild_replay_cmd() {\n    local d=$1\n"
+                   '    REPLAY_CMD="python3 replay.py --out $d"\n'
+                   '    TRACE_SOURCE_FLAG="--x"\n}\n')
+    res = check(repo, corpus)
+    assert res.findings == [], res.findings
