@@ -10,9 +10,11 @@ check something* rather than *the recipe violates the policy*:
 * **internal**: exit code 2, a traceback, output that is not the JSON report;
 * **stage errors** (CI501: a gate stage whose input is unusable, e.g. no
   perf-changelog.yaml yet) are listed apart: the gate says so, it is not a crash;
-* **tool-failure**: PO301 (a trace failed), PO202 naming a script that exists in the
-  merge commit (or a PO202 whose script is absent: listed too, to be judged),
-  LA2xx (a launch finding that may come from a sandbox artefact).
+* **tool-failure**: PO301 (a trace failed), PO310 (the sandbox stopped a trace: a
+  limit, the timeout), PO202 naming a script that exists in the merge commit, LA2xx (a
+  launch finding that may come from a sandbox artefact).  A PO202 whose script is absent
+  at the merge commit is listed and judged true automatically (the script really is
+  missing), not counted.
 
 Selection: every PR merged on or after ``--since`` (default 2026-07-02) plus a
 deterministic sample of ``--older N`` earlier ones (``--seed``), or exactly
@@ -52,7 +54,7 @@ GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.dev
            "GIT_AUTHOR_NAME": "replay", "GIT_AUTHOR_EMAIL": "replay@ixtool.invalid",
            "GIT_COMMITTER_NAME": "replay", "GIT_COMMITTER_EMAIL": "replay@ixtool.invalid"}
 PR_RX = re.compile(r"\(#(\d+)\)\s*$")
-TOOL_RULES = ("PO301", "PO202")
+TOOL_RULES = ("PO301", "PO202", "PO310")
 SCRIPT_RX = re.compile(r"\b((?:benchmarks|runners)/[\w./+-]+\.(?:sh|py|bash))\b")
 
 
@@ -77,6 +79,7 @@ class Replay:
     internal: str | None = None  # why the run counts as an internal error
     tool_failures: list[dict[str, Any]] = field(default_factory=list)
     stage_errors: list[str] = field(default_factory=list)  # CI501: a stage's input unusable
+    true_findings: list[dict[str, Any]] = field(default_factory=list)  # judged mechanically
     load: float = 0.0  # 1-minute load average when the replay started
 
 
@@ -126,8 +129,8 @@ def classify(rep: Replay, worktree: Path) -> None:
         if rule == "PO202":
             names = SCRIPT_RX.findall(f.get("message", ""))
             exists = bool(names) and _exists(worktree, rep.sha, names[0])
-            rep.tool_failures.append({**f, "script": names[0] if names else None,
-                                      "script-exists": exists})
+            item = {**f, "script": names[0] if names else None, "script-exists": exists}
+            (rep.tool_failures if exists or not names else rep.true_findings).append(item)
         elif rule in TOOL_RULES or rule.startswith("LA2"):
             rep.tool_failures.append(dict(f))
 
@@ -223,6 +226,7 @@ def summary(reps: list[Replay]) -> dict[str, Any]:
         "stage-errors": dict(Counter(e.split(" at ")[0] for r in reps for e in r.stage_errors)),
         "tool-failure-prs": [r.pr for r in tool],
         "tool-failure-share": round(len(tool) / len(reps), 4) if reps else 0.0,
+        "true-missing-script-prs": [r.pr for r in reps if r.true_findings],
         "exit-codes": dict(Counter(str(r.exit) for r in reps)),
         "seconds": {"median": round(statistics.median(times), 2) if times else 0.0,
                     "p95": p95, "max": times[-1] if times else 0.0,
@@ -239,6 +243,11 @@ def table(reps: list[Replay], judgements: dict[str, str]) -> str:
     """The Markdown table of every remaining tool-failure finding, with its judgement."""
     lines = ["| PR | merged | rule | finding | judged |", "|---|---|---|---|---|"]
     for r in sorted(reps, key=lambda r: r.pr):
+        for f in r.true_findings:
+            msg = " ".join(str(f.get("message", "")).split())
+            msg = (msg if len(msg) <= 220 else msg[:217] + "…").replace("|", "\\|")
+            lines.append(f"| #{r.pr} | {r.date} | {f['rule']} | {msg} | true: "
+                         f"{f['script']} does not exist at the merge commit |")
         for f in r.tool_failures:
             msg = " ".join(str(f.get("message", "")).split())
             msg = msg if len(msg) <= 220 else msg[:217] + "…"
