@@ -154,14 +154,19 @@ def authorization(comments: Iterable[Comment],
 
 
 def for_head(auth: Authorization, head: str, pushed_at: str | None,
-             is_prepared: Callable[[str], list[str]]) -> str | None:
+             is_prepared: Callable[[str], list[str]], *,
+             pr_author: str | None = None) -> str | None:
     """Why ``auth`` does NOT authorize skipping the sweep of ``head`` (None: it does).
 
     A comment that records a preparation commit was given for that commit only: it
     covers ``head`` when it records ``head`` and ``is_prepared(head)`` finds nothing
     wrong with it structurally (an empty list of problems).  Any other command covers
     the heads pushed before it was posted (``pushed_at``: when GitHub recorded the
-    push of ``head``; unknown → it covers nothing).
+    push of ``head``; unknown → it covers nothing), and only when someone other than
+    the PR's author (``pr_author``) wrote it: not the author's own comment (every author
+    ixtool merges has write access), and not an edited one (its ``updated_at`` after
+    its ``created_at``, or unknown: any user with write access can edit anyone's
+    comment, and the API does not say who did).
     """
     recorded = auth.prepared
     if recorded is not None:
@@ -181,6 +186,22 @@ def for_head(auth: Authorization, head: str, pushed_at: str | None,
     if when is None or when <= pushed:
         return (f"it was posted at {auth.comment.created_at}, before the push of "
                 f"{head[:12]} ({pushed_at})")
+    return _written_by_another(auth.comment, pr_author)
+
+
+def _written_by_another(comment: Comment, pr_author: str | None) -> str | None:
+    """Why a command comment's text may be the PR author's own (None: it is not)."""
+    if pr_author is None:
+        return "the PR's author is unknown, and the comment records no preparation commit"
+    if comment.author.lower() == pr_author.lower():
+        return (f"@{comment.author} is the PR's author: a PR's author does not authorize "
+                "skipping the sweep of their own push")
+    edited = parse_time(comment.updated_at)
+    created = parse_time(comment.created_at)
+    if edited is None or created is None or edited > created:
+        when = f"at {comment.updated_at}" if comment.updated_at else "(time unknown)"
+        return (f"it was edited {when} after it was posted: anyone with write access can "
+                "edit a comment and the API does not say who did; post a new one")
     return None
 
 
@@ -210,9 +231,11 @@ def comments_from_json(data: Any) -> list[tuple[Comment, str | None]]:
         assoc = c.get("author_association")
         perm = c.get("author_permission")
         url = c.get("html_url")
+        edited = c.get("updated_at")
         out.append((Comment(id=cid, body=body, author=login,
                             association=assoc if isinstance(assoc, str) else "NONE",
-                            created_at=created, html_url=url if isinstance(url, str) else ""),
+                            created_at=created, html_url=url if isinstance(url, str) else "",
+                            updated_at=edited if isinstance(edited, str) else ""),
                     perm if isinstance(perm, str) else None))
     return out
 

@@ -131,6 +131,7 @@ def _pull_request(payload: dict[str, Any], default_branch: str) -> Facts:
         before_sha=_maybe_sha(payload.get("before"))
         if payload.get("action") == "synchronize" else None,
         repo=base_repo,
+        pr_author=_str(_get(pr, "user", "login")),
     )
 
 

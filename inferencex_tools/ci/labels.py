@@ -133,6 +133,7 @@ class Facts:
     reuse_stale: str = ""  # an authorization is in force, but not for this head: why
     pushed_at: str | None = None  # when GitHub recorded the push of the head (synchronize)
     before_sha: str | None = None  # the head the push replaced (synchronize)
+    pr_author: str | None = None  # the PR's author (pull_request.user.login)
     repo: str | None = None  # OWNER/NAME of the base repository
     # the head checks out as a merge-with-reuse preparation commit sitting on
     # ``before_sha`` (ci/prepared.py, asked by ci.service.checked_facts); only then

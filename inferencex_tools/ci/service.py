@@ -100,7 +100,7 @@ def checked_facts(facts: Facts, comments: Path | None, root: Path | None
     if auth is None:
         return facts, None
     head = facts.head_sha or ""
-    stale = for_head(auth, head, facts.pushed_at, problems)
+    stale = for_head(auth, head, facts.pushed_at, problems, pr_author=facts.pr_author)
     if stale is not None:
         return replace(facts, reuse_stale=f"{auth.describe()}: {stale}"), auth
     return replace(facts, reuse_authorized=True, reuse_detail=auth.describe()), auth

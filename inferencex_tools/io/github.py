@@ -77,6 +77,8 @@ class Comment:
     association: str
     created_at: str  # ISO 8601 as sent by GitHub (string order = time order)
     html_url: str = ""
+    # when its text last changed ("" unknown): any write user can edit anyone's comment
+    updated_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -393,7 +395,8 @@ class Forge:
             issue = self._repo.get_issue(number)
             return [Comment(id=c.id, body=c.body or "", author=c.user.login if c.user else "",
                             association=c.author_association or "NONE",
-                            created_at=_iso(c.created_at), html_url=c.html_url or "")
+                            created_at=_iso(c.created_at), html_url=c.html_url or "",
+                            updated_at=_iso(c.updated_at) if c.updated_at else "")
                     for c in issue.get_comments()]
 
         return self._call(f"GET {self._path(f'/issues/{number}/comments')} (paged)", go)
@@ -403,7 +406,8 @@ class Forge:
             c = self._repo.get_issue(number).create_comment(body)
             return Comment(id=c.id, body=c.body or "", author=c.user.login if c.user else "",
                            association=c.author_association or "NONE",
-                           created_at=_iso(c.created_at), html_url=c.html_url or "")
+                           created_at=_iso(c.created_at), html_url=c.html_url or "",
+                           updated_at=_iso(c.updated_at) if c.updated_at else "")
 
         # Not retried on 5xx: a lost response could hide a posted comment; a re-run
         # re-reads the comments instead (idempotent resume).

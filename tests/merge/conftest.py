@@ -236,6 +236,7 @@ def workflow_comments(world: World) -> list[dict[str, object]]:
         login = c["user"]["login"]
         role = world.fake.permissions.get(login, "none")
         out.append({"id": c["id"], "created_at": c["created_at"],
+                    "updated_at": c["updated_at"],
                     "author_association": c["author_association"], "body": c["body"],
                     "user": {"login": login},
                     "author_permission": {"maintain": "write", "triage": "read"}.get(role,

@@ -47,7 +47,7 @@ def _event(tmp: Path) -> Path:
     sha = "a" * 40
     event = {"action": "synchronize", "number": PRN,
              "repository": {"full_name": SLUG, "default_branch": "main"},
-             "pull_request": {"number": PRN, "draft": False,
+             "pull_request": {"number": PRN, "draft": False, "user": {"login": "author"},
                               "updated_at": "2026-07-31T23:00:00Z",  # pushed before
                               "labels": [{"name": "full-sweep-enabled"}],
                               "head": {"sha": sha, "ref": "feat", "repo": {"full_name": SLUG}},
@@ -80,7 +80,7 @@ def test_ci_plan_and_merge_with_reuse_choose_the_same_run(
     by_merge, _ = authorization_in_force(forge, PRN)
 
     # ci plan: the workflow's JSON (API objects + author_permission) through the CLI core
-    handed = [{"id": c["id"], "created_at": c["created_at"],
+    handed = [{"id": c["id"], "created_at": c["created_at"], "updated_at": c["updated_at"],
                "author_association": c["author_association"], "body": c["body"],
                "user": {"login": c["user"]["login"]},
                "author_permission": perms[c["user"]["login"]]} for c in fake.comments[PRN]]
