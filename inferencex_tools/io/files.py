@@ -51,6 +51,15 @@ def _check_symlinks(p: Path) -> Path:
             hint="ixtool does not follow symlinks out of the repository; "
             "replace the link by the file itself",
         )
+    git = root / ".git"
+    if real == git or git in real.parents:
+        # git's own files are not the repository's content: its config holds the
+        # checkout's credentials (an http.extraheader), its hooks run on git commands
+        raise InputError(
+            f"{p}: is a symbolic link into {git}, git's own files, not the repository's",
+            hint="ixtool does not follow symlinks into .git; "
+            "replace the link by the file itself",
+        )
     return real
 
 
