@@ -28,6 +28,9 @@ INVISIBLE_KEY = rule("SW107", E, "config key contains an invisible or bidirectio
                      "character (zero-width, bidi control, other default-ignorable code point)",
                      "delete it: a key must read as what it is; the hint lists the code points",
                      area=A)
+NON_ASCII_KEY = rule("SW109", E, "config key contains a character outside ASCII (a letter "
+                     "of another script or a full-width form can look exactly like a Latin one)",
+                     "spell the key in ASCII; the hint lists the code points", area=A)
 INVISIBLE_TEXT = rule("SW108", W, "invisible or bidirectional character in a master config's "
                       "or runners.yaml's text (a value, a nested key, a comment)",
                       "delete it unless it is meant; the hint lists the code points", area=A)

@@ -39,6 +39,7 @@ from inferencex_tools.sweep.rules import (
     INVISIBLE_TEXT,
     LAUNCHER,
     NO_SCRIPTS_DIR,
+    NON_ASCII_KEY,
     NOT_MAPPING,
     RANGE,
     RECIPE,
@@ -510,6 +511,7 @@ def _master(f: _File, merged: dict[str, tuple[_File, Any]], refs: _Refs) -> None
             f.add(INVISIBLE_KEY, (k,), f"config key {shown(k)} contains {len(hidden)} "
                   f"invisible or bidirectional character(s): it looks like {plain!r}",
                   hint=f"delete {code_points(c for _, c in hidden)}")
+        _look_alike(f, k)
         if k in merged:
             f.add(DUP_ACROSS, (k,), f"config key {k!r} is already defined in "
                   f"{merged[k][0].label}")
@@ -522,6 +524,17 @@ def _master(f: _File, merged: dict[str, tuple[_File, Any]], refs: _Refs) -> None
             continue  # the schema said it already (e.g. a minimum and "must be > 0")
         f.add(iss.rule, iss.path, iss.message, severity=iss.severity)
     _references(f, f.data, refs)
+
+
+def _look_alike(f: _File, key: Any) -> None:
+    """SW109: a key with a visible character outside ASCII (``minimаxm3-…`` with a
+    Cyrillic ``а``) reads as another key; the real keys are ASCII."""
+    odd = [c for c in key if not c.isascii() and not is_invisible(c)] \
+        if isinstance(key, str) else []
+    if odd:
+        f.add(NON_ASCII_KEY, (key,), f"config key {shown(key)} contains {len(odd)} "
+              "character(s) outside ASCII: it can look exactly like another key",
+              hint=f"spell it in ASCII (it holds {code_points(odd)})")
 
 
 def _coverage_notes(inp: ValidateInput, result: Result) -> None:
