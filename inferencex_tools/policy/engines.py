@@ -5,6 +5,7 @@ Pure: :class:`~inferencex_tools.sandbox.Record` in, :class:`SpecFacts` out.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -173,8 +174,83 @@ def facts_of(rec: Record, engine: str) -> SpecFacts:
     return f
 
 
+# the vLLM options the policy reads whose value a shortened spelling could also set
+_VLLM_READ = ("--speculative-config", "--default-chat-template-kwargs")
+
+
+def vllm_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``argv`` as vLLM's argument parser (``FlexibleArgumentParser``) hands it to
+    argparse, for the options the policy reads, and what cannot be judged from it.
+
+    * ``--json-arg.key value`` / ``--json-arg.key=value`` (dotted keys, ``+`` for list
+      items) are merged into one ``--json-arg <json>`` appended at the end: it replaces
+      any earlier ``--json-arg`` (argparse keeps the last), exactly as vLLM does;
+    * ``--config FILE`` adds arguments read from the file at run time (dotted keys among
+      them end up last too): not judged, an issue;
+    * argparse accepts a unique prefix of an option (``--speculative-conf`` is
+      ``--speculative-config``): a shortened spelling of an option read here is an issue.
+    """
+    out: list[str] = []
+    dotted: dict[str, Any] = {}
+    issues: list[str] = []
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if not arg.startswith("--"):
+            out.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        head, dot, rest = name.partition(".")
+        head = head.replace("_", "-")
+        if head == "--config":
+            issues.append("vllm serve --config: arguments read from a file at run time "
+                          "(a speculative config or dotted keys among them) are not judged")
+        elif any(full.startswith(head) and full != head and len(head) > 3
+                 for full in _VLLM_READ):
+            issues.append(f"{head} is a shortened spelling vLLM's argparse expands to an "
+                          "option the policy reads: spell it out")
+        if not dot:
+            out.append(head + eq + value)
+            continue
+        if not eq:
+            value, skip = (argv[i + 1] if i + 1 < len(argv) else ""), True
+        _dotted(dotted, head, rest, value)
+    for head, tree in dotted.items():
+        out += [head, json.dumps(tree)]
+    return out, issues
+
+
+def _dotted(into: dict[str, Any], head: str, path: str, value: str) -> None:
+    """One dotted argument merged as vLLM merges it (JSON value, else the string)."""
+    import contextlib
+
+    keys = path.split(".")
+    if keys[-1].endswith("+"):
+        keys[-1] = keys[-1][:-1]
+        item: Any = value.split(",")
+    else:
+        item = value
+        with contextlib.suppress(ValueError, RecursionError):
+            item = json.loads(value)
+    node = into.setdefault(head, {})
+    for k in keys[:-1]:
+        nxt = node.get(k)
+        if not isinstance(nxt, dict):
+            nxt = node[k] = {}
+        node = nxt
+    last = keys[-1]
+    if isinstance(item, list) and isinstance(node.get(last), list):
+        node[last] += item
+    else:
+        node[last] = item
+
+
 def _vllm(rec: Record, f: SpecFacts) -> None:
-    raw = _opt(rec.argv, "--speculative-config")
+    argv, issues = vllm_argv(rec.argv)
+    f.issues.extend(issues)
+    raw = _opt(argv, "--speculative-config")
     if raw is not None:
         f.has_spec = True
         spec = _server_json(raw, "--speculative-config", f)
@@ -214,7 +290,7 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
                 f.raw_value = f.al = _float(length)
                 f.issues.append(f"synthetic_acceptance_length without rejection_sample_method "
                                 f"synthetic (got {rej!r}): vLLM refuses it; not a pinned AL")
-    kw = _opt(rec.argv, "--default-chat-template-kwargs")
+    kw = _opt(argv, "--default-chat-template-kwargs")
     if kw is not None:
         kwargs = _server_json(kw, "--default-chat-template-kwargs", f)
         if isinstance(kwargs, dict):
@@ -226,7 +302,7 @@ def _vllm(rec: Record, f: SpecFacts) -> None:
                         f.thinking_evidence.append(
                             (2, mode, f"--default-chat-template-kwargs {key}="
                                       f"{short_repr(value, 40)}"))
-    _chat_template(rec.argv, f)
+    _chat_template(argv, f)
 
 
 # what vLLM's --speculative-config fields are (a value of another type is reported, and
