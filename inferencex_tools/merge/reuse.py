@@ -253,6 +253,16 @@ def lint_message(text: str) -> list[str]:
     return [m.group(0) for m in _TOKEN_RX.finditer(text)]
 
 
+def _stripped(text: str) -> str:
+    """``text`` without control tokens, removed until none is left: one pass over
+    ``[skip [skip ci]ci]`` leaves ``[skip ci]``."""
+    while True:
+        out = _TOKEN_RX.sub("", text)
+        if out == text:
+            return out
+        text = out
+
+
 def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
                    unbenchmarked: list[str] | None = None, *, head: str = "",
                    failed_run: bool = False,
@@ -261,7 +271,7 @@ def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
     It names the benchmarked commit; commits merged under ``--allow-unbenchmarked``,
     a run reused under ``--allow-failed-run`` and jobs merged under
     ``--allow-al-mismatch`` are named too."""
-    title = _TOKEN_RX.sub("", pr.title)
+    title = _stripped(pr.title)
     title = re.sub(r"\s{2,}", " ", title).strip() or f"Merge PR #{pr.number}"
     title = f"{title} (#{pr.number})"
     body = (
@@ -280,7 +290,7 @@ def squash_message(pr: PullInfo, run: WorkflowRun, repo: str,
     if al_mismatch:
         body += (f"\nForced AL not served (merged with --allow-al-mismatch): "
                  f"{len(al_mismatch)} throughput job(s) of run {run.id}:\n"
-                 + "".join(f"  {_TOKEN_RX.sub('', job)}\n" for job in al_mismatch))
+                 + "".join(f"  {_stripped(job)}\n" for job in al_mismatch))
     body += (
         f"\n"
         f"Pull request: https://github.com/{repo}/pull/{pr.number}\n"
