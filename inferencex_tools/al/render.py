@@ -3,6 +3,7 @@ GitHub renders), pure."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -61,14 +62,20 @@ def _groups(jobs: Sequence[JobAudit]) -> dict[tuple[str, str], list[JobAudit]]:
     return g
 
 
+def _label(text: str) -> str:
+    """Text inside the chart's quoted strings: what could end the string or the fence
+    (quotes, backticks, line breaks, brackets) is dropped."""
+    return re.sub(r"[^\w .:=+,()/-]", "", text)[:120]
+
+
 def _chart(title: str, cats: list[tuple[str, float | None, float]]) -> list[str]:
     """Bars: the measured mean per (K, mode); line: the golden value at that K."""
     if not cats:
         return []
     top = max([c[2] for c in cats] + [c[1] or 0 for c in cats]) + 0.5
     golden = [c[1] if c[1] is not None else 0.0 for c in cats]
-    return ["```mermaid", "xychart-beta", f'    title "{title}"',
-            "    x-axis [" + ", ".join(f'"{c[0]}"' for c in cats) + "]",
+    return ["```mermaid", "xychart-beta", f'    title "{_label(title)}"',
+            "    x-axis [" + ", ".join(f'"{_label(c[0])}"' for c in cats) + "]",
             f'    y-axis "AL" 1 --> {top:.1f}',
             "    bar [" + ", ".join(f"{c[2]:.3f}" for c in cats) + "]",
             "    line [" + ", ".join(f"{v:.2f}" for v in golden) + "]", "```"]
@@ -76,6 +83,8 @@ def _chart(title: str, cats: list[tuple[str, float | None, float]]) -> list[str]
 
 def _per_k(reg: str, mode: str, jobs: list[JobAudit]) -> tuple[list[str], list[str]]:
     """The table lines of one (curve, thinking mode) and its chart."""
+    from inferencex_tools.report.inert import prose
+
     rows: list[str] = []
     cats: list[tuple[str, float | None, float]] = []
     by_k: dict[tuple[int | None, str], list[JobAudit]] = defaultdict(list)
@@ -87,7 +96,7 @@ def _per_k(reg: str, mode: str, jobs: list[JobAudit]) -> tuple[list[str], list[s
         forced = sorted({j.launch.forced for j in js if j.launch.forced is not None})
         golden = js[0].launch.golden
         rng = f"{min(ms):.3f}–{max(ms):.3f}" if ms else "—"
-        rows.append(f"| {reg} | {mode} | {k} | {jm} | {len(js)} | "
+        rows.append(f"| {prose(reg)} | {prose(mode)} | {k} | {prose(jm)} | {len(js)} | "
                     f"{', '.join(f'{v:g}' for v in forced) or '—'} | {rng} | "
                     f"{_f(golden)} | {_counts(js)} |")
         if ms:
@@ -103,6 +112,11 @@ def _counts(jobs: Sequence[JobAudit]) -> str:
 
 
 def markdown(a: Audit) -> str:
+    """The Markdown section (job summaries, ``review --al-audit``'s posted comment): config
+    keys come from the PR's configs and details from the run's artifacts, so every such
+    cell goes through :mod:`report.inert`."""
+    from inferencex_tools.report.inert import code, prose
+
     where = (f"[run {a.run.run_id}]({a.run.url})" if a.run.url else
              f"run {a.run.run_id}" if a.run.run_id else "the downloaded artifacts")
     out = [MARKER, f"### Measured acceptance length ({where})", "",
@@ -120,11 +134,12 @@ def markdown(a: Audit) -> str:
     bad = [j for j in a.jobs if j.verdict and j.verdict.status in ("ERROR", "WARNING")]
     if bad:
         out += ["", "| job | verdict | detail |", "|---|---|---|"]
-        out += [f"| {j.launch.label()} | {j.verdict.status} | "
-                f"{j.verdict.detail.replace('|', '/')} |" for j in bad if j.verdict]
+        out += [f"| {prose(j.launch.label())} | {j.verdict.status} | "
+                f"{prose(j.verdict.detail)} |" for j in bad if j.verdict]
     out += ["", "<details><summary>every job</summary>", "", "| config key | row | mode | "
             "K | forced | measured | golden | verdict |", "|---|---|---|---|---|---|---|---|"]
-    out += [f"| {j.launch.config_key} | {_row(j)} | {j.launch.mode} | {j.launch.k or '—'} | "
+    out += [f"| {code(j.launch.config_key, table=True)} | {prose(_row(j))} | "
+            f"{prose(j.launch.mode)} | {j.launch.k or '—'} | "
             f"{_f(j.launch.forced)} | {_measured(j)} | {_f(j.launch.golden)} | "
             f"{j.verdict.status if j.verdict else '?'} |" for j in a.jobs]
     out += ["", "</details>"]
