@@ -353,32 +353,43 @@ def run_trace(req: dict[str, Any], fds: list[int], host: str, report: int) -> No
              else 128 + os.WTERMSIG(status))
 
 
+def _written(r: str) -> int:
+    """Bytes held by the trace's own file systems (its root, /tmp, /run, /dev/shm)."""
+    used = 0
+    for m in (r, f"{r}/tmp", f"{r}/run", f"{r}/dev/shm"):
+        with contextlib.suppress(OSError):
+            if os.stat(m).st_dev == os.stat(os.path.dirname(m)).st_dev:
+                continue  # not mounted yet: that is the host's file system, not the trace's
+            st = os.statvfs(m)
+            used += (st.f_blocks - st.f_bfree) * st.f_frsize
+    return used
+
+
 def _wait_watching(pid: int, r: str, report: int) -> int:
-    mounts = (r, f"{r}/tmp", f"{r}/run", f"{r}/dev/shm")
+    """Wait for the trace, stopping it once its file systems hold more than the cap; a
+    trace that passed the cap between two looks and ended is reported all the same (its
+    files are still there): a bound passed means no verdict, however fast the trace."""
     try:  # woken as soon as the trace ends, not at the next poll
         ended: int | None = os.pidfd_open(pid)
     except OSError:
         ended = None
+    said = False
     while True:
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return 0
+            done, status = pid, 0
         except InterruptedError:
             continue
-        if done:
-            return status
-        used = 0
-        for m in mounts:
-            with contextlib.suppress(OSError):
-                if os.stat(m).st_dev == os.stat(os.path.dirname(m)).st_dev:
-                    continue  # not mounted yet: that is the host's file system, not the trace's
-                st = os.statvfs(m)
-                used += (st.f_blocks - st.f_bfree) * st.f_frsize
-        if used > MAX_TRACE_BYTES:
+        over = _written(r) > MAX_TRACE_BYTES
+        if over and not said:
+            said = True
             with contextlib.suppress(OSError):
                 os.write(report, f"disk: more than {MAX_TRACE_BYTES >> 20} MiB written"
                          .encode())
+        if done:
+            return status
+        if over:
             os.kill(pid, signal.SIGKILL)
         if ended is None:
             time.sleep(0.1)
@@ -459,15 +470,15 @@ def main() -> int:
 def watch(pid: int, deadline: float, trace: str) -> tuple[bool, str | None]:
     """Wait for the trace's waiter; kill it (and with it the trace's pid namespace) at
     the deadline or when the trace directory grows past its limits.  (timed out, the
-    limit that stopped it)."""
+    limit that stopped it — or that it passed before it ended on its own)."""
     pidfd = os.pidfd_open(pid)
     try:
         while True:
             left = deadline - time.monotonic()
             ready, _, _ = select.select([pidfd], [], [], max(0.0, min(left, 0.25)))
+            over = usage_over(trace)  # after the end too: a fast trace passes between looks
             if ready:
-                return False, None
-            over = usage_over(trace)
+                return False, over
             if left <= 0 or over:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
