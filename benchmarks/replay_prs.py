@@ -284,7 +284,17 @@ def main(argv: list[str] | None = None) -> int:
                     "record as it ends to OUT.jsonl)")
     ap.add_argument("--table", type=Path, help="write the tool-failure table (Markdown)")
     ap.add_argument("--judgements", type=Path, help="JSON: 'PR/RULE' → judgement")
+    ap.add_argument("--report", type=Path, nargs="+", metavar="JSON",
+                    help="no replay: the summary and table of earlier --out files, together")
     args = ap.parse_args(argv)
+    if args.report:
+        reps = [Replay(**r) for f in args.report
+                for r in json.loads(f.read_text())["replays"]]
+        print(json.dumps(summary(reps), indent=2))
+        if args.table:
+            j = json.loads(args.judgements.read_text()) if args.judgements else {}
+            args.table.write_text(table(reps, j))
+        return 0
     if not args.bundle.is_file():
         print(f"no bundle at {args.bundle}", file=sys.stderr)
         return 2
