@@ -22,13 +22,15 @@ pytestmark = pytest.mark.slow
 SAMPLE = {
     1992: "the master configs move from .github/configs/ to configs/",
     1976: "three workflow edits, no recipe: nothing to trace",
-    2096: "a gist cloned and copied into the image before the server starts",
     2100: "two empty variables added to the multi-node template",
     2152: "a recorded helper of benchmark_lib.sh edited",
     1932: "a recipe PR of June 2026: .github/configs/, the flat runners.yaml",
 }
 # true findings of the sample: the recipe really is broken at that commit
 TRUE = {1970: {"PO301", "PO202"}}
+# a gist cloned and copied into the image before the server starts (the rows are not
+# checked; the same PR's template changes are judged in the base's job view too)
+GIST = 2096
 
 
 def _harness() -> ModuleType:
@@ -50,7 +52,7 @@ def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     merges = {m.pr: m for m in h.merges(work)}
     ixtool = [sys.executable, "-m", "inferencex_tools"]
     return {pr: h.replay_one(merges[pr], work, ixtool, 300.0)
-            for pr in sorted({*SAMPLE, *TRUE})}
+            for pr in sorted({*SAMPLE, *TRUE, GIST})}
 
 
 @pytest.mark.parametrize("pr", sorted(SAMPLE))
@@ -67,3 +69,12 @@ def test_true_failures_stay_reported(replays: dict[int, object]) -> None:
         assert rep.exit == 1 and rep.internal is None  # type: ignore[attr-defined]
         found = {f["rule"] for f in rep.findings if f["severity"] == "error"}  # type: ignore[attr-defined]
         assert rules <= found, (pr, found)
+
+
+def test_a_stubbed_clone_is_not_checked_not_failed(replays: dict[int, object]) -> None:
+    rep = replays[GIST]
+    assert rep.internal is None  # type: ignore[attr-defined]
+    findings = rep.findings  # type: ignore[attr-defined]
+    assert not [f for f in findings if f["rule"] == "PO301" and "gistfile" in f["message"]]
+    assert [f for f in findings if f["rule"] == "PO308"
+            and "git clone https://gist.github.com/" in f["message"]]
