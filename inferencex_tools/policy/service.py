@@ -9,7 +9,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -620,9 +620,13 @@ def _reached(deltas: _Deltas, env: Mapping[str, str], entry: str) -> tuple[str, 
 
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str],
-              base_wf: Any = None, wf: Any = None) -> tuple[list[Job], dict[str, list[str]]]:
+              base_wf: Any = None, wf: Any = None, view: set[int] | None = None
+              ) -> tuple[list[Job], dict[str, list[str]]]:
     """--base: the jobs whose inputs changed, and why (``base_wf``: the base's workflows,
-    when they changed: a job is then traced when its own job differs)."""
+    when they changed: a job is then traced when its own job differs).  ``view`` gets the
+    ids of the kept jobs whose job view the change edits: the base's workflows give them
+    another job, their runner label's runners.yaml entry changed, or a file under
+    ``runners/`` they reach changed (the others run the same in the base's job view)."""
     from inferencex_tools.policy.base import WORKFLOWS, row_reasons
     from inferencex_tools.workflow import bucket_of
 
@@ -652,6 +656,12 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
             reasons.append(moved)
         if reasons:
             keep.append(j)
+            label = str(j.row.config.get("runner"))
+            if view is not None and (moved or changes.runner_labels is None or
+                                     label in changes.runner_labels or any(
+                                         f.startswith("runners/") for e in files
+                                         for f in deltas.reached(e, j.env))):
+                view.add(id(j))
             why.setdefault(j.row.key, [])
             for r in reasons:
                 if r not in why[j.row.key]:
@@ -706,6 +716,7 @@ class _Change:
     base_cfgs: dict[str, Any]
     store: CurveStore
     scope: set[str] | None
+    view: set[int] = field(default_factory=set)  # jobs whose job view the change edits
 
 
 def _change(req: CheckRequest, result: Result, started: float) -> _Change | None:
@@ -776,7 +787,8 @@ def check(req: CheckRequest) -> Checked:
     sources: dict[str, str] = {}
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
     if change is not None:
-        result.extend(_in_base_job_view(req, change.changes, layout, jobs, outcomes,
+        result.extend(_in_base_job_view(req, change.changes, layout,
+                                        [j for j in jobs if id(j) in change.view], outcomes,
                                         store, result))
         traced_keys = {o.row.key for o in outcomes}
         spec_keys = {k: v for k, v in spec_keys.items() if k in traced_keys}
@@ -802,7 +814,8 @@ def _selected(req: CheckRequest, change: _Change, rows: list[Row], runners: Any,
                                                   changed_prefixes), result)
     jobs, malformed = _jobs(req, rows, runners, wf, result,
                             functools.partial(_launcher_may_change, changes, base_cfgs))
-    jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf, wf)
+    jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf, wf,
+                          change.view)
     result.info["base"]["traced-keys"] = why
     return jobs, malformed
 
