@@ -152,9 +152,20 @@ def _head(root: Path) -> str | None:
 def _api_audit(run_id: str, repo: str | None, root: Path, api_url: str | None,
                limits: Limits, req: AuditRequest) -> Audit:
     from inferencex_tools.al.service import audit_run
+    from inferencex_tools.io.github import Forge, api_url_from_env, token_from_env
+
+    rid, slug = run_of(run_id, repo, root)
+    forge = Forge(slug, token=token_from_env(), api_url=api_url_from_env(api_url))
+    info(f"auditing run {rid} of {slug}: listing and downloading its job artifacts")
+    return audit_run(req, forge, rid, limits)
+
+
+def run_of(run_id: str, repo: str | None, root: Path, why: str = "") -> tuple[int, str]:
+    """The workflow run a command names: its id and OWNER/NAME (``--repo``, else the GitHub
+    origin remote of ``root``); a usage error saying what to pass otherwise (``why``: what
+    the repository is needed for, added to the hint)."""
     from inferencex_tools.ci.ids import run_id as parse_run_id
     from inferencex_tools.errors import UsageError
-    from inferencex_tools.io.github import Forge, api_url_from_env, token_from_env
 
     rid = parse_run_id(run_id)
     if rid is None:
@@ -163,10 +174,8 @@ def _api_audit(run_id: str, repo: str | None, root: Path, api_url: str | None,
     slug = repo or origin_slug(root)
     if slug is None:
         raise UsageError("no --repo and no GitHub origin remote at --root",
-                         hint="pass --repo OWNER/NAME")
-    forge = Forge(slug, token=token_from_env(), api_url=api_url_from_env(api_url))
-    info(f"auditing run {rid} of {slug}: listing and downloading its job artifacts")
-    return audit_run(req, forge, rid, limits)
+                         hint="pass --repo OWNER/NAME" + (f" ({why})" if why else ""))
+    return rid, slug
 
 
 def origin_slug(root: Path) -> str | None:

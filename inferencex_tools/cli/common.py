@@ -19,6 +19,7 @@ from inferencex_tools.report.findings import Finding, Result
 if TYPE_CHECKING:
     from inferencex_tools.io.actions import ActionsEnv
     from inferencex_tools.io.settings import Side, TrustedView
+    from inferencex_tools.report.adopt import Settings as AdoptSettings
     from inferencex_tools.report.adopt import TrustedBase
 
 
@@ -145,11 +146,7 @@ def _adopt_local(result: Result, opts: Adoption, here: Path) -> None:
     notes: list[str] = []
     if result.info.get("ignored_by_settings"):
         notes.append(f"{result.info['ignored_by_settings']} ignored by {settings.source}")
-    if opts.known is not None:
-        A.apply_settings(opts.known, settings, rel)
-        n = A.drop_known(result, A.fingerprints(opts.known, rel), rel, reason="known_at_base")
-        if n:
-            notes.append(f"{n} already present {opts.known_label}")
+    notes += _known_at_base(result, opts, settings, rel)
     path = opts.baseline
     if path is None and settings.baseline and sdir is not None:
         path = sdir / settings.baseline
@@ -161,6 +158,18 @@ def _adopt_local(result: Result, opts: Adoption, here: Path) -> None:
             notes.append(note)
     if notes:
         result.info["adoption"] = "; ".join(notes)
+
+
+def _known_at_base(result: Result, opts: Adoption, settings: AdoptSettings,
+                   rel: Callable[[str], str]) -> list[str]:
+    """Drop what ``opts.known`` (the base's own findings) already has; the note saying so."""
+    from inferencex_tools.report import adopt as A
+
+    if opts.known is None:
+        return []
+    A.apply_settings(opts.known, settings, rel)
+    n = A.drop_known(result, A.fingerprints(opts.known, rel), rel, reason="known_at_base")
+    return [f"{n} already present {opts.known_label}"] if n else []
 
 
 def _adopt_trusted(result: Result, opts: Adoption, here: Path, view: TrustedView) -> None:
@@ -179,11 +188,7 @@ def _adopt_trusted(result: Result, opts: Adoption, here: Path, view: TrustedView
     notes: list[str] = []
     if result.info.get("ignored_by_settings"):
         notes.append(f"{result.info['ignored_by_settings']} ignored by {settings.source}{at}")
-    if opts.known is not None:
-        A.apply_settings(opts.known, settings, rel)
-        n = A.drop_known(result, A.fingerprints(opts.known, rel), rel, reason="known_at_base")
-        if n:
-            notes.append(f"{n} already present {opts.known_label}")
+    notes += _known_at_base(result, opts, settings, rel)
     if base is not None and base.baseline is not None:
         n = A.drop_known(result, A.baseline_known(base.baseline), rel,
                          reason="known_in_baseline")

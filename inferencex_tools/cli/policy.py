@@ -318,21 +318,11 @@ def curves_import_cmd(
       ixtool policy curves import 28061204145 --repo SemiAnalysisAI/InferenceX
     """
     from inferencex_tools.al.curves import Provenance, import_curve
-    from inferencex_tools.ci.ids import run_id as parse_run_id
-    from inferencex_tools.errors import UsageError
+    from inferencex_tools.cli.al import run_of
     from inferencex_tools.io.artifacts import Limits, run_directory
 
     root = repo_dir(root)
-    rid = parse_run_id(run_id)
-    if rid is None:
-        raise UsageError(f"invalid RUN_ID {run_id[:40]!r}",
-                         hint="copy the number from the run's URL (…/actions/runs/ID)")
-    from inferencex_tools.cli.al import origin_slug
-
-    slug = repo or origin_slug(root)
-    if slug is None:
-        raise UsageError("no --repo and no GitHub origin remote at --root",
-                         hint="pass --repo OWNER/NAME (the curve names its source run URL)")
+    rid, slug = run_of(run_id, repo, root, why="the curve names its source run URL")
     prov = Provenance(rid, f"https://github.com/{slug}/actions/runs/{rid}", image, model)
     if artifacts is not None:
         result = import_curve(root, run_directory(artifacts, Limits()), prov, prefix=prefix,

@@ -618,6 +618,27 @@ def _reached(deltas: _Deltas, env: Mapping[str, str], entry: str) -> tuple[str, 
     return deltas.reached(entry, env)
 
 
+def _entries(req: CheckRequest, j: Job) -> list[str]:
+    """The files a job starts from: its launcher, its script, its recipes."""
+    from inferencex_tools.policy.resolve import recipe_path
+
+    files: list[str] = [f for f in (j.launcher,) if f]
+    res = resolve_script(req.root, j.row, j.family)
+    if res.script:
+        files.append(res.script)
+    files += [recipe_path(j.env[name])[0] for name in ("CONFIG_FILE", "EVAL_CONFIG_FILE")
+              if j.env.get(name)]
+    return files
+
+
+def _view_edited(j: Job, files: list[str], changes: Any, deltas: _Deltas) -> bool:
+    """Does the change edit the job's view: its runner label's runners.yaml entry (or
+    runners.yaml unreadably), or a file under ``runners/`` the job reaches?"""
+    label = str(j.row.config.get("runner"))
+    return (changes.runner_labels is None or label in changes.runner_labels
+            or any(f.startswith("runners/") for e in files for f in deltas.reached(e, j.env)))
+
+
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str],
               base_wf: Any = None, wf: Any = None, view: set[int] | None = None
@@ -636,15 +657,7 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
         else frozenset()
     deltas = _Deltas(req, index, changes)
     for j in jobs:
-        files: list[str] = [f for f in (j.launcher,) if f]
-        res = resolve_script(req.root, j.row, j.family)
-        if res.script:
-            files.append(res.script)
-        for name in ("CONFIG_FILE", "EVAL_CONFIG_FILE"):
-            if j.env.get(name):
-                from inferencex_tools.policy.resolve import recipe_path
-
-                files.append(recipe_path(j.env[name])[0])
+        files = _entries(req, j)
         reasons = row_reasons(
             key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
@@ -656,11 +669,7 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
             reasons.append(moved)
         if reasons:
             keep.append(j)
-            label = str(j.row.config.get("runner"))
-            if view is not None and (moved or changes.runner_labels is None or
-                                     label in changes.runner_labels or any(
-                                         f.startswith("runners/") for e in files
-                                         for f in deltas.reached(e, j.env))):
+            if view is not None and (moved or _view_edited(j, files, changes, deltas)):
                 view.add(id(j))
             why.setdefault(j.row.key, [])
             for r in reasons:
