@@ -25,8 +25,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
+from inferencex_tools.policy.shellcalls import dynamic_command
 from inferencex_tools.sandbox import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 
 REPLACED = frozenset(WAIT_FUNCTIONS + RECORD_FUNCTIONS)
@@ -38,6 +39,7 @@ _DYNAMIC = re.compile(r"(?:^|[;&|({`]|\$\(|\bthen|\bdo|\belse)\s*(eval|printenv|
                       r"typeset\s+-[a-zA-Z]*p)\b", re.MULTILINE)
 _DYNAMIC_PY = re.compile(r"environ\s*\.\s*(items|keys|values)\s*\(|in\s+os\.environ\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[A-Za-z_][\w-]*")  # a function name (split_functions)
 _PROJ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(%%|%|##|#|:[0-9 ]+(?::[0-9 ]+)?)([^}]*)\}")
 _FUNC = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)\s*\{?\s*$", re.MULTILINE)
 # a file a script names: a script (.sh/.py/.bash: followed, its own names read) or any
@@ -276,6 +278,18 @@ def _dequote(text: str) -> str:
     return re.sub(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"", "''", text)
 
 
+class _Reach(NamedTuple):
+    """The shell text a set of files can run: its top levels and the bodies of the
+    functions they call (``parts``), its words, whether a file in it is dynamic, and the
+    function names it spells."""
+
+    text: str
+    words: set[str]
+    everything: bool
+    parts: tuple[str, ...]
+    names: frozenset[str]
+
+
 @dataclass(frozen=True)
 class _Parsed:
     top: str
@@ -297,7 +311,7 @@ class Analyzer:
         self._files: dict[str, tuple[str, ...]] = {}
         self._closures: dict[tuple[Any, ...], Closure] = {}
         self._pruned: dict[tuple[Any, ...], str] = {}
-        self._reached: dict[tuple[Any, ...], tuple[str, set[str], bool]] = {}
+        self._reached: dict[tuple[Any, ...], _Reach] = {}
         self._by_text: dict[str, Closure] = {}
 
     def parsed(self, path: str) -> _Parsed | None:
@@ -361,7 +375,7 @@ class Analyzer:
         """The shell text ``entry`` can run: top levels (branches pruned by ``env``) of it
         and the files it names, plus the bodies of the functions they call."""
         return self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")),
-                           env)[0]
+                           env).text
 
     def reachable_files(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
         """The files of ``entry``'s closure it can run: itself, the files named in the
@@ -390,15 +404,17 @@ class Analyzer:
         return frozenset(out)
 
     def reachable_words(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
-        """The words of the shell text ``entry`` can run (:meth:`reachable_shell_text`):
-        every function it can call is among them; None when a file it names is dynamic
-        (anything may run)."""
-        _, words, everything = self._reach(
-            tuple(f for f in self.files(entry) if not f.endswith(".py")), env)
-        return None if everything else frozenset(words)
+        """The names spelt in the shell text ``entry`` can run (:meth:`reachable_shell_text`)
+        and in the job's environment values (a ``"$VAR"`` command word runs one): every
+        function it can call is among them.  None (anything may run) when a file it names
+        is dynamic, or when that text can call a function without spelling its name
+        (:func:`~.shellcalls.dynamic_command`: ``eval``, ``"${f}al"``, ``compgen`` …)."""
+        r = self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")), env)
+        if r.everything or any(dynamic_command(part) for part in r.parts):
+            return None
+        return r.names | {w for v in env.values() for w in _NAME.findall(v)}
 
-    def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> tuple[str, set[str],
-                                                                            bool]:
+    def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> _Reach:
         tops: list[str] = []
         for path in files:
             p = self.parsed(path)
@@ -409,8 +425,7 @@ class Analyzer:
             self._reached[rk] = self._reach_from(files, tops)
         return self._reached[rk]
 
-    def _reach_from(self, files: tuple[str, ...], tops: list[str]) -> tuple[str, set[str],
-                                                                           bool]:
+    def _reach_from(self, files: tuple[str, ...], tops: list[str]) -> _Reach:
         funcs: dict[str, str] = {}
         everything = False
         for path in files:
@@ -424,15 +439,18 @@ class Analyzer:
         parts = list(tops)
         reached: set[str] = set()
         words = set(_WORD.findall("\n".join(parts)))
+        # function names keep their hyphens; bash calls this one for any unknown command
+        names = set(_NAME.findall("\n".join(parts))) | {"command_not_found_handle"}
         while True:
-            new = {n for n in words if n in funcs and n not in reached}
+            new = {n for n in names if n in funcs and n not in reached}
             if not new:
                 break
             reached |= new
             for n in sorted(new):
                 parts.append(funcs[n])
                 words |= set(_WORD.findall(funcs[n]))
-        return "\n".join(parts), words, everything
+                names |= set(_NAME.findall(funcs[n]))
+        return _Reach("\n".join(parts), words, everything, tuple(parts), frozenset(names))
 
     def _prune(self, path: str, p: _Parsed, env: Mapping[str, str]) -> str:
         pk = (path, tuple(env.get(n) for n in sorted(p.conditions)))
@@ -441,7 +459,7 @@ class Analyzer:
         return self._pruned[pk]
 
     def _closure(self, files: tuple[str, ...], env: Mapping[str, str]) -> Closure:
-        whole, words, everything = self._reach(files, env)
+        whole, words, everything = self._reach(files, env)[:3]
         done = self._by_text.get(whole)
         if done is not None and done.files == files:
             return done

@@ -1,0 +1,419 @@
+"""Can shell text call a function whose name it never spells?
+
+The ``--base`` selection (:class:`~.base.ShellDelta`) skips a row when a change edits only
+bodies of functions that the text the row can run never names.  That holds only while
+every function call spells its name: a command word built at run time (``"${f}al"``,
+``$a$b``, ``${!ref}``, ``$(printf …)``, ``fo''o``, ``fo{o,}``, a glob), ``eval``, a
+``trap`` or ``bash -c`` string that does so, the function table (``compgen``,
+``declare -F``), aliases, and shells fed text from a pipe or a here-string defeat it.
+
+:func:`dynamic_command` cuts the text into simple commands (quotes, ``$( )``, backticks,
+``${ }``, arithmetic, ``[[ ]]``, ``case`` patterns, array literals and here-documents
+followed; the commands inside substitutions and unquoted here-document expansions count)
+and judges each command word.  A pure ``"$VAR"``/``"${ARR[@]}"``/``"$@"`` command word
+is not dynamic (its value is spelt where it is assigned, passed, or comes from the job's
+environment), nor is a word with a literal character no function name has (``/``, ``.``).
+Shell is read roughly and errs towards "dynamic".  Pure: text in, a verdict out.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from functools import lru_cache
+
+_NAME = re.compile(r"[A-Za-z_][\w-]*")  # the function names split_functions knows
+# a pure expansion: $V, ${V}, ${V[@]}, ${V[2]}, $1, $@, ${V:-literal}
+_PURE = re.compile(r"\$(?:[A-Za-z_]\w*|[0-9@*]|\{(?:[A-Za-z_]\w*(?:\[(?:[@*]|\d+)\])?"
+                   r"(?::?-[\w./-]*)?|[0-9@*])\})")
+# words before a command word that can still run a function (keywords, wrappers)
+_LEAD = frozenset({"!", "if", "then", "do", "else", "elif", "while", "until", "time", "{",
+                   "}", "fi", "done", "esac", "command", "builtin", "exec", "nohup", "env",
+                   "timeout", "coproc", "-p", "--"})
+_ASSIGN = re.compile(r"[A-Za-z_]\w*(?:\[[^]]*\])?\+?=")
+_OP = r"<<<|<<-?|&>>?|[<>]&|>>|<>|>\||[<>]"
+_REDIRECT = re.compile(rf"[0-9]*(?:{_OP})")
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+# commands that reach the function table, define aliases or callbacks
+_TABLE = re.compile(r"(?:compgen|alias)\b"
+                    r"|(?:declare|typeset|local|export|readonly)(?:\s+-\w+)*\s+-[A-Za-z]*[fF]"
+                    r"|shopt(?:\s+-\w+)*\s+.*(?:expand_aliases|extglob)"
+                    r"|(?:mapfile|readarray)(?:\s+-\w+)*\s+-C")
+SUB = "$()"  # what a substitution leaves in its word
+
+
+class _Lexer:
+    """Simple commands (lists of raw words) of shell text from ``i``; the commands of its
+    substitutions go to ``sink`` too (``out`` None: an array literal, no commands)."""
+
+    def __init__(self, text: str, i: int, sink: list[list[str]],
+                 out: list[list[str]] | None) -> None:
+        self.t, self.i, self.sink, self.out = text, i, sink, out
+        self.cmd: list[str] = []
+        self.word: list[str] = []
+        self.test = False  # inside [[ ]]
+        self.case: list[bool] = []  # per open case: expecting a pattern
+        self.docs: list[tuple[str, bool, bool]] = []  # (delimiter, expands, shell reads)
+
+    def run(self, stop: str = "") -> int:
+        """Lex to the end, or to the unmatched ``stop`` (``)``/`````): its index."""
+        t, depth = self.t, 0
+        while self.i < len(t):
+            c = t[self.i]
+            if self.case and self.case[-1] and not self.word and self._pattern():
+                continue
+            if c == stop and depth == 0 and not self.test:
+                break
+            if c in "()" and not self.test:
+                if not self._paren(c):  # a subshell's parenthesis
+                    depth += 1 if c == "(" else -1
+                    self._end_command()
+            elif c in " \t\n;&|<>()":
+                self._separator(c)
+            else:
+                self._word_char(c)
+        self._end_command()
+        return self.i
+
+    def _paren(self, c: str) -> bool:
+        """An array literal ``x=(``, ``((``/``<(``-like groups: handled here (True)."""
+        t, i = self.t, self.i
+        if c == "(" and self.word and _ASSIGN.fullmatch("".join(self.word)):
+            sub = _Lexer(t, i + 1, self.sink, None)
+            self.i = sub.run(")") + 1
+            self.word.append("()")
+            return True
+        if c == "(" and t.startswith("((", i) and not self.word and (
+                not _lead_off(self.cmd) or self.cmd[-1:] == ["for"]):
+            self.i = self._arith(i + 2)
+            self.cmd.append("((")
+            return True
+        self.i += 1
+        return False
+
+    def _separator(self, c: str) -> None:
+        t, i = self.t, self.i
+        if not self.test and (c in "<>" or t.startswith("&>", i)):
+            self._redirect()
+            return
+        self._end_word()
+        branch = re.compile(r";;&|;;|;&").match(t, i) if self.case else None
+        self.i = i + 1 if branch is None else branch.end()
+        if self.test or c in " \t":
+            return
+        self._end_command()
+        if branch is not None:
+            self.case[-1] = True
+        elif c == "\n":
+            self._heredocs()
+
+    def _word_char(self, c: str) -> None:
+        t, i = self.t, self.i
+        if c == "#" and not self.word:
+            end = t.find("\n", i)
+            self.i = len(t) if end < 0 else end
+        elif c == "\\":
+            self.word.append(t[i:i + 2] if t[i + 1:i + 2] != "\n" else "")
+            self.i += 2
+        elif c == "'":
+            end = t.find("'", i + 1)
+            end = len(t) if end < 0 else end
+            self.word.append(t[i:end + 1])
+            self.i = end + 1
+        elif c == '"':
+            self.i = self._dquote(i + 1)
+        elif c == "$" or c == "`":
+            self.i = self._dollar(i)
+        else:
+            self.word.append(c)
+            self.i += 1
+
+    def _dquote(self, i: int) -> int:
+        """Read a double-quoted string from ``i`` (after the quote): the index after it."""
+        t = self.t
+        self.word.append('"')
+        while i < len(t) and t[i] != '"':
+            if t[i] == "\\":
+                self.word.append(t[i:i + 2])
+                i += 2
+            elif t[i] in "$`":
+                i = self._dollar(i)
+            else:
+                self.word.append(t[i])
+                i += 1
+        self.word.append('"')
+        return i + 1
+
+    def _dollar(self, i: int) -> int:
+        """An expansion at ``i`` (``$…`` or a backtick): the index after it."""
+        t = self.t
+        if t.startswith("$((", i):
+            self.word.append(SUB)
+            return self._arith(i + 3)
+        if t.startswith("$(", i) or t[i] == "`":
+            sub = _Lexer(t, i + (2 if t[i] == "$" else 1), self.sink, self.sink)
+            end = sub.run(")" if t[i] == "$" else "`")
+            self.word.append(SUB)
+            return end + 1
+        if t.startswith("${", i):
+            end = self._braces(i + 2)
+            self.word.append(t[i:end])
+            return end
+        if t.startswith("$'", i):
+            end = t.find("'", i + 2)
+            while end > 0 and t[end - 1] == "\\":
+                end = t.find("'", end + 1)
+            end = len(t) if end < 0 else end
+            self.word.append(t[i:end + 1])
+            return end + 1
+        m = re.compile(r"\$(?:[A-Za-z_]\w*|[0-9@*#?$!-])?").match(t, i)
+        assert m is not None
+        self.word.append(m.group(0))
+        return m.end()
+
+    def _braces(self, i: int) -> int:
+        """The index after the ``}`` closing a ``${`` whose body starts at ``i`` (the
+        substitutions inside run)."""
+        t, depth = self.t, 1
+        while i < len(t):
+            if t[i] == "\\":
+                i += 2
+                continue
+            if t[i] in "$`" and (t.startswith("$(", i) or t[i] == "`"):
+                i = _Lexer(t, i, self.sink, self.sink)._dollar(i)
+                continue
+            depth += {"{": 1, "}": -1}.get(t[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        return i
+
+    def _arith(self, i: int) -> int:
+        """Skip arithmetic from ``i`` to its closing ``))`` (the substitutions inside
+        run): the index after it."""
+        t, depth = self.t, 2
+        while i < len(t) and depth > 0:
+            if t.startswith("$(", i) or t[i] == "`":
+                i = _Lexer(t, i, self.sink, self.sink)._dollar(i)
+                continue
+            depth += {"(": 1, ")": -1}.get(t[i], 0)
+            i += 1
+        return i
+
+    def _redirect(self) -> None:
+        """A redirection operator (``>``, ``2>&1``, ``<<EOF``, ``<(…)``) at ``self.i``."""
+        t, i = self.t, self.i
+        if t.startswith(("<(", ">("), i):  # a process substitution: a word
+            sub = _Lexer(t, i + 2, self.sink, self.sink)
+            self.i = sub.run(")") + 1
+            self.word.append("<" + SUB)
+            return
+        fd = "".join(self.word) if "".join(self.word).isdigit() else ""
+        if not fd:
+            self._end_word()
+        self.word = []
+        m = re.compile(_OP).match(t, i)
+        assert m is not None
+        self.i = m.end()
+        self.cmd.append(fd + m.group(0))
+        if m.group(0).startswith("<<") and m.group(0) != "<<<":
+            self._heredoc_word()
+
+    def _heredoc_word(self) -> None:
+        t = self.t
+        m = re.compile(r"[ \t]*(['\"]?)\\?([^\s;&|<>()'\"]+)\1").match(t, self.i)
+        if m is None:
+            return
+        self.i = m.end()
+        self.cmd.append(m.group(0))
+        shell = any(w.rsplit("/", 1)[-1] in _SHELLS for w in self.cmd)
+        self.docs.append((m.group(2), not m.group(1), shell))
+
+    def _heredocs(self) -> None:
+        """Here-document bodies after a line end: data (their expansions run when the
+        delimiter is unquoted), or commands when a shell reads them."""
+        t = self.t
+        for delim, expands, shell in self.docs:
+            start = self.i
+            end = start
+            while end < len(t):
+                nl = t.find("\n", end)
+                nl = len(t) if nl < 0 else nl
+                if t[end:nl].strip() == delim:
+                    break
+                end = nl + 1
+            body = t[start:end]
+            if shell:
+                _Lexer(body, 0, self.sink, self.sink).run()
+            elif expands:
+                for m in re.finditer(r"\$\(|`", body):
+                    _Lexer(body, m.start(), self.sink, self.sink)._dollar(m.start())
+            nl = t.find("\n", end)
+            self.i = len(t) if nl < 0 else nl + 1
+        self.docs = []
+
+    def _pattern(self) -> bool:
+        """In a ``case``, expecting a pattern: skip it and its ``)`` (True), or close the
+        ``case`` at ``esac`` (True); False at blanks and line ends."""
+        t, i = self.t, self.i
+        if t[i] in " \t\n":
+            self.i += 1
+            if t[i] == "\n":
+                self._heredocs()
+            return True
+        if re.compile(r"esac\b").match(t, i):
+            self.case.pop()
+            self.i += 4
+            return True
+        self.case[-1] = False
+        probe = _Lexer(t, i + (t[i] == "("), self.sink, None)
+        probe.test = True  # | and ( ) are pattern syntax here
+        while probe.i < len(t) and t[probe.i] != ")":
+            c = t[probe.i]
+            if c in " \t\n|":
+                probe._separator(c)
+            else:
+                probe._word_char(c)
+        self.i = probe.i + 1
+        return True
+
+    def _end_word(self) -> None:
+        if self.word:
+            w = "".join(self.word)
+            self.word = []
+            if self.test and w == "]]":
+                self.test = False
+            elif w == "[[" and not self.test:
+                self.test = True
+            self.cmd.append(w)
+            if len(self.cmd) > 2 and self.cmd[-1] == "in" and self.cmd[-3] == "case":
+                self._end_command()  # the patterns follow
+
+    def _end_command(self) -> None:
+        self._end_word()
+        if self.cmd:
+            if self.out is not None:
+                self.out.append(self.cmd)
+                if _lead_off(self.cmd)[:1] == ["case"]:
+                    self.case.append(True)
+                elif _lead_off(self.cmd)[:1] == ["esac"] and self.case:
+                    self.case.pop()
+            self.cmd = []
+
+
+def _lead_off(words: list[str]) -> list[str]:
+    """``words`` from its command word on (keywords, wrappers, assignments and
+    redirections before it dropped)."""
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "timeout":  # its options, then its duration
+            i += 1
+            while i < len(words) and not re.fullmatch(r"[\d.]+[smhd]?|\$.*", words[i]):
+                i += 1
+        elif _REDIRECT.fullmatch(w):
+            i += 1  # and its target
+        elif not (w in _LEAD or _ASSIGN.match(w) or (w.startswith("-") and i and
+                  words[i - 1] in ("env", "command", "exec", "-p", "--"))):
+            break
+        i += 1
+    return words[i:]
+
+
+def _parts(word: str) -> tuple[str, int, bool, bool]:
+    """(literal characters, expansions, a glob or brace, an expansion alone) of a raw
+    word (quotes removed from the literal)."""
+    lit: list[str] = []
+    exps: list[str] = []
+    glob = False
+    rest = word
+    quoted = False
+    while rest:
+        m = re.match(r"\$\{[^}]*\}|\$\(\)|\$'[^']*\\[^']*'|\$[A-Za-z_]\w*|\$[0-9@*#?$!-]"
+                     r"|<\$\(\)", rest)  # ($'…' with an escape: built)
+        if m is not None:
+            exps.append(m.group(0))
+            rest = rest[m.end():]
+        elif rest[0] == '"':
+            quoted = not quoted
+            rest = rest[1:]
+        elif (rest[0] == "'" and not quoted) or rest.startswith("$'"):
+            end = rest.find("'", 2 if rest[0] == "$" else 1)
+            end = len(rest) if end < 0 else end
+            lit.append(rest[2 if rest[0] == "$" else 1:end])
+            rest = rest[end + 1:]
+        elif rest[0] == "\\":
+            lit.append(rest[1:2])
+            rest = rest[2:]
+        else:
+            glob = glob or (not quoted and rest[0] in "*?[{")
+            lit.append(rest[0])
+            rest = rest[1:]
+    alone = len(exps) == 1 and not lit and bool(_PURE.fullmatch(exps[0]))
+    return "".join(lit), len(exps), glob, alone
+
+
+def built_name(word: str) -> bool:
+    """Can the raw command word ``word`` name a function its text does not spell?"""
+    if word in ("[", "[["):
+        return False
+    lit, exps, glob, alone = _parts(word)
+    if re.search(r"[^\w*?\[\]{},-]", lit):
+        return False  # a path or file name: never a function name
+    if glob or (exps and not alone):
+        return True
+    return not exps and bool(_NAME.fullmatch(lit)) and lit not in _NAME.findall(word)
+
+
+def _unquoted(word: str) -> str | None:
+    try:
+        return " ".join(shlex.split(word))
+    except ValueError:
+        return None
+
+
+def _strings_run(cmd: list[str]) -> list[str] | None:
+    """The strings a command gives to a shell to run (a ``trap`` action, ``bash -c``'s
+    argument); None when a shell reads text that cannot be known (stdin, ``<<<``,
+    ``<(…)``, ``source /dev/stdin``)."""
+    out: list[str] = []
+    if cmd[0] == "trap" and len(cmd) > 1 and not cmd[1].startswith("-"):
+        out.append(cmd[1])
+    nxt = cmd[1] if len(cmd) > 1 else ""
+    if (cmd[0].rsplit("/", 1)[-1] in _SHELLS or cmd[0] in ("source", ".")) and (
+            nxt in ("", "-s", "-", "<<<") or nxt.startswith(("<" + SUB, "/dev/", "/proc/"))):
+        return None
+    for k, w in enumerate(cmd[:-1]):
+        if w.rsplit("/", 1)[-1] in _SHELLS:
+            j, c_flag = k + 1, False
+            while j < len(cmd) and cmd[j].startswith("-"):
+                c_flag = c_flag or bool(re.fullmatch(r"-[a-z]*c[a-z]*", cmd[j]))
+                j += 1
+            if c_flag and j < len(cmd):
+                out.append(cmd[j])
+    unq = [_unquoted(s) for s in out]
+    return None if None in unq else [s for s in unq if s is not None]
+
+
+@lru_cache(maxsize=8192)
+def dynamic_command(text: str) -> bool:
+    """Can a command of ``text`` run a function whose name the text never spells (see the
+    module doc)?"""
+    return first_dynamic(text) is not None
+
+
+def first_dynamic(text: str) -> list[str] | None:
+    """The first command of ``text`` that can run a function whose name the text never
+    spells (its raw words), or None."""
+    cmds: list[list[str]] = []
+    _Lexer(text, 0, cmds, cmds).run()
+    for full in cmds:
+        cmd = _lead_off(full)
+        if not cmd:
+            continue
+        if cmd[0] == "eval" or built_name(cmd[0]) or _TABLE.match(" ".join(cmd)):
+            return full
+        strings = _strings_run(cmd)
+        if strings is None or any(dynamic_command(s) for s in strings):
+            return full
+    return None

@@ -1,0 +1,127 @@
+"""``--base`` traces a row when a change edits a library function the row can call without
+spelling its name.
+
+The shell-delta selection skips a row when a change edits only function bodies that the
+text its launcher and script can run never names.  Two steps defeated it: a reviewed
+recipe calls a library function through a name built at run time (its AL is 2.83,
+golden); later a PR edits only that function's body to force 3.60.  No text the row runs
+names the function, so ``--base`` traced nothing and the gate passed (``gate=pass``)
+while the full check said PO403.  Such text now counts as reaching every function
+(``policy/shellcalls.py``); a pure ``"$VAR"`` command word and ordinary text do not.
+The PR adds no changelog entry (one naming the key would trace its rows anyway).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.policy.effective import Analyzer
+from tests.ci.test_gate_trust import _gate
+from tests.conftest import ROOT
+from tests.policy.test_check import SEED
+from tests.security.test_selection_reads import _two_steps
+
+LIB = "benchmarks/benchmark_lib.sh"
+LIB_TEXT = (ROOT / LIB).read_text()
+RECIPE = (ROOT / SEED).read_text()
+FN = "golden_al() {\n    echo 2.83\n}\n"
+
+# name → how the reviewed recipe sets its AL from the library's golden_al (never spelt
+# whole); the PR then edits only golden_al's body to print 3.60
+CALLS = {
+    "a joined expansion": 'p=golden; GOLDEN_AL=$("${p}_al")',
+    "two expansions": "a=golden_; b=al; GOLDEN_AL=$($a$b)",
+    "eval": 'p=golden; eval "GOLDEN_AL=\\$(${p}_al)"',
+    "an indirect expansion": 'AL_FN=golden; AL_FN+=_al; k=AL_FN; GOLDEN_AL=$("${!k}")',
+    "the compgen function table":
+        "GOLDEN_AL=$(for f in $(compgen -A function); do\n"
+        '    if [[ $f == golden?al ]]; then "$f"; fi\ndone)',
+    "the declare -F table":
+        'while read -r _ _ f; do [[ $f == golden?al ]] && GOLDEN_AL=$("$f"); '
+        "done < <(declare -F)",
+    "a command substitution as the command": "GOLDEN_AL=$($(printf '%s_al' golden))",
+    "quotes inside the name": "GOLDEN_AL=$(golden''_al)",
+    "a brace expansion": "GOLDEN_AL=$(golden_a{l,})",
+    "a bash -c string": 'p=golden; GOLDEN_AL=$(bash -c "source \\"$(dirname "$0")/../../'
+                        'benchmark_lib.sh\\"; ${p}_al")',
+    # not dynamic: the name is spelt whole, with the hyphen a function name may have
+    "a hyphenated name": "GOLDEN_AL=$(golden-al)",
+}
+
+
+def _reviewed(call: str) -> dict[str, str]:
+    fn = FN.replace("golden_al", "golden-al") if "golden-al" in call else FN
+    return {LIB: LIB_TEXT + "\n" + fn, SEED: RECIPE.replace("GOLDEN_AL=2.83", call)}
+
+
+def _pr(reviewed: dict[str, str]) -> dict[str, str]:
+    return {LIB: reviewed[LIB].replace("    echo 2.83\n}", "    echo 3.60\n}")}
+
+
+@pytest.mark.parametrize("case", list(CALLS))
+def test_a_function_called_by_a_built_name_selects_its_rows(tmp_path: Path, corpus: Path,
+                                                           case: str) -> None:
+    reviewed = _reviewed(CALLS[case])
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, _pr(reviewed), entry=False)
+    rc, outputs, doc = _gate(path, "base", main, head)
+    assert rc == 1 and outputs["gate"] == "fail", doc["findings"]
+    assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == ["PO403"]
+
+
+@pytest.mark.parametrize("call", [
+    'AL_CMD=echo; GOLDEN_AL=$("$AL_CMD" 2.83)',  # a pure "$VAR" command word
+    "GOLDEN_AL=2.83",  # the recipe as reviewed
+])
+def test_a_function_no_row_calls_traces_nothing(tmp_path: Path, corpus: Path,
+                                                call: str) -> None:
+    """The selection stays: the same library edit, golden_al called by no row."""
+    reviewed = _reviewed(call)
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, _pr(reviewed), entry=False)
+    rc, outputs, doc = _gate(path, "base", main, head)
+    assert rc == 0 and outputs["gate"] == "pass", doc["findings"]
+    assert not doc["findings"] or all(f["severity"] != "error" for f in doc["findings"])
+
+
+# the same question asked of the analyzer, for forms a gate run does not need to cover:
+# text → does it reach every function (None) rather than the names it spells
+TEXTS = {
+    'trap "${p}_al" EXIT': True,
+    'echo "${p}_al" | bash': True,
+    'bash <<< "${p}_al"': True,
+    'source <(echo "${p}_al")': True,
+    "bash <<EOF\n${p}_al\nEOF": True,
+    "cat <<EOF\n$(${p}_al)\nEOF": True,
+    "X=( $(${p}_al) )": True,
+    'X=(a)\n"${p}_al"': True,
+    '((n++)); "${p}_al"': True,
+    "echo $(( $(${p}_al) + 1 ))": True,
+    'command "${p}_al"': True,
+    'timeout -s KILL 10 "${p}_al"': True,
+    "$'\\x67olden_al'": True,
+    "golden_a?": True,
+    "shopt -s expand_aliases; alias go=golden_al; go": True,
+    "declare -fx golden_al; bash -c go": True,
+    "mapfile -t -C golden_al -c 1 x < f": True,
+    # ordinary text: selective
+    'trap \'kill "$PID"\' EXIT': False,
+    "cat <<'EOF'\n$(${p}_al)\nEOF": False,
+    'if [[ "${X:-0}" == "1" ||\n      "$Y" == y ]]; then "${CMD[@]}" "$@"; fi': False,
+    'case $K in\n  none) ;;\n  "$A"|b*) echo x ;;\n  *) exit 1 ;;\nesac': False,
+    'X=(\n  --cfg "{\\"a\\":\\"$Y\\"}"\n)\n"${X[@]}" > "$LOG" 2>&1 &': False,
+    '"$DIR/${NAME}.sh" --x; $(dirname "$0")/run.sh; ${PYTHON:-python3} -m x': False,
+    "for ((i=0; i<n; i++)); do (( EP > 1 )) && echo; done": False,
+    'x=1 && echo "${x}_al is an argument"': False,
+}
+
+
+@pytest.mark.parametrize("text", list(TEXTS))
+def test_text_that_calls_a_built_name_reaches_every_function(text: str) -> None:
+    files = {"run.sh": f'source lib.sh\n{text}\n', "lib.sh": FN + "other() {\n    :\n}\n"}
+    an = Analyzer(files.get, {"lib.sh": ["lib.sh"], "run.sh": ["run.sh"]})
+    words = an.reachable_words("run.sh", {})
+    assert (words is None) is TEXTS[text], words
+    assert words is None or "other" not in words
