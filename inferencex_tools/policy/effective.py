@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from inferencex_tools.policy.shellcalls import dynamic_command
+from inferencex_tools.policy.shellcalls import reaches_every_function
 from inferencex_tools.sandbox import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 
 REPLACED = frozenset(WAIT_FUNCTIONS + RECORD_FUNCTIONS)
@@ -408,9 +408,10 @@ class Analyzer:
         and in the job's environment values (a ``"$VAR"`` command word runs one): every
         function it can call is among them.  None (anything may run) when a file it names
         is dynamic, or when that text can call a function without spelling its name
-        (:func:`~.shellcalls.dynamic_command`: ``eval``, ``"${f}al"``, ``compgen`` …)."""
+        (:func:`~.shellcalls.reaches_every_function`: ``eval``, ``"${f}al"``, ``compgen``,
+        ``X="${f}al"; "$X"`` …)."""
         r = self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")), env)
-        if r.everything or any(dynamic_command(part) for part in r.parts):
+        if r.everything or reaches_every_function(r.parts):
             return None
         return r.names | {w for v in env.values() for w in _NAME.findall(v)}
 

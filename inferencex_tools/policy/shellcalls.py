@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 _NAME = re.compile(r"[A-Za-z_][\w-]*")  # the function names split_functions knows
@@ -40,6 +42,12 @@ _TABLE = re.compile(r"(?:compgen|alias)\b"
                     r"|shopt(?:\s+-\w+)*\s+.*(?:expand_aliases|extglob)"
                     r"|(?:mapfile|readarray)(?:\s+-\w+)*\s+-C")
 SUB = "$()"  # what a substitution leaves in its word
+# ``$(command -v python3)``: where a literal command is (``command``/``type`` never
+# functions here: text defining one is dynamic, see _OVERRIDE)
+_WHERE = re.compile(r"\s*(?:command\s+-v|type\s+-P)\s+[\w.+-]+\s*")
+_OVERRIDE = re.compile(r"(?:^|[\s;&|({])(?:function\s+)?(?:command|type|builtin)\s*\(\s*\)"
+                       r"|\bfunction\s+(?:command|type|builtin)\b")
+_SEP = "\x00"  # between the elements of an array literal in its word ``X=(a\x00b)``
 
 
 class _Lexer:
@@ -54,6 +62,7 @@ class _Lexer:
         self.test = False  # inside [[ ]]
         self.case: list[bool] = []  # per open case: expecting a pattern
         self.docs: list[tuple[str, bool, bool]] = []  # (delimiter, expands, shell reads)
+        self.elements: list[str] = []  # the words of an array literal (``out`` None)
 
     def run(self, stop: str = "") -> int:
         """Lex to the end, or to the unmatched ``stop`` (``)``/`````): its index."""
@@ -81,7 +90,7 @@ class _Lexer:
         if c == "(" and self.word and _ASSIGN.fullmatch("".join(self.word)):
             sub = _Lexer(t, i + 1, self.sink, None)
             self.i = sub.run(")") + 1
-            self.word.append("()")
+            self.word.append("(" + _SEP.join(sub.elements) + ")")
             return True
         if c == "(" and t.startswith("((", i) and not self.word and (
                 not _lead_off(self.cmd) or self.cmd[-1:] == ["for"]):
@@ -151,9 +160,10 @@ class _Lexer:
             self.word.append(SUB)
             return self._arith(i + 3)
         if t.startswith("$(", i) or t[i] == "`":
-            sub = _Lexer(t, i + (2 if t[i] == "$" else 1), self.sink, self.sink)
-            end = sub.run(")" if t[i] == "$" else "`")
-            self.word.append(SUB)
+            start = i + (2 if t[i] == "$" else 1)
+            end = _Lexer(t, start, self.sink, self.sink).run(")" if t[i] == "$" else "`")
+            # a path, or the literal name when it is a function: never a built name
+            self.word.append("/" if _WHERE.fullmatch(t, start, end) else SUB)
             return end + 1
         if t.startswith("${", i):
             end = self._braces(i + 2)
@@ -292,7 +302,9 @@ class _Lexer:
     def _end_command(self) -> None:
         self._end_word()
         if self.cmd:
-            if self.out is not None:
+            if self.out is None:
+                self.elements += self.cmd
+            else:
                 self.out.append(self.cmd)
                 if _lead_off(self.cmd)[:1] == ["case"]:
                     self.case.append(True)
@@ -395,25 +407,179 @@ def _strings_run(cmd: list[str]) -> list[str] | None:
     return None if None in unq else [s for s in unq if s is not None]
 
 
+# variables the shell itself sets to text a script may build (``"$_"`` runs the last
+# argument, ``read`` without a name sets REPLY …): their value is always built
+_SHELL_SET = frozenset({"_", "REPLY", "MAPFILE", "OPTARG", "BASH_REMATCH", "BASH_COMMAND",
+                        "BASH_ARGV", "BASH_EXECUTION_STRING", "READLINE_LINE", "COMPREPLY"})
+_DECLARE = frozenset({"declare", "typeset", "local", "export", "readonly"})
+# builtins that store text they read or format: (the options taking an argument, the
+# option whose argument is the variable)
+_READS = {"read": ("adinNptu", "a"), "mapfile": ("dnOsuCc", ""),
+          "readarray": ("dnOsuCc", ""), "printf": ("v", "v")}
+_TARGET = re.compile(r"""(["']?)([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=""")
+_COPY = re.compile(r"\$\{?([A-Za-z_]\w*|[0-9@*])")
+_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")  # ${X:=v} assigns v to X
+ANY = "*"  # an assignment to a variable whose name is built: any variable
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What text's commands tell of the functions they can run (``mode`` True: a value
+    used quoted, ``"$X"``; False: split into words and globbed, ``$X``)."""
+
+    dynamic: bool = False  # a command runs a built name whatever the variables hold
+    called: frozenset[tuple[str, bool]] = frozenset()  # (variable, mode) run as a command
+    built: frozenset[tuple[str, bool]] = frozenset()  # (variable, mode) may hold a built name
+    copies: frozenset[tuple[str, str, bool]] = frozenset()  # (X, Y, split): X holds Y's value
+
+    def __or__(self, other: Calls) -> Calls:
+        return Calls(self.dynamic or other.dynamic, self.called | other.called,
+                     self.built | other.built, self.copies | other.copies)
+
+
+def _var(word: str) -> str:
+    """The variable a word names as a target (``"$n"``-like: :data:`ANY`)."""
+    w = word.strip("\"'")
+    return w if re.fullmatch(r"[A-Za-z_]\w*", w) else ANY
+
+
+def _operands(args: list[str], with_arg: str, target: str) -> list[str]:
+    """The variables a read-like builtin stores into: its operands (redirections
+    dropped) and the argument of its option ``target``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        w = args[i]
+        if _REDIRECT.fullmatch(w):
+            i += 1
+        elif w.startswith("-") and len(w) > 1:
+            if w[-1] in with_arg:
+                if w[-1] == target and i + 1 < len(args):
+                    out.append(_var(args[i + 1]))
+                i += 1
+        elif not with_arg.startswith("v"):  # printf's operands are its format and data
+            out.append(_var(w))
+        i += 1
+    return out
+
+
+def _assignment(word: str, nameref: bool = False) -> list[tuple[str, str | None, bool]]:
+    """(variable, raw value or None when built, split) of an assignment word: an array
+    literal gives each element (an unquoted one is split), ``X+=v`` a built value."""
+    m = _TARGET.match(word)
+    if m is None:
+        if re.match(r"[\"']?\$[^=]*=", word):  # declare "$n=…": any variable
+            return [(ANY, v, s) for _, v, s in _assignment("N=" + word.split("=", 1)[1])]
+        return []
+    name, value = m.group(2), word[m.end():].rstrip(m.group(1) or " ")
+    if value.startswith("(") and value.endswith(")"):  # X[*]: any element, X: the first
+        elems = [(e, not e.startswith('"')) for e in value[1:-1].split(_SEP) if e]
+        return [(name, *e) for e in elems[:1]] + [(name + "[*]", *e) for e in elems]
+    if nameref:
+        return [(name, "$" + value if _var(value) != ANY else None, False)]
+    return [(name, None if m.group(3) else value, False)]
+def _assigned(full: list[str], cmd: list[str]) -> list[tuple[str, str | None, bool]]:
+    """(variable, raw value or None when built, split) of each assignment a simple command
+    makes (``full``: its words, ``cmd``: from its command word on)."""
+    out = [a for w in full[:len(full) - len(cmd)] for a in _assignment(w)]
+    for w in full:
+        for m in _DEFAULT.finditer(w):
+            depth, j = 1, m.end()
+            while j < len(w) and depth:
+                depth += {"{": 1, "}": -1}.get(w[j], 0)
+                j += 1
+            out.append((m.group(1), w[m.end():j - 1], False))
+    head = cmd[0] if cmd else ""
+    if head in _DECLARE:
+        nameref = any(re.fullmatch(r"-\w*n\w*", w) for w in cmd[1:])
+        out += [a for w in cmd[1:] for a in _assignment(w, nameref)]
+    elif head in _READS:
+        out += [(v, None, False) for v in _operands(cmd[1:], *_READS[head])]
+    elif head == "getopts" and len(cmd) > 2:
+        out.append((_var(cmd[2]), None, False))
+    elif head in ("for", "select") and len(cmd) > 1 and cmd[1] != "((":
+        values = cmd[3:] if cmd[2:3] == ["in"] else ['"$@"']
+        out += [(_var(cmd[1]), v, not v.startswith('"')) for v in values]
+    return out
+
+
+def _source(word: str, every: bool) -> str:
+    """The variable a pure expansion ``word`` reads: ``Y``, or ``Y[*]`` (any element) for
+    ``${Y[2]}``, or for ``${Y[@]}`` when ``every`` element counts (not only the first)."""
+    m = _COPY.match(word.replace('"', ""))
+    assert m is not None
+    sub = re.search(r"\[([@*]|\d+)\]", word)
+    whole = sub is not None and sub.group(1) in "@*"
+    return m.group(1) + ("[*]" if sub and sub.group(1) != "0" and (every or not whole)
+                         else "")
+
+
+def _judge(target: str, value: str | None, split: bool) -> Calls:
+    """What assigning the raw ``value`` (None: a built one) to ``target`` tells."""
+    if value is None:
+        return Calls(built=frozenset({(target, True), (target, False)}))
+    lit, exps, glob, alone = _parts(value)
+    if alone:
+        return Calls(copies=frozenset({(target, _source(value, target.endswith("]")),
+                                        split)}))
+    # used quoted: a name unless a literal character no name has; split: any join or glob
+    spelt = _NAME.findall(value)
+    modes = {mode for mode, b in (
+        (True, built_name(value)),
+        (False, bool(exps) or glob or bool(re.search(r"[*?[]", lit)) or any(
+            t not in spelt for t in _NAME.findall(lit)))) if b}
+    return Calls(built=frozenset((target, mode) for mode in modes))
+
+
 @lru_cache(maxsize=8192)
-def dynamic_command(text: str) -> bool:
-    """Can a command of ``text`` run a function whose name the text never spells (see the
-    module doc)?"""
-    return first_dynamic(text) is not None
-
-
-def first_dynamic(text: str) -> list[str] | None:
-    """The first command of ``text`` that can run a function whose name the text never
-    spells (its raw words), or None."""
+def calls(text: str) -> Calls:
+    """What the commands of ``text`` tell of the functions they can run: a command word
+    built at run time (dynamic), the variables run as commands, and what is assigned to
+    variables (the strings a ``trap`` or ``bash -c`` runs included)."""
+    if _OVERRIDE.search(text):
+        return Calls(dynamic=True)
     cmds: list[list[str]] = []
     _Lexer(text, 0, cmds, cmds).run()
+    out = Calls()
     for full in cmds:
         cmd = _lead_off(full)
+        for target, value, split in _assigned(full, cmd):
+            out |= _judge(target, value, split)
         if not cmd:
             continue
         if cmd[0] == "eval" or built_name(cmd[0]) or _TABLE.match(" ".join(cmd)):
-            return full
+            return Calls(dynamic=True)
+        if _parts(cmd[0])[3]:
+            out |= Calls(called=frozenset({(_source(cmd[0], False), cmd[0][0] == '"')}))
         strings = _strings_run(cmd)
-        if strings is None or any(dynamic_command(s) for s in strings):
-            return full
-    return None
+        if strings is None:
+            return Calls(dynamic=True)
+        for string in strings:
+            out |= calls(string)
+    return out
+
+
+def reaches_every_function(parts: Iterable[str]) -> bool:
+    """Can text made of ``parts`` (shell text run in one shell and its children) run a
+    function whose name it never spells: a command word built at run time, or a pure
+    ``"$X"`` command word whose variable (or, through copies ``X=$Y``, one it copies) an
+    assignment of the text, or the shell itself, can give a built name?"""
+    c = Calls()
+    for part in parts:
+        c |= calls(part)
+    if c.dynamic:
+        return True
+    built = c.built | {(v, mode) for v in _SHELL_SET for mode in (True, False)}
+    seen: set[tuple[str, bool]] = set()
+    todo = list(c.called)
+    while todo:
+        var, mode = todo.pop()
+        if (var, mode) in seen:
+            continue
+        seen.add((var, mode))
+        if (var, mode) in built or (ANY, mode) in built:
+            return True
+        todo += [(y, mode and not split) for x, y, split in c.copies if x in (var, ANY)]
+        if var.endswith("[*]"):  # any element: the first too
+            todo.append((var[:-3], mode))
+    return False

@@ -46,6 +46,22 @@ CALLS = {
     "a brace expansion": "GOLDEN_AL=$(golden_a{l,})",
     "a bash -c string": 'p=golden; GOLDEN_AL=$(bash -c "source \\"$(dirname "$0")/../../'
                         'benchmark_lib.sh\\"; ${p}_al")',
+    # a pure "$X" command word whose value the reached text builds elsewhere
+    "a variable built from an expansion": 'p=golden; X="${p}_al"; GOLDEN_AL=$("$X")',
+    "a variable from a command substitution":
+        "X=$(printf '%s_al' golden); GOLDEN_AL=$(\"$X\")",
+    "an appended variable": 'X=golden; X+=_al; GOLDEN_AL=$("$X")',
+    "a variable read": 'read -r X <<< "golden""_al"; GOLDEN_AL=$("$X")',
+    "a for variable": 'for X in "golden""_al"; do GOLDEN_AL=$("$X"); done',
+    "printf -v": "printf -v X '%s_al' golden; GOLDEN_AL=$(\"$X\")",
+    "mapfile": "mapfile -t X < <(printf '%s_al\\n' golden); GOLDEN_AL=$(\"${X[@]}\")",
+    "declare with an expansion": 'p=golden; declare X="${p}_al"; GOLDEN_AL=$("$X")',
+    "export with an expansion": 'p=golden; export X="${p}_al"; GOLDEN_AL=$("$X")',
+    "an array whose first element is built":
+        'p=golden; X=("${p}_al" --x); GOLDEN_AL=$("${X[@]}")',
+    "a chain of copies to a built value":
+        'p=golden; Z="${p}_al"; Y=$Z; X="$Y"; GOLDEN_AL=$("${X:-true}")',
+    "the last argument": 'p=golden; : "${p}_al"; GOLDEN_AL=$("$_")',
     # not dynamic: the name is spelt whole, with the hyphen a function name may have
     "a hyphenated name": "GOLDEN_AL=$(golden-al)",
 }
@@ -115,6 +131,35 @@ TEXTS = {
     '"$DIR/${NAME}.sh" --x; $(dirname "$0")/run.sh; ${PYTHON:-python3} -m x': False,
     "for ((i=0; i<n; i++)); do (( EP > 1 )) && echo; done": False,
     'x=1 && echo "${x}_al is an argument"': False,
+    # a pure "$X" command word: dynamic when an assignment to X (or a copy's source)
+    # can build a name; selective when X only ever holds literals or the environment
+    'local X="${p}_al"\n"$X"': True,
+    'X=$Y; Y=$X; Y=$(f)\n"$X"': True,
+    ': "${X:=${p}_al}"\n"$X"': True,
+    "X=golden''_al\n\"$X\"": True,
+    "declare -n X=Y; Y=\"${p}_al\"\n\"$X\"": True,
+    'n=X; declare "$n=${p}_al"\n"$X"': True,
+    'getopts a: o; "$OPTARG"': True,
+    '[[ $s =~ (.*) ]] && "${BASH_REMATCH[1]}"': True,
+    'readarray -t X < f; "${X[0]}"': True,
+    'X=(a); X[0]="${p}_al"; "${X[@]}"': True,
+    'X=(); X+=("${p}_al"); "${X[@]}"': True,
+    'select X in a b; do "$REPLY"; done': True,
+    'for f in *.yaml; do $f; done': True,
+    'for f in *.yaml; do "$f"; done': False,
+    'X="$DIR/x.sh"\n$X': True,
+    'X=(a "${p}_al"); "${X[1]}"': True,
+    'X=("${Y[@]}"); Y=(a "${p}_al"); "${X[1]}"': True,
+    'command() { :; }; X=$(command -v python3); "$X"': True,
+    'X=(a "${p}_al"); "${X[@]}"': False,
+    'X=("${Y[@]}"); Y=(a "${p}_al"); "${X[@]}"': False,
+    'X=$(command -v python3); Y=("$X" -m x); "${Y[@]}"': False,
+    'X=vllm; "$X" serve': False,
+    '"$SERVER_BIN" --port 8000': False,
+    'X=$Y; Y=$X\n"$X"': False,
+    'X=(vllm serve "$MODEL" --tp=$TP "${ARGS[@]}"); X+=(--x); "${X[@]}"': False,
+    'X="$DIR/${NAME}.sh"; Y=$(dirname "$0")/run.sh\n"$X"; "$Y"': False,
+    'X="${p}_al"; echo "$X"; "$Y"': False,
 }
 
 
