@@ -10,10 +10,16 @@ every function call spells its name: a command word built at run time (``"${f}al
 :func:`dynamic_command` cuts the text into simple commands (quotes, ``$( )``, backticks,
 ``${ }``, arithmetic, ``[[ ]]``, ``case`` patterns, array literals and here-documents
 followed; the commands inside substitutions and unquoted here-document expansions count)
-and judges each command word.  A pure ``"$VAR"``/``"${ARR[@]}"``/``"$@"`` command word
-is not dynamic (its value is spelt where it is assigned, passed, or comes from the job's
-environment), nor is a word with a literal character no function name has (``/``, ``.``).
-Shell is read roughly and errs towards "dynamic".  Pure: text in, a verdict out.
+and judges each command word (:func:`calls`); a word with a literal character no function
+name has (``/``, ``.``) is never dynamic.  A pure ``"$X"``/``"${X[@]}"`` command word is
+dynamic when an assignment to ``X`` anywhere in the text (:func:`reaches_every_function`
+takes all the text one shell runs) can build a name: an expansion joined to literals, a
+command substitution, ``+=``, ``read``/``mapfile``/``printf -v``/``getopts``, a ``for``
+list, ``declare``/``local``/``export``, ``${X:=…}``, or the shell itself (``$_``,
+``REPLY``, ``BASH_REMATCH`` …); copies ``X=$Y`` are followed.  A variable assigned only
+literals (spelt) or only from the job's environment (its values count as spelt) stays
+selective, and so does a positional ``"$1"``/``"$@"`` command word.  Shell is read
+roughly and errs towards "dynamic".  Pure: text in, a verdict out.
 """
 
 from __future__ import annotations
@@ -478,17 +484,23 @@ def _assignment(word: str, nameref: bool = False) -> list[tuple[str, str | None,
     if nameref:
         return [(name, "$" + value if _var(value) != ANY else None, False)]
     return [(name, None if m.group(3) else value, False)]
+def _defaults(word: str) -> list[tuple[str, str | None, bool]]:
+    """The assignments ``${X:=v}`` (``${X=v}``) of a raw word."""
+    out: list[tuple[str, str | None, bool]] = []
+    for m in _DEFAULT.finditer(word):
+        depth, j = 1, m.end()
+        while j < len(word) and depth:
+            depth += {"{": 1, "}": -1}.get(word[j], 0)
+            j += 1
+        out.append((m.group(1), word[m.end():j - 1], False))
+    return out
+
+
 def _assigned(full: list[str], cmd: list[str]) -> list[tuple[str, str | None, bool]]:
     """(variable, raw value or None when built, split) of each assignment a simple command
     makes (``full``: its words, ``cmd``: from its command word on)."""
     out = [a for w in full[:len(full) - len(cmd)] for a in _assignment(w)]
-    for w in full:
-        for m in _DEFAULT.finditer(w):
-            depth, j = 1, m.end()
-            while j < len(w) and depth:
-                depth += {"{": 1, "}": -1}.get(w[j], 0)
-                j += 1
-            out.append((m.group(1), w[m.end():j - 1], False))
+    out += [a for w in full for a in _defaults(w)]
     head = cmd[0] if cmd else ""
     if head in _DECLARE:
         nameref = any(re.fullmatch(r"-\w*n\w*", w) for w in cmd[1:])

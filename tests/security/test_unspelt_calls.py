@@ -7,7 +7,9 @@ recipe calls a library function through a name built at run time (its AL is 2.83
 golden); later a PR edits only that function's body to force 3.60.  No text the row runs
 names the function, so ``--base`` traced nothing and the gate passed (``gate=pass``)
 while the full check said PO403.  Such text now counts as reaching every function
-(``policy/shellcalls.py``); a pure ``"$VAR"`` command word and ordinary text do not.
+(``policy/shellcalls.py``), and so does a pure ``"$X"`` command word whose value an
+assignment builds (``X="${p}_al"``, ``read X``, ``for X in``…); one holding only literals
+or the job's environment, and ordinary text, do not.
 The PR adds no changelog entry (one naming the key would trace its rows anyway).
 """
 
