@@ -340,10 +340,14 @@ def test_process_and_memory_limits(tmp_path: Path) -> None:
         pytest.skip("no system python3 to run the fork/allocation probe")
     tr = _trace(tmp_path, f"{py} - <<'EOF'\n{FORK_BOMB}EOF\n", timeout=30)
     out = tr.stdout_tail
-    # the kernel's limit (512 per uid) holds the forks; alive for 3 s they pass the
-    # trace's bound (128 at once): it is stopped, no verdict
-    assert "FORKED" not in out or int(out.split("FORKED")[1].split()[0]) < 600, out
-    assert (tr.stopped_by or "").startswith("processes: ") and not tr.ok, tr.stopped_by
+    # the kernel's limit (512 per host uid) holds the forks; alive for 3 s they pass the
+    # trace's bound (128 at once): it is stopped, no verdict.  The uid's limit counts every
+    # process of that uid on the machine (other traces, other test workers): when they
+    # hold most of it, fork fails before the bound is reached — contained all the same
+    forked = int(out.split("FORKED")[1].split()[0]) if "FORKED" in out else None
+    assert forked is None or forked < 600, out
+    if forked is None or forked > 128:
+        assert (tr.stopped_by or "").startswith("processes: ") and not tr.ok, tr.stopped_by
     (tmp_path / "repo").rename(tmp_path / "repo-1")
     tr = _trace(tmp_path, f"{py} - <<'EOF'\n{ALLOCATE}EOF\n", timeout=30)
     assert "NOMEM" in tr.stdout_tail and "ALLOCATED" not in tr.stdout_tail, tr.stdout_tail
