@@ -16,6 +16,12 @@ check something* rather than *the recipe violates the policy*:
   at the merge commit is listed and judged true automatically (the script really is
   missing), not counted.
 
+With ``--review`` the same checkout also runs ``ixtool review --base <sha>^1 --pr N
+--format json`` (no token: nothing is read from or posted to GitHub), and the record says
+whether the review's gate section is the gate's result: the verdict, the exit code, the
+stages and the set of (rule, severity, file, line) findings (``review`` below; any
+difference is listed under ``disagree``).
+
 Selection: every PR merged on or after ``--since`` (default 2026-07-02) plus a
 deterministic sample of ``--older N`` earlier ones (``--seed``), or exactly
 ``--prs N …``.  Replays run in ``--jobs`` worktrees (1–2 on a shared machine; run it
@@ -81,6 +87,8 @@ class Replay:
     stage_errors: list[str] = field(default_factory=list)  # CI501: a stage's input unusable
     true_findings: list[dict[str, Any]] = field(default_factory=list)  # judged mechanically
     load: float = 0.0  # 1-minute load average when the replay started
+    review: dict[str, Any] | None = None  # with --review: what `ixtool review` said
+    disagree: list[str] = field(default_factory=list)  # review's gate section vs the gate
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -135,7 +143,63 @@ def classify(rep: Replay, worktree: Path) -> None:
             rep.tool_failures.append(dict(f))
 
 
-def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float) -> Replay:
+def _gate_key(findings: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+    return {(f.get("rule"), f.get("severity"), f.get("file"), f.get("line"))
+            for f in findings}
+
+
+def compare_review(rep: Replay, code: int, doc: dict[str, Any]) -> list[str]:
+    """Where ``ixtool review``'s gate section (``doc``, exit ``code``) is not the gate's
+    result ``rep``: the verdict, the exit codes, the stages, the findings."""
+    gate_ok = rep.exit == 0
+    out = []
+    if code != rep.exit:
+        out.append(f"exit: review {code}, gate {rep.exit}")
+    if doc.get("verdict") != ("pass" if gate_ok else "fail"):
+        out.append(f"verdict: review {doc.get('verdict')!r}, gate exit {rep.exit}")
+    section = doc.get("gate")
+    if not isinstance(section, dict):
+        return [*out, "review has no gate section"]
+    if section.get("exit-code") != rep.exit:
+        out.append(f"gate exit-code: review {section.get('exit-code')}, gate {rep.exit}")
+    if dict(section.get("stages") or {}) != rep.stages:
+        out.append(f"stages: review {section.get('stages')}, gate {rep.stages}")
+    mine = _gate_key([dict(f) for f in section.get("findings") or []])
+    theirs = _gate_key(rep.findings)
+    for what, keys in (("only in review", mine - theirs), ("only in gate", theirs - mine)):
+        if keys:
+            shown = "; ".join(f"{r}/{s} {f}:{n}" for r, s, f, n in sorted(keys, key=str)[:5])
+            out.append(f"{len(keys)} finding(s) {what}: {shown}")
+    return out
+
+
+def review_one(rep: Replay, worktree: Path, ixtool: list[str], timeout: float) -> None:
+    """``ixtool review`` on the same checkout and pair, compared with the gate's result."""
+    cmd = [*ixtool, "review", "--base", f"{rep.sha}^1", "--pr", str(rep.pr),
+           "--format", "json"]
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=worktree, capture_output=True, text=True,
+                           timeout=timeout, env={**env, "NO_COLOR": "1", "CI": ""})
+        code, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        code, out, err = -1, "", f"timeout after {timeout:.0f} s"
+    secs = round(time.perf_counter() - t0, 2)
+    try:
+        doc = json.loads(out) if out.strip() else {}
+    except json.JSONDecodeError:
+        doc = {}
+    rep.review = {"exit": code, "seconds": secs, "verdict": doc.get("verdict")}
+    if not isinstance(doc, dict) or not doc:
+        tail = " ".join(err.strip().splitlines()[-2:])[:300]
+        rep.disagree = [f"review exit {code}, no JSON report: {tail}"]
+        return
+    rep.disagree = compare_review(rep, code, doc)
+
+
+def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float,
+               review: bool = False) -> Replay:
     git(worktree, "checkout", "-q", "-f", "--detach", m.sha)
     git(worktree, "clean", "-q", "-fdx")
     load = os.getloadavg()[0]
@@ -170,11 +234,14 @@ def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float) -> R
     rep.findings = [{k: f.get(k) for k in ("rule", "severity", "file", "line", "message")}
                     for f in doc.get("findings") or []]
     classify(rep, worktree)
+    if review and rep.internal is None:
+        review_one(rep, worktree, ixtool, timeout)
     return rep
 
 
 def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: float,
-        progress: bool = True, log: Path | None = None) -> list[Replay]:
+        progress: bool = True, log: Path | None = None, review: bool = False
+        ) -> list[Replay]:
     trees = [repo]
     for i in range(1, jobs):
         wt = repo.parent / f"wt{i}"
@@ -189,7 +256,7 @@ def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: fl
         with lock:
             wt = free.pop()
         try:
-            rep = replay_one(m, wt, ixtool, timeout)
+            rep = replay_one(m, wt, ixtool, timeout, review)
         finally:
             with lock:
                 free.append(wt)
@@ -200,6 +267,10 @@ def run(repo: Path, todo: list[Merge], jobs: int, ixtool: list[str], timeout: fl
                     fh.write(json.dumps(asdict(rep)) + "\n")
             if progress:
                 tag = rep.internal or ("tool-failure" if rep.tool_failures else "")
+                if rep.review is not None:
+                    tag += (f" review {rep.review['seconds']:.1f}s "
+                            + ("DISAGREES: " + " | ".join(rep.disagree) if rep.disagree
+                               else "agrees"))
                 print(f"[{len(done)}/{len(todo)}] #{m.pr} {m.date} exit {rep.exit} "
                       f"{rep.seconds:.1f}s (cpu {rep.cpu:.1f}s, load {rep.load:.1f}) {tag}",
                       file=sys.stderr, flush=True)
@@ -234,9 +305,21 @@ def summary(reps: list[Replay]) -> dict[str, Any]:
         "cpu-seconds": _spread(sorted(r.cpu for r in reps)),
         "rules": dict(Counter(f["rule"] for r in reps for f in r.findings
                               if f.get("severity") == "error")),
+        "review": _review_summary(reps),
         "load": {"min": min((r.load for r in reps), default=0.0),
                  "max": max((r.load for r in reps), default=0.0)},
     }
+
+
+def _review_summary(reps: list[Replay]) -> dict[str, Any] | None:
+    """With --review: how many PRs the review saw and on which it disagrees with the gate."""
+    seen = [r for r in reps if r.review is not None]
+    if not seen:
+        return None
+    return {"prs": len(seen), "agree": sum(1 for r in seen if not r.disagree),
+            "disagree": {str(r.pr): r.disagree for r in seen if r.disagree},
+            "seconds": _spread(sorted(float(r.review["seconds"]) for r in seen
+                                      if r.review is not None))}
 
 
 def table(reps: list[Replay], judgements: dict[str, str]) -> str:
@@ -254,6 +337,10 @@ def table(reps: list[Replay], judgements: dict[str, str]) -> str:
             msg = msg.replace("|", "\\|")
             verdict = judgements.get(f"{r.pr}/{f['rule']}", "not judged yet")
             lines.append(f"| #{r.pr} | {r.date} | {f['rule']} | {msg} | {verdict} |")
+    for r in sorted(reps, key=lambda r: r.pr):
+        for why in r.disagree:
+            lines.append(f"| #{r.pr} | {r.date} | review ≠ gate | {why.replace('|', '/')} | "
+                         f"{judgements.get(f'{r.pr}/review', 'a defect: one verdict path')} |")
     for r in sorted(reps, key=lambda r: r.pr):
         if r.internal:
             lines.append(f"| #{r.pr} | {r.date} | internal | {r.internal} | "
@@ -284,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
                     "record as it ends to OUT.jsonl)")
     ap.add_argument("--table", type=Path, help="write the tool-failure table (Markdown)")
     ap.add_argument("--judgements", type=Path, help="JSON: 'PR/RULE' → judgement")
+    ap.add_argument("--review", action="store_true",
+                    help="also run `ixtool review` on each pair and compare its gate section")
     ap.add_argument("--report", type=Path, nargs="+", metavar="JSON",
                     help="no replay: the summary and table of earlier --out files, together")
     args = ap.parse_args(argv)
@@ -316,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         log = args.out.with_suffix(".jsonl") if args.out else None
         if log is not None:
             log.unlink(missing_ok=True)
-        reps = run(repo, todo, max(1, args.jobs), ixtool, args.timeout, log=log)
+        reps = run(repo, todo, max(1, args.jobs), ixtool, args.timeout, log=log,
+                   review=args.review)
         s = summary(reps)
         print(json.dumps(s, indent=2))
         if args.out:

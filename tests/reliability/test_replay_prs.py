@@ -2,7 +2,8 @@
 a fixed sample of the full-history bundle; issue 25): no internal error, no failure that
 says ixtool could not check something, well under a minute each — and the true
 failures of the sample (a script sourcing a library that is not there, a launcher
-running a script that does not exist) still reported."""
+running a script that does not exist) still reported; and ``ixtool review`` on the same
+pair says what the gate says (its gate section *is* the gate's result)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
                     str(work)], env=GIT_ENV, check=True)
     merges = {m.pr: m for m in h.merges(work)}
     ixtool = [sys.executable, "-m", "inferencex_tools"]
-    return {pr: h.replay_one(merges[pr], work, ixtool, 300.0)
+    return {pr: h.replay_one(merges[pr], work, ixtool, 300.0, review=True)
             for pr in sorted({*SAMPLE, *TRUE, GIST})}
 
 
@@ -78,3 +79,13 @@ def test_a_stubbed_clone_is_not_checked_not_failed(replays: dict[int, object]) -
     assert not [f for f in findings if f["rule"] == "PO301" and "gistfile" in f["message"]]
     assert [f for f in findings if f["rule"] == "PO308"
             and "git clone https://gist.github.com/" in f["message"]]
+
+
+@pytest.mark.parametrize("pr", sorted({*SAMPLE, *TRUE, GIST}))
+def test_review_says_what_the_gate_says(replays: dict[int, object], pr: int) -> None:
+    """One verdict path: review's verdict, exit code, gate stages and the set of gate
+    findings (rule, severity, file, line) are the gate's on the same pair."""
+    rep = replays[pr]
+    assert rep.review is not None, pr  # type: ignore[attr-defined]
+    assert rep.disagree == [], (pr, rep.disagree)  # type: ignore[attr-defined]
+    assert rep.review["exit"] == rep.exit  # type: ignore[attr-defined]
