@@ -345,7 +345,21 @@ def table(reps: list[Replay], judgements: dict[str, str]) -> str:
         if r.internal:
             lines.append(f"| #{r.pr} | {r.date} | internal | {r.internal} | "
                          f"{judgements.get(f'{r.pr}/internal', 'not judged yet')} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(_collapse(lines)) + "\n"
+
+
+def _collapse(lines: list[str]) -> list[str]:
+    """Identical rows once, with their count (a PO202 repeated for every key and row)."""
+    counts = Counter(lines)
+    out = []
+    for line in dict.fromkeys(lines):
+        n = counts[line]
+        if n > 1:
+            cells = line.split(" | ")
+            cells[3] = f"({n}×) {cells[3]}"
+            line = " | ".join(cells)
+        out.append(line)
+    return out
 
 
 def clone(dest: Path, bundle: Path) -> Path:

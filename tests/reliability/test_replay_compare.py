@@ -75,3 +75,11 @@ def test_review_gate_section_against_the_gate(doc: dict[str, Any], code: int,
         assert found == []
     else:
         assert any(named in why for why in found), found
+
+
+def test_the_table_lists_a_repeated_finding_once_with_its_count() -> None:
+    rep = _gate(1, [PO, PO, CL])
+    rep.tool_failures = [PO, PO, {**PO, "message": "another"}]
+    rows = H.table([rep], {"1/PO301": "true"}).splitlines()[2:]
+    assert rows == ["| #1 | 2026-07-02 | PO301 | (2×) trace exit status 1 | true |",
+                    "| #1 | 2026-07-02 | PO301 | another | true |"]
