@@ -49,7 +49,8 @@ def review(
         None, "--base", help="Base ref (default: origin/main, else main)."),
     pr: int | None = typer.Option(
         None, "--pr", min=1, help="The PR number (default: the pull_request event's). "
-        "Its URL goes into pr-link suggestions; with a token, its labels and body are read."),
+        "Its URL goes into pr-link suggestions; its labels and body are read (with a token; "
+        "else from its pull_request event)."),
     fmt: ReviewFormat = typer.Option(
         ReviewFormat.markdown, "--format", "-f", case_sensitive=False,
         help="Output: markdown (the summary and every line comment) or json."),
@@ -97,6 +98,9 @@ def review(
         pull, bodies = pull_inputs(forge, pr)
         req.labels, req.body, req.pr_comments = pull.labels, pull.body, tuple(bodies)
         req.pr_url = pull.html_url or None
+    elif pr is not None and event.get("number") == pr:
+        # no token: the pull_request event's own labels and body, as ci gate reads them
+        req.labels, req.body = _event_labels(event), _event_body(event)
     result = build_review(req)
     summary = render.summary_markdown(result)
     if post and forge is not None and pr is not None:
@@ -112,6 +116,20 @@ def review(
     info(f"review: {len(result.comments)} comment(s), verdict {result.verdict}, "
          f"{result.seconds:.1f} s")
     raise typer.Exit(0 if result.verdict == "pass" else 1)
+
+
+def _event_labels(pull: dict[str, object]) -> tuple[str, ...] | None:
+    """The label names of a pull_request event's PR object (None: not a list)."""
+    raw = pull.get("labels")
+    if not isinstance(raw, list):
+        return None
+    return tuple(lab["name"] for lab in raw
+                 if isinstance(lab, dict) and isinstance(lab.get("name"), str))
+
+
+def _event_body(pull: dict[str, object]) -> str | None:
+    body = pull.get("body")
+    return body if isinstance(body, str) else None
 
 
 def _al_section(path: Path | None) -> str | None:

@@ -170,3 +170,30 @@ def test_json_carries_the_gate(temp_repo: TempRepo, settings: str | None) -> Non
     d, g = json.loads(rv.stdout), json.loads(gate.stdout)
     assert d["gate"]["findings"] == g["findings"]
     assert d["gate"]["stages"] == d["stages"]
+
+
+@pytest.mark.parametrize("labels", [[], ["sweep-enabled"], ["full-sweep-enabled", "evals-only"]])
+def test_without_a_token_the_event_gives_the_labels(temp_repo: TempRepo, tmp_path: Path,
+                                                    labels: list[str]) -> None:
+    """In a pull_request workflow without a token, `review` reads the PR's labels (and
+    body) from the event payload, as `ci gate` does: its gate section is the gate's."""
+    root = changelog_repo(temp_repo, BASE + "\n" + entry("c-key", f"https://github.com/{SLUG}/pull/7"))
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"number": 7, "pull_request": {
+        "number": 7, "labels": [{"name": n} for n in labels], "body": "",
+        "head": {"ref": "feat", "sha": "0" * 40, "repo": {"full_name": SLUG}},
+        "base": {"ref": "main", "sha": "1" * 40, "repo": {"full_name": SLUG}}}}))
+    env = {k: v for k, v in GIT_ENV.items() if not k.startswith(("GITHUB_", "GH_"))}
+    env |= {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_REPOSITORY": SLUG}
+    rv = subprocess.run([sys.executable, "-m", "inferencex_tools", "review", "--base", "main",
+                         "--format", "json"], cwd=root, env=env, capture_output=True,
+                        text=True, timeout=120)
+    args = [a for n in labels for a in ("--label", n)]
+    gate = subprocess.run([sys.executable, "-m", "inferencex_tools", "ci", "gate", "--base",
+                           "main", "--pr", "7", *args, "--format", "json"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert rv.returncode == gate.returncode, rv.stderr + gate.stderr
+    d, g = json.loads(rv.stdout), json.loads(gate.stdout)
+    assert d["gate"]["findings"] == g["findings"]
+    assert d["gate"]["stages"] == g["info"]["stages"], (d["gate"], g["info"])
