@@ -32,7 +32,8 @@ def validate(
     scripts_dir: Path | None = typer.Option(
         None, "--scripts-dir",
         help="Repository root holding benchmarks/ (default: the parent of the configs "
-        "directory). Without it, benchmark scripts are not checked (warning SW405)."),
+        "directory, else the repository holding them). Without it, benchmark scripts are "
+        "not checked (warning SW405)."),
     base: str | None = typer.Option(
         None, "--base",
         help="PR mode: report only findings that are not already present at the "

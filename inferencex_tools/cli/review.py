@@ -6,7 +6,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -14,6 +14,7 @@ from inferencex_tools.cli.common import actions_env, adopter, info, write_summar
 
 if TYPE_CHECKING:
     from inferencex_tools.io.github import Forge
+    from inferencex_tools.review.service import ReviewRequest
 
 HELP = """One deterministic review of a recipe change: inline fix suggestions, the gate
 verdict, the golden-AL table, the serve-shape delta against sibling recipes, the matrix at
@@ -90,17 +91,7 @@ def review(
     adopted, _ = adopter(TrustedBase(base or _default_base(root)), root)
     req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
                         timeout=timeout, adopted=adopted, al_audit=_al_section(al_audit))
-    forge = None
-    if pr is not None and (post or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
-        forge, req.repo = _forge(repo, root, api_url)
-        from inferencex_tools.review.service import pull_inputs
-
-        pull, bodies = pull_inputs(forge, pr)
-        req.labels, req.body, req.pr_comments = pull.labels, pull.body, tuple(bodies)
-        req.pr_url = pull.html_url or None
-    elif pr is not None and event.get("number") == pr:
-        # no token: the pull_request event's own labels and body, as ci gate reads them
-        req.labels, req.body = _event_labels(event), _event_body(event)
+    forge = _pull_inputs(req, event, post=post, api_url=api_url)
     result = build_review(req)
     summary = render.summary_markdown(result)
     if post and forge is not None and pr is not None:
@@ -116,6 +107,27 @@ def review(
     info(f"review: {len(result.comments)} comment(s), verdict {result.verdict}, "
          f"{result.seconds:.1f} s")
     raise typer.Exit(0 if result.verdict == "pass" else 1)
+
+
+def _pull_inputs(req: ReviewRequest, event: dict[str, Any], *, post: bool,
+                 api_url: str | None) -> Forge | None:
+    """The PR's labels, body and comments into ``req``: read from GitHub with a token (or
+    to post; the forge is returned), else from its pull_request event, as ci gate reads
+    them."""
+    pr = req.pr
+    if pr is None:
+        return None
+    if post or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN"):
+        forge, req.repo = _forge(req.repo, req.root, api_url)
+        from inferencex_tools.review.service import pull_inputs
+
+        pull, bodies = pull_inputs(forge, pr)
+        req.labels, req.body, req.pr_comments = pull.labels, pull.body, tuple(bodies)
+        req.pr_url = pull.html_url or None
+        return forge
+    if event.get("number") == pr:
+        req.labels, req.body = _event_labels(event), _event_body(event)
+    return None
 
 
 def _event_labels(pull: dict[str, object]) -> tuple[str, ...] | None:

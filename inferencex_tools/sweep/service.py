@@ -110,8 +110,17 @@ def _scripts_root(masters: list[Path], scripts_dir: Path | None) -> Path | None:
         return scripts_dir if scripts_dir.is_dir() else None
     if not masters:
         return None
-    root = masters[0].resolve().parent.parent  # configs/../
-    return root if (root / "benchmarks").is_dir() else None
+    from inferencex_tools.io.layout import layout_of, repo_root
+
+    configs = masters[0].resolve().parent
+    if (configs.parent / "benchmarks").is_dir():  # configs/../ (the layout since 2026-07-02)
+        return configs.parent
+    # the repository whose own layout the configs are (.github/configs/ before it)
+    root = repo_root(configs)
+    if root is None or not (root / "benchmarks").is_dir():
+        return None
+    rel = configs.relative_to(root).as_posix()
+    return root if layout_of(root).config_dir == rel else None
 
 
 def launch_scripts(root: Path) -> dict[str, str]:

@@ -184,3 +184,27 @@ def test_cli_base_mode_new_key_unknown_label(temp_repo: Any, monkeypatch: pytest
     sw401 = {(f["severity"], f["line"]) for f in out["findings"] if f["rule"] == "SW401"}
     # the old key's warning is already present at the base: only the new key's error
     assert sw401 == {("error", 22)}
+
+
+@pytest.mark.parametrize("layout", ["configs", ".github/configs"])
+@pytest.mark.parametrize("with_scripts", [True, False])
+def test_scripts_found_in_either_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str], layout: str,
+                                        with_scripts: bool) -> None:
+    """Before 2026-07-02 the master configs lived under .github/configs/ while benchmarks/
+    stayed at the repository root: the scripts are found there too (SW405 only when the
+    repository really has no benchmarks/)."""
+    import shutil
+    import subprocess
+
+    from inferencex_tools.cli.main import run
+
+    shutil.copytree(ROOT / "configs", tmp_path / layout)
+    if with_scripts:
+        shutil.copytree(ROOT / "benchmarks", tmp_path / "benchmarks")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        run(["config", "validate", "--format", "json"])
+    rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert ("SW405" in rules) is not with_scripts, rules
