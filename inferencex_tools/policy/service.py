@@ -356,7 +356,10 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
     for row in rows:
         label = str(row.config.get("runner"))
         families = launcher_families(req.root, label, runners.labels or None)
-        if not families:
+        if not families and runners.labels and label not in runners.labels:
+            if changed is None or changed(row, None):
+                malformed.append(_unknown_label(row, label))
+        elif not families:
             no_launcher(row, label, f"no runners/launch_<family>.sh for runner '{label}'")
         for fam in families:
             try:
@@ -375,6 +378,19 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
             else:
                 jobs.append(job)
     return jobs, malformed
+
+
+def _unknown_label(row: Row, label: str) -> RowOutcome:
+    """A row whose runner label runners.yaml does not list and no launcher is named
+    after: which machines run it — and so which launcher — is not in the repository
+    (GitHub assigns the label to runners): not checked, not a missing launcher."""
+    from inferencex_tools.policy.check import RowOutcome
+
+    o = RowOutcome(row, None, [], [])
+    o.unchecked = (f"its runner label '{label}' is not in runners.yaml and no "
+                   "runners/launch_<family>.sh is named after it: the machines (and so the "
+                   "launcher) that run it are not known from the repository")
+    return o
 
 
 def _launcher_may_change(changes: Any, base_configs: dict[str, Any], row: Row,

@@ -40,9 +40,11 @@ CONFIG = f"""\
 RUNNERS = """\
 labels:
   cluster:h200-dgxc: [h200-dgxc-slurm_0]
+  cluster:b300-nv: [b300-nv_0]
 hardware:
   cluster:h200-dgxc: {available-cpu-dram-mib: 1471356, gpus-per-node: 8}
   cluster:b300-nv: {available-cpu-dram-mib: 3000000, gpus-per-node: 8}
+  cluster:b300-unlisted: {available-cpu-dram-mib: 3000000, gpus-per-node: 8}
 """
 
 
@@ -136,6 +138,23 @@ def test_missing_script_and_launcher(tmp_path: Path, corpus: Path) -> None:
     po202 = next(f for f in res.findings if f.rule == "PO202")
     assert "minimaxm3_fp4_h200_vllm_mtp.sh" in po202.message
     assert po202.file == "configs/nvidia-master.yaml" and po202.line == 1
+
+
+@pytest.mark.parametrize(("label", "rule"), [
+    ("cluster:b300-nv", "PO201"),  # listed: its machines' launcher is missing
+    ("cluster:b300-unlisted", "PO308"),  # not listed, no launcher named after it: unknown
+])
+def test_a_label_runners_yaml_does_not_list_is_not_checked(tmp_path: Path, corpus: Path,
+                                                           label: str, rule: str) -> None:
+    """A runner label that runners.yaml does not list and no launcher is named after
+    (real: 'b200-dsv4' in June 2026) says nothing of the launcher that runs it: the row is
+    not checked (PO308, warning), not a missing launcher (PO201, error)."""
+    cfg = CONFIG + CONFIG.replace(KEY, "other-key").replace("cluster:h200-dgxc", label)
+    res = check(seed_repo(tmp_path, config=cfg), corpus)
+    found = [f for f in res.findings if "other-key" in f.message]
+    assert [f.rule for f in found] == [rule], [f.to_dict() for f in res.findings]
+    if rule == "PO308":
+        assert "not in runners.yaml" in found[0].message and found[0].severity.value == "warning"
 
 
 def test_config_key_glob_and_usage_error(tmp_path: Path, corpus: Path) -> None:
