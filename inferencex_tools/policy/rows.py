@@ -99,11 +99,23 @@ def _spec_keys(configs: Configs, globs: list[str] | None, lines: dict[str, dict[
             continue
         out.matched.add(key)
         file = configs.origin.get(key, "")
-        for scen in (cfg.get("scenarios") or {}).values():
-            for item in scen or []:
-                for e in (item or {}).get("search-space") or []:
-                    if str((e or {}).get("spec-decoding", "none")) != "none":
-                        out.spec_keys[key] = (file, lines.get(file, {}).get(key))
+        if _drafts(cfg):
+            out.spec_keys[key] = (file, lines.get(file, {}).get(key))
+
+
+def _drafts(node: Any, depth: int = 0) -> bool:
+    """Does a config entry set spec-decoding anywhere (not only where today's generator
+    reads it: an entry in an older shape, e.g. ``seq-len-configs``, that it expands to no
+    row is then "not checked", never silently ok)?"""
+    if depth > 16:
+        return False
+    if isinstance(node, dict):
+        if str(node.get("spec-decoding", "none")) != "none":
+            return True
+        return any(_drafts(v, depth + 1) for v in node.values())
+    if isinstance(node, list):
+        return any(_drafts(v, depth + 1) for v in node)
+    return False
 
 
 def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,

@@ -157,6 +157,33 @@ def test_a_label_runners_yaml_does_not_list_is_not_checked(tmp_path: Path, corpu
         assert "not in runners.yaml" in found[0].message and found[0].severity.value == "warning"
 
 
+OLD_SHAPE = """
+old-shape-mtp:
+  image: vllm/vllm-openai:v0.11.0
+  model: MiniMaxAI/MiniMax-M3
+  model-prefix: minimaxm3
+  precision: fp8
+  framework: vllm
+  runner: cluster:h200-dgxc
+  multinode: false
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - { tp: 8, conc-start: 4, conc-end: 4, spec-decoding: mtp }
+"""
+
+
+def test_an_entry_the_generator_gives_no_row_is_not_silently_ok(tmp_path: Path,
+                                                              corpus: Path) -> None:
+    """An entry in an older shape (``seq-len-configs``, before ``scenarios``: real trees
+    before spring 2026) sets spec-decoding but today's generator expands it to no row:
+    PO308 "not checked", never a silent ok (it was: 0 rows, exit 0, no finding)."""
+    res = check(seed_repo(tmp_path, config=CONFIG + OLD_SHAPE), corpus)
+    found = [f for f in res.findings if "old-shape-mtp" in f.message]
+    assert [f.rule for f in found] == ["PO308"], [f.to_dict() for f in res.findings]
+
+
 def test_config_key_glob_and_usage_error(tmp_path: Path, corpus: Path) -> None:
     repo = seed_repo(tmp_path)
     r = subprocess.run(
