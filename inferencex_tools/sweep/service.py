@@ -110,17 +110,19 @@ def _scripts_root(masters: list[Path], scripts_dir: Path | None) -> Path | None:
         return scripts_dir if scripts_dir.is_dir() else None
     if not masters:
         return None
-    from inferencex_tools.io.layout import layout_of, repo_root
+    from inferencex_tools.io.layout import CONFIG_DIRS, layout_of, repo_root
 
     configs = masters[0].resolve().parent
     if (configs.parent / "benchmarks").is_dir():  # configs/../ (the layout since 2026-07-02)
         return configs.parent
-    # the repository whose own layout the configs are (.github/configs/ before it)
+    # the repository whose configs they are: in one of the layout's default folders
+    # (.github/configs/ before it) — what a checkout's settings or workflows say cannot
+    # take that away — or where its own layout puts them
     root = repo_root(configs)
     if root is None or not (root / "benchmarks").is_dir():
         return None
     rel = configs.relative_to(root).as_posix()
-    return root if layout_of(root).config_dir == rel else None
+    return root if rel in CONFIG_DIRS or layout_of(root).config_dir == rel else None
 
 
 def launch_scripts(root: Path) -> dict[str, str]:

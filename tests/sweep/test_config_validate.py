@@ -186,7 +186,7 @@ def test_cli_base_mode_new_key_unknown_label(temp_repo: Any, monkeypatch: pytest
     assert sw401 == {("error", 22)}
 
 
-@pytest.mark.parametrize("layout", ["configs", ".github/configs"])
+@pytest.mark.parametrize("layout", ["configs", ".github/configs", ".github/configs+settings"])
 @pytest.mark.parametrize("with_scripts", [True, False])
 def test_scripts_found_in_either_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str], layout: str,
@@ -199,12 +199,17 @@ def test_scripts_found_in_either_layout(tmp_path: Path, monkeypatch: pytest.Monk
 
     from inferencex_tools.cli.main import run
 
+    layout, _, settings = layout.partition("+")
     shutil.copytree(ROOT / "configs", tmp_path / layout)
+    if settings:  # a checkout's settings naming another folder do not hide the scripts
+        (tmp_path / ".ixtool.toml").write_text('master-configs = ["elsewhere/*.yaml"]\n')
     if with_scripts:
         shutil.copytree(ROOT / "benchmarks", tmp_path / "benchmarks")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     monkeypatch.chdir(tmp_path)
+    files = [str(p.relative_to(tmp_path)) for p in sorted((tmp_path / layout).glob("*.yaml"))
+             ] if settings else []
     with pytest.raises(SystemExit):
-        run(["config", "validate", "--format", "json"])
+        run(["config", "validate", *files, "--format", "json"])
     rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
     assert ("SW405" in rules) is not with_scripts, rules
