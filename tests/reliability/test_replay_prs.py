@@ -52,8 +52,22 @@ def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
                     str(work)], env=GIT_ENV, check=True)
     merges = {m.pr: m for m in h.merges(work)}
     ixtool = [sys.executable, "-m", "inferencex_tools"]
-    return {pr: h.replay_one(merges[pr], work, ixtool, 300.0, review=True)
-            for pr in sorted({*SAMPLE, *TRUE, GIST})}
+    out = {}
+    for pr in sorted({*SAMPLE, *TRUE, GIST}):
+        rep = h.replay_one(merges[pr], work, ixtool, 300.0, review=True)
+        if _stopped_by_load(rep):  # once more: a sandbox bound is the machine's, not the code's
+            rep = h.replay_one(merges[pr], work, ixtool, 300.0, review=True)
+        out[pr] = rep
+    return out
+
+
+def _stopped_by_load(rep: object) -> bool:
+    """Does a trace stopped by a sandbox bound (PO310: time, memory, processes) make the
+    gate and the review differ, or count as a tool failure?  Under parallel test workers
+    one of two runs of the same trace can pass a bound the other stays under (seen: #2096's
+    gate got one PO310 its review did not)."""
+    texts = [*rep.disagree, *(str(f.get("rule")) for f in rep.tool_failures)]  # type: ignore[attr-defined]
+    return any("PO310" in t for t in texts)
 
 
 @pytest.mark.parametrize("pr", sorted(SAMPLE))
