@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -60,3 +62,14 @@ def ixtool(*args: str, cwd: Path | None = None, env: dict[str, str] | None = Non
     p = subprocess.run([sys.executable, "-m", "inferencex_tools", *args], cwd=cwd, env=full,
                        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     return Run(p.returncode, p.stdout, p.stderr)
+
+
+def replay_harness() -> ModuleType:
+    """benchmarks/replay_prs.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location(
+        "replay_prs", ROOT / "benchmarks" / "replay_prs.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["replay_prs"] = mod
+    spec.loader.exec_module(mod)
+    return mod

@@ -4,26 +4,13 @@ gate's own report (fast, on hand-made reports; the slow test replays real PRs)."
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.reliability.helpers import replay_harness
 
-
-def _harness() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "replay_prs", ROOT / "benchmarks" / "replay_prs.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["replay_prs"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-H = _harness()
+H: Any = replay_harness()
 PO = {"rule": "PO301", "severity": "error", "file": "configs/a.yaml", "line": 3,
       "message": "trace exit status 1"}
 CL = {"rule": "CL403", "severity": "warning", "file": "perf-changelog.yaml", "line": 9,

@@ -7,15 +7,14 @@ pair says what the gate says (its gate section *is* the gate's result)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.conftest import FULL_BRANCH, GIT_ENV, ROOT
+from tests.conftest import FULL_BRANCH, GIT_ENV
+from tests.reliability.helpers import replay_harness
 
 pytestmark = pytest.mark.slow
 
@@ -34,19 +33,9 @@ TRUE = {1970: {"PO301", "PO202"}}
 GIST = 2096
 
 
-def _harness() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "replay_prs", ROOT / "benchmarks" / "replay_prs.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["replay_prs"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[int, object]:
-    h = _harness()
+    h = replay_harness()
     work = tmp_path_factory.mktemp("replay") / "repo"
     subprocess.run(["git", "clone", "-q", "--local", "-b", FULL_BRANCH, str(full_history),
                     str(work)], env=GIT_ENV, check=True)
