@@ -356,9 +356,9 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
     for row in rows:
         label = str(row.config.get("runner"))
         families = launcher_families(req.root, label, runners.labels or None)
-        if not families and runners.labels and label not in runners.labels:
-            if changed is None or changed(row, None):
-                malformed.append(_unknown_label(row, label))
+        if not families and runners.labels and label not in runners.labels \
+                and changed is None:  # a PR that can have caused it must list the label
+            malformed.append(_unknown_label(row, label))
         elif not families:
             no_launcher(row, label, f"no runners/launch_<family>.sh for runner '{label}'")
         for fam in families:

@@ -178,6 +178,13 @@ NO_LAUNCHER_FILES = {
     ("the key's block", {"configs/x-master.yaml": CASE.read_text(encoding="utf-8").replace(
         "conc-list: [1, 2]", "conc-list: [1, 2, 4]")}, True),
     ("its launcher deleted", {"runners/launch_h200-dgxc.sh": None}, True),
+    # the whole check says "not checked" for a label runners.yaml does not list; a PR
+    # moving a key there is the PR's to explain: still PO201
+    ("its label to one runners.yaml does not list", {
+        "configs/x-master.yaml": CASE.read_text(encoding="utf-8").replace(
+            "cluster:h200-dgxc", "cluster:zz-unlisted"),
+        "configs/runners.yaml": NO_LAUNCHER_FILES["configs/runners.yaml"]
+        + "  cluster:zz-unlisted: {available-cpu-dram-mib: 2000000, gpus-per-node: 8}\n"}, True),
 ])
 def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
         temp_repo: TempRepo, name: str, edits: dict[str, str | None], po201: bool) -> None:
