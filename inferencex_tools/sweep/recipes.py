@@ -21,14 +21,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _WS_VAR = r"(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/)"
+_WS_PATH = re.compile(_WS_VAR + r"(?P<rest>[A-Za-z0-9_.][\w./-]*)$")
 _ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _CLONE = re.compile(r"\bgit\s+clone\b(?P<args>[^;&|]*)")
 _CHECKOUT = re.compile(r"\bgit\s+checkout\s+(?:-q\s+|--quiet\s+|--detach\s+)*(?P<ref>[^\s;&|]+)")
 _CP = re.compile(r"\bcp\s+(?P<args>-[A-Za-z]+(?:\s+-[A-Za-z]+)*\s+.*)$")
 _BRANCH_HEAD = re.compile(r"^\s*(?:if|elif)\b(?P<cond>.*)$")
 _ELSE_FI = re.compile(r"^\s*(?:else|fi)\b")
+# Every pattern is compiled once here (or once per set of names, _folder_pattern): a
+# pattern per variable name overflowed re's cache and recompiled ~770 patterns per call
+# on the real tree (0.07 CPU-s of learn's 0.07; the gate's configs stage paid it again).
+_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")  # a variable reference: $NAME / ${NAME…
+_DEFAULT_OF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):-([^}]*)\}")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_WORD = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s]+")
 _COMPARE = re.compile(
     r"""["']?\$\{?(?P<var>[A-Za-z_][A-Za-z0-9_]*)\}?["']?\s*(?P<op>==|!=|=)\s*["']?(?P<val>[^"'\s\]]+)["']?""")
 
@@ -99,9 +108,9 @@ def _unquote(word: str) -> str:
 def _literal_value(name: str, rhs: str) -> str | None:
     """The literal of ``VAR="literal"`` / ``VAR="${VAR:-literal}"``, else None."""
     val = _unquote(rhs.split(" #", 1)[0])
-    dm = re.fullmatch(r"\$\{" + re.escape(name) + r":-([^}]*)\}", val)
-    if dm:
-        val = dm.group(1)
+    dm = _DEFAULT_OF.fullmatch(val)
+    if dm and dm.group(1) == name:
+        val = dm.group(2)
     if "$" in val or "`" in val or " " in val:
         return None
     return val
@@ -113,7 +122,7 @@ def _envs(lines: list[tuple[int, str]]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for _, ln in lines:
         out.append(env)
-        m = _ASSIGN.match(ln)
+        m = _ASSIGN.match(ln) if "=" in ln else None
         if m:
             val = _literal_value(m.group(1), m.group(2))
             env = dict(env)
@@ -128,45 +137,50 @@ def _expand(word: str, env: Mapping[str, str]) -> str:
     def sub(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
         return env.get(name, m.group(0))
-    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word)
+    return _VAR.sub(sub, word)
 
 
 def _repo_path(word: str) -> str | None:
     """``"$GITHUB_WORKSPACE/benchmarks/x"`` → ``benchmarks/x`` (a workspace-rooted path)."""
     w = _unquote(word)
-    m = re.match(_WS_VAR + r"(?P<rest>[A-Za-z0-9_.][\w./-]*)$", w)
+    m = _WS_PATH.match(w)
     if not m or "$" in m.group("rest"):
         return None
     return m.group("rest").rstrip("/")
 
 
 def _words(args: str) -> list[str]:
-    return re.findall(r"\"[^\"]*\"|'[^']*'|[^\s]+", args)
+    return _WORD.findall(args)
 
 
 def _config_vars(lines: list[tuple[int, str]]) -> set[str]:
     """CONFIG_FILE and the variables assigned from it (``_REL="${CONFIG_FILE%%:*}"``)."""
     names = {"CONFIG_FILE"}
+    assigned = [(m.group(1), {r.group(1) for r in _REF.finditer(m.group(2))})
+                for m in (_ASSIGN.match(ln) for _, ln in lines if "=" in ln) if m]
     for _ in range(3):
-        for _, ln in lines:
-            m = _ASSIGN.match(ln)
-            if m and any(re.search(r"\$\{?" + n + r"\b", m.group(2)) for n in names):
-                names.add(m.group(1))
+        for name, refs in assigned:
+            if not refs.isdisjoint(names):
+                names.add(name)
     return names
 
 
 def _folders(lines: list[tuple[int, str]]) -> list[tuple[str, str]]:
     """Repository folders joined with the recipe path: ``$WS/<dir>/${CONFIG_FILE}`` or
     ``$WS/<dir>/${REL#<prefix>/}`` (the prefix is stripped first)."""
-    names = _config_vars(lines)
-    alt = "|".join(sorted(names))
-    pat = re.compile(_WS_VAR + r"(?P<dir>[A-Za-z0-9_.][\w./-]*?)/\$\{?(?:" + alt
-                     + r")(?![A-Za-z0-9_])(?:#(?P<strip>[^}]*))?")
+    pat = _folder_pattern(tuple(sorted(_config_vars(lines))))
     out: list[tuple[str, str]] = []
     for _, ln in lines:
-        for m in pat.finditer(ln):
+        for m in pat.finditer(ln) if "$" in ln else ():
             out.append(((m.group("strip") or "").strip("/"), m.group("dir")))
     return out
+
+
+@lru_cache(maxsize=64)
+def _folder_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """``$WS/<dir>/${NAME…`` for any of ``names`` (one pattern per set of names)."""
+    return re.compile(_WS_VAR + r"(?P<dir>[A-Za-z0-9_.][\w./-]*?)/\$\{?(?:"
+                      + "|".join(names) + r")(?![A-Za-z0-9_])(?:#(?P<strip>[^}]*))?")
 
 
 def _folder_of_overlay(dest: str, src: str) -> tuple[str, str] | None:
@@ -209,7 +223,7 @@ def _clones(script: str, lines: list[tuple[int, str]], envs: list[dict[str, str]
             ) -> list[Clone]:
     out: list[Clone] = []
     for k, (no, ln) in enumerate(lines):
-        m = _CLONE.search(ln)
+        m = _CLONE.search(ln) if "clone" in ln else None  # the literal first: most lines
         if not m:
             continue
         env = envs[k]
@@ -246,7 +260,7 @@ def _overlays(lines: list[tuple[int, str]], envs: list[dict[str, str]]
               ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for k, (_, ln) in enumerate(lines):
-        m = _CP.search(ln)
+        m = _CP.search(ln) if "cp" in ln else None
         if not m:
             continue
         env = envs[k]

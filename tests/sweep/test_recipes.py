@@ -191,3 +191,107 @@ def test_real_tree_config_validate_reports_exactly_the_true_findings(real_tree: 
     notes = [f for f in findings if f["severity"] == "note"]
     assert notes and all(f["rule"] == "SW407" for f in notes)
     assert all("github.com/" in str(f["message"]) for f in notes)
+
+
+# --- learn's cost: no pattern per variable name (issue 35), the same results ---------
+
+def _launch_scripts_at(repo: Path, rev: str) -> dict[str, str]:
+    """The scripts :func:`learn` reads (``runners/*.sh``, ``benchmarks/multi_node/**``) at
+    ``rev``, as the gate reads them: git blobs, symlinks followed."""
+    from inferencex_tools.sweep.recipes import is_launch_script
+
+    names = [p for p in subprocess.run(["git", "ls-tree", "-r", "--name-only", rev],
+                                       cwd=repo, capture_output=True, text=True,
+                                       check=True).stdout.splitlines()
+             if is_launch_script(p)]
+    blobs = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, check=True,
+                           capture_output=True,
+                           input="".join(f"{rev}:{p}\n" for p in names).encode()).stdout
+    out: dict[str, str] = {}
+    at = 0
+    for p in names:
+        header_end = blobs.index(b"\n", at)
+        size = int(blobs[at:header_end].split()[2])
+        out[p] = blobs[header_end + 1:header_end + 1 + size].decode(errors="replace")
+        at = header_end + 1 + size + 1
+    return follow_git_symlinks(out)
+
+
+def _per_name_config_vars(lines: list[tuple[int, str]]) -> set[str]:
+    """The meaning of ``_config_vars``, spelled as a pattern per name (the code before)."""
+    import re
+
+    from inferencex_tools.sweep.recipes import _ASSIGN
+
+    names = {"CONFIG_FILE"}
+    for _ in range(3):
+        for _, ln in lines:
+            m = _ASSIGN.match(ln)
+            if m and any(re.search(r"\$\{?" + n + r"\b", m.group(2)) for n in names):
+                names.add(m.group(1))
+    return names
+
+
+def _per_name_literal_value(name: str, rhs: str) -> str | None:
+    import re
+
+    from inferencex_tools.sweep.recipes import _unquote
+
+    val = _unquote(rhs.split(" #", 1)[0])
+    dm = re.fullmatch(r"\$\{" + re.escape(name) + r":-([^}]*)\}", val)
+    if dm:
+        val = dm.group(1)
+    if "$" in val or "`" in val or " " in val:
+        return None
+    return val
+
+
+def test_learn_gives_what_a_pattern_per_name_gives(real_tree: Path, full_history: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real tree's launchers and those of 12 snapshots of the history: learn's
+    overlays, folders and clones are the same with the per-name definitions."""
+    from inferencex_tools.sweep import recipes
+
+    revs = subprocess.run(["git", "log", "--first-parent", "--format=%H", "HEAD", "--",
+                           "runners", "benchmarks/multi_node"], cwd=full_history,
+                          capture_output=True, text=True, check=True).stdout.split()
+    trees = [_launch_scripts_at(real_tree, "HEAD")]
+    trees += [_launch_scripts_at(full_history, r) for r in revs[::max(1, len(revs) // 12)]]
+    fast = [learn(t) for t in trees]
+    monkeypatch.setattr(recipes, "_config_vars", _per_name_config_vars)
+    monkeypatch.setattr(recipes, "_literal_value", _per_name_literal_value)
+    slow = [learn(t) for t in trees]
+    assert sum(len(t) for t in trees) > 300 and any(s.folders for s in slow)
+    assert fast == slow
+
+
+def test_learn_compiles_no_pattern_per_variable_name(real_tree: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the real tree the old learn compiled ~770 patterns on every call (more than
+    re's cache holds); now a pattern per set of names a launcher derives from
+    CONFIG_FILE, once per process."""
+    import re
+
+    from inferencex_tools.sweep import recipes
+
+    scripts = _launch_scripts_at(real_tree, "HEAD")
+    compiled: list[object] = []
+    real = re._compiler.compile  # type: ignore[attr-defined]
+
+    def counting(p: object, flags: int = 0) -> object:
+        compiled.append(p)
+        return real(p, flags)
+
+    monkeypatch.setattr(re._compiler, "compile", counting)  # type: ignore[attr-defined]
+    re.purge()
+    if hasattr(recipes, "_folder_pattern"):
+        recipes._folder_pattern.cache_clear()
+    name_sets = {tuple(sorted(recipes._config_vars(recipes._logical_lines(t))))
+                 for t in scripts.values()}
+    del compiled[:]
+    learn(scripts)
+    first = len(compiled)
+    learn(scripts)
+    assert len(scripts) > 50
+    assert first <= len(name_sets) < 10, (first, name_sets)
+    assert len(compiled) == first
