@@ -40,6 +40,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -79,7 +80,7 @@ class Replay:
     date: str
     exit: int
     seconds: float
-    cpu: float = 0.0  # CPU seconds of the gate process and its children (user + sys)
+    cpu: float = 0.0  # CPU seconds of the gate process and its descendants (user + sys)
     stages: dict[str, str] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
     internal: str | None = None  # why the run counts as an internal error
@@ -177,15 +178,8 @@ def review_one(rep: Replay, worktree: Path, ixtool: list[str], timeout: float) -
     """``ixtool review`` on the same checkout and pair, compared with the gate's result."""
     cmd = [*ixtool, "review", "--base", f"{rep.sha}^1", "--pr", str(rep.pr),
            "--format", "json"]
-    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, cwd=worktree, capture_output=True, text=True,
-                           timeout=timeout, env={**env, "NO_COLOR": "1", "CI": ""})
-        code, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        code, out, err = -1, "", f"timeout after {timeout:.0f} s"
-    secs = round(time.perf_counter() - t0, 2)
+    run = run_measured(cmd, worktree, gate_env(), timeout)
+    code, out, err, secs = run.code, run.out, run.err, round(run.seconds, 2)
     try:
         doc = json.loads(out) if out.strip() else {}
     except json.JSONDecodeError:
@@ -198,41 +192,91 @@ def review_one(rep: Replay, worktree: Path, ixtool: list[str], timeout: float) -
     rep.disagree = compare_review(rep, code, doc)
 
 
+@dataclass
+class Measured:
+    """One child process run to its end: exit code, output, wall and CPU seconds."""
+    code: int
+    out: str
+    err: str
+    seconds: float
+    cpu: float  # user + sys of the process and every descendant it waited for
+
+
+def run_measured(cmd: list[str], cwd: Path, env: dict[str, str],
+                 timeout: float) -> Measured:
+    """Run ``cmd`` in its own process group and take its CPU from ``wait4`` (exact for
+    this child alone, whatever else the harness runs in parallel).  On timeout the group
+    gets SIGTERM, then SIGKILL after 5 s; the exit code is then -1."""
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=fo, stderr=fe,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        timer = threading.Timer(timeout, _stop_group, (p.pid,))
+        timer.start()
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = code = os.waitstatus_to_exitcode(status)  # Popen must not reap it
+        secs = time.perf_counter() - t0
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read().decode(errors="replace"), fe.read().decode(errors="replace")
+    if timer.finished.is_set() and code < 0:
+        code, err = -1, f"{err}\ntimeout after {timeout:.0f} s"
+    return Measured(code, out, err, secs, ru.ru_utime + ru.ru_stime)
+
+
+def _stop_group(pid: int) -> None:
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        time.sleep(wait)
+
+
+def gate_doc(run: Measured) -> tuple[dict[str, Any], str | None]:
+    """The gate's JSON report and, if the run is an internal error, why."""
+    internal = None
+    try:
+        doc = json.loads(run.out) if run.out.strip() else {}
+    except json.JSONDecodeError:
+        doc, internal = {}, "output is not JSON"
+    if not isinstance(doc, dict):
+        doc, internal = {}, "output is not a JSON object"
+    if "Traceback (most recent call last)" in run.err:
+        internal = "traceback: " + run.err.strip().splitlines()[-1][:200]
+    elif run.code not in (0, 1):
+        internal = f"exit {run.code}: " + " ".join(run.err.strip().splitlines()[-2:])[:300]
+    return doc, internal
+
+
+def findings_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{k: f.get(k) for k in ("rule", "severity", "file", "line", "message")}
+            for f in doc.get("findings") or []]
+
+
+def gate_env() -> dict[str, str]:
+    """The gate as CI runs it on a PR from a fork: no token, no colour."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    return {**env, "NO_COLOR": "1", "CI": ""}
+
+
 def replay_one(m: Merge, worktree: Path, ixtool: list[str], timeout: float,
                review: bool = False) -> Replay:
     git(worktree, "checkout", "-q", "-f", "--detach", m.sha)
     git(worktree, "clean", "-q", "-fdx")
     load = os.getloadavg()[0]
-    import resource
-
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
     cmd = [*ixtool, "ci", "gate", "--base", f"{m.sha}^1", "--pr", str(m.pr),
            "--format", "json"]
-    try:
-        p = subprocess.run(cmd, cwd=worktree, capture_output=True, text=True,
-                           timeout=timeout, env={**os.environ, "NO_COLOR": "1", "CI": ""})
-        code, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        code, out, err = -1, "", f"timeout after {timeout:.0f} s"
-    secs = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime  # exact with --jobs 1
-    rep = Replay(m.pr, m.sha, m.date, code, round(secs, 2), round(cpu, 2),
+    run = run_measured(cmd, worktree, gate_env(), timeout)
+    rep = Replay(m.pr, m.sha, m.date, run.code, round(run.seconds, 2), round(run.cpu, 2),
                  load=round(load, 2))
-    try:
-        doc = json.loads(out) if out.strip() else {}
-    except json.JSONDecodeError:
-        doc = {}
-        rep.internal = "output is not JSON"
-    if "Traceback (most recent call last)" in err:
-        rep.internal = "traceback: " + err.strip().splitlines()[-1][:200]
-    elif code not in (0, 1):
-        rep.internal = f"exit {code}: " + " ".join(err.strip().splitlines()[-2:])[:300]
+    doc, rep.internal = gate_doc(run)
     info = doc.get("info") or {}
     rep.stages = dict(info.get("stages") or {})
-    rep.findings = [{k: f.get(k) for k in ("rule", "severity", "file", "line", "message")}
-                    for f in doc.get("findings") or []]
+    rep.findings = findings_of(doc)
     classify(rep, worktree)
     if review and rep.internal is None:
         review_one(rep, worktree, ixtool, timeout)

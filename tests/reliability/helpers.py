@@ -64,12 +64,14 @@ def ixtool(*args: str, cwd: Path | None = None, env: dict[str, str] | None = Non
     return Run(p.returncode, p.stdout, p.stderr)
 
 
-def replay_harness() -> ModuleType:
-    """benchmarks/replay_prs.py as a module (it is a script, not part of the package)."""
-    spec = importlib.util.spec_from_file_location(
-        "replay_prs", ROOT / "benchmarks" / "replay_prs.py")
+def replay_harness(name: str = "replay_prs") -> ModuleType:
+    """benchmarks/NAME.py as a module (a script, not part of the package): replay_prs
+    (merged PRs as squash commits) or pr_heads (PR heads, which imports replay_prs)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["replay_prs"] = mod
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod

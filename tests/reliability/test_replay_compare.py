@@ -4,6 +4,9 @@ gate's own report (fast, on hand-made reports; the slow test replays real PRs)."
 from __future__ import annotations
 
 import copy
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,3 +73,13 @@ def test_the_table_lists_a_repeated_finding_once_with_its_count() -> None:
     rows = H.table([rep], {"1/PO301": "true"}).splitlines()[2:]
     assert rows == ["| #1 | 2026-07-02 | PO301 | (2×) trace exit status 1 | true |",
                     "| #1 | 2026-07-02 | PO301 | another | true |"]
+
+
+def test_a_measured_run_counts_the_cpu_of_its_grandchildren(tmp_path: Path) -> None:
+    """run_measured takes CPU from wait4: a shell's child that burns CPU is counted (the
+    gate's traces run in its grandchildren), whatever else the harness runs."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    run = H.run_measured(["sh", "-c", f'"{sys.executable}" -c "$0"; echo done', burn],
+                         tmp_path, dict(os.environ), 120.0)
+    assert run.code == 0 and run.out == "done\n"
+    assert run.cpu >= 0.25, run.cpu
