@@ -12,7 +12,17 @@ one run:
 * help    — ``ixtool --help`` as a subprocess (start-up cost, lazy imports).
 
 Prints the best-of-N times and the ratios to the floor.  No timed asserts.
-Usage: python benchmarks/changelog_validate.py [--repeat N]
+
+Then, against the reference (issue 35: diff mode ≤ 0.06× it): on the newest
+``--ref-prs`` merged PRs of the full-history bundle that change ``perf-changelog.yaml``,
+each round runs, in alternating order, the reference check-changelog step of that
+commit (``python3 utils/validate_perf_changelog.py --changelog-file perf-changelog.yaml
+--base-ref C^1 --head-ref C``, which runs ``process_changelog.py`` and the generator; it
+needs pydantic and PyYAML in this interpreter) and ``ixtool changelog validate --base
+C^1 --head C``, both as processes (CPU of each process tree from ``wait4``); the figure is
+the median (and p95) of the per-round CPU ratios.  ``--ref-prs 0`` skips it.
+
+Usage: python benchmarks/changelog_validate.py [--repeat N] [--ref-prs N] [--ref-rounds N]
 """
 
 from __future__ import annotations
@@ -43,9 +53,55 @@ def best(fn: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
+def against_reference(n_prs: int, rounds: int) -> None:
+    """ixtool changelog validate vs the reference's check-changelog step (paired CPU)."""
+    import importlib.util
+    import statistics
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import replay_prs as rp
+
+    if importlib.util.find_spec("pydantic") is None or not rp.BUNDLE.is_file():
+        print("reference: skipped (needs pydantic and the full-history bundle)")
+        return
+    ixtool = shutil.which("ixtool") or str(Path(sys.executable).parent / "ixtool")
+    with tempfile.TemporaryDirectory(prefix="ixtool-bench-clref-") as tmp:
+        repo = rp.clone(Path(tmp), rp.BUNDLE)
+        touched = set(rp.git(repo, "log", "--first-parent", "--format=%H", rp.BRANCH, "--",
+                             "perf-changelog.yaml").split())
+        prs = [m for m in rp.merges(repo) if m.sha in touched
+               and rp._exists(repo, m.sha, "utils/validate_perf_changelog.py")][-n_prs:]
+        env = {**rp.gate_env(),
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        ratios, rows = [], []
+        for m in prs:
+            rp.git(repo, "checkout", "-q", "-f", "--detach", m.sha)
+            ref = [sys.executable, "utils/validate_perf_changelog.py", "--changelog-file",
+                   "perf-changelog.yaml", "--base-ref", f"{m.sha}^1", "--head-ref", m.sha]
+            ix = [ixtool, "changelog", "validate", "--base", f"{m.sha}^1", "--head", m.sha]
+            for r in range(rounds):
+                got = {}
+                for name in (("ref", "ix") if r % 2 else ("ix", "ref")):
+                    run = rp.run_measured(ref if name == "ref" else ix, repo, env, 600.0)
+                    got[name] = run
+                ratios.append(got["ix"].cpu / max(got["ref"].cpu, 1e-6))
+                rows.append((m.pr, got["ref"].cpu, got["ref"].code, got["ix"].cpu,
+                             got["ix"].code))
+    for pr, rc, re_, ic, ie in rows:
+        print(f"  #{pr}: reference {rc * 1000:7.0f} ms CPU (exit {re_}), ixtool "
+              f"{ic * 1000:6.0f} ms CPU (exit {ie}), {ic / max(rc, 1e-6):.3f}×")
+    s = sorted(ratios)
+    print(f"reference: {len(prs)} PRs × {rounds} rounds, ixtool changelog validate / "
+          f"validate_perf_changelog.py CPU: median {statistics.median(s):.3f}×, p95 "
+          f"{s[max(0, round(0.95 * len(s)) - 1)]:.3f}× (target ≤ 0.06×); load "
+          f"{os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--ref-prs", type=int, default=6)
+    ap.add_argument("--ref-rounds", type=int, default=3)
     args = ap.parse_args()
 
     from inferencex_tools.changelog.configkeys import top_level_keys
@@ -113,6 +169,8 @@ def main() -> None:
     print(f"cli     ixtool changelog validate       {t_cli * 1e3:8.1f} ms   "
           f"{t_cli / t_floor:.2f}× floor (incl. interpreter start {t_py * 1e3:.0f} ms)")
     print(f"help    ixtool --help                   {t_help * 1e3:8.1f} ms   (target < 150 ms)")
+    if args.ref_prs:
+        against_reference(args.ref_prs, args.ref_rounds)
 
 
 if __name__ == "__main__":
