@@ -21,6 +21,7 @@ from inferencex_tools.al.measure import Measurement
 from inferencex_tools.al.rules import (
     FORCED_NOT_SERVED,
     NO_GOLDEN,
+    NO_VERDICT,
     NOT_MEASURED,
     OFF_GOLDEN,
     OUTSIDE_BAND,
@@ -101,7 +102,7 @@ class Verdict:
     finding: Finding | None = None
 
 
-def _where(launch: Launch) -> tuple[str, dict[str, Any]]:
+def where(launch: Launch) -> tuple[str, dict[str, Any]]:
     data = {"config_keys": [launch.config_key],
             "rows": [{"key": launch.config_key, "conc": launch.conc, "mode": launch.mode,
                       "entry": launch.entry}]}
@@ -117,7 +118,7 @@ def _m(m: Measurement) -> str:
 def not_measured(launch: Launch, why: str) -> Verdict:
     if not launch.has_spec:
         return Verdict("not measured", why)
-    file, data = _where(launch)
+    file, data = where(launch)
     return Verdict("not measured", why, finding=NOT_MEASURED.at(
         file, None, None, f"{launch.label()}: not measured: {why}", data=data))
 
@@ -126,10 +127,13 @@ def judge(launch: Launch, m: Measurement, bands: Bands, artifact: str) -> Verdic
     if launch.synthetic and launch.forced is not None:
         return _forced(launch, m, bands, artifact)
     if not launch.agentic:
-        return Verdict("measured", "real acceptance outside agentic-coding: no golden "
-                       "comparison (the curves are AgentX's)")
+        why = "real acceptance outside agentic-coding: no golden comparison (the curves " \
+            "are AgentX's)"
+        file, data = where(launch)
+        return Verdict("measured", why, finding=NO_VERDICT.at(
+            file, None, None, f"{launch.label()}: {_m(m)}; {why}", data=data))
     if launch.golden is None:
-        file, data = _where(launch)
+        file, data = where(launch)
         why = launch.no_golden or "no golden curve for this launch"
         return Verdict("measured", why, finding=NO_GOLDEN.at(
             file, None, None, f"{launch.label()}: {_m(m)}; {why}", data=data))
@@ -143,7 +147,7 @@ def _forced(launch: Launch, m: Measurement, bands: Bands, artifact: str) -> Verd
     if abs(d) <= tol:
         return Verdict("ok", f"served the forced AL {launch.forced:g} "
                        f"(Δ {d:+.3f}, tolerance {tol:.3f})", tol)
-    file, data = _where(launch)
+    file, data = where(launch)
     data.update({"forced": launch.forced, "measured": round(m.al, 4), "se": round(m.se, 5),
                  "tolerance": round(tol, 4), "artifact": artifact})
     cause = _forced_cause(launch, m)
@@ -172,12 +176,12 @@ def _real(launch: Launch, m: Measurement, bands: Bands, artifact: str) -> Verdic
     noise = bands.sigmas * m.se
     band = bands.band + noise
     d = m.al - launch.golden
-    where = f"golden {launch.golden:g} ({launch.registry_row} {launch.thinking or '?'} " \
+    cell = f"golden {launch.golden:g} ({launch.registry_row} {launch.thinking or '?'} " \
             f"K={launch.k})"
     if abs(d) <= band:
-        return Verdict("ok", f"within the band of {where} (Δ {d:+.3f}, band {band:.3f})",
+        return Verdict("ok", f"within the band of {cell} (Δ {d:+.3f}, band {band:.3f})",
                        band)
-    file, data = _where(launch)
+    file, data = where(launch)
     data.update({"golden": launch.golden, "measured": round(m.al, 4), "se": round(m.se, 5),
                  "band": round(band, 4), "artifact": artifact})
     # a measurement that shows its draft length rules out the cells of other K
@@ -187,19 +191,19 @@ def _real(launch: Launch, m: Measurement, bands: Bands, artifact: str) -> Verdic
         best = min(fits, key=lambda c: abs(m.al - c.value))
         data["matches"] = {"cell": best.what, "value": best.value}
         msg = (f"{launch.label()}: {_m(m)} matches {best.what} ({best.value:g}), not the "
-               f"{where}: Δ {d:+.3f}, band {band:.3f}; likely cause: {best.cause}")
-        return Verdict("WARNING", f"matches {best.what} ({best.value:g}), not {where}; "
+               f"{cell}: Δ {d:+.3f}, band {band:.3f}; likely cause: {best.cause}")
+        return Verdict("WARNING", f"matches {best.what} ({best.value:g}), not {cell}; "
                        f"likely {best.cause}", band,
                        OFF_GOLDEN.at(file, None, None, msg, data=data))
     if abs(d) > band + bands.far:
         cause = _real_cause(m)
-        msg = (f"{launch.label()}: {_m(m)} is far from the {where}: Δ {d:+.3f}, band "
+        msg = (f"{launch.label()}: {_m(m)} is far from the {cell}: Δ {d:+.3f}, band "
                f"{band:.3f}; likely cause: {cause}")
-        return Verdict("WARNING", f"far from {where} (Δ {d:+.3f}); likely {cause}", band,
+        return Verdict("WARNING", f"far from {cell} (Δ {d:+.3f}); likely {cause}", band,
                        OFF_GOLDEN.at(file, None, None, msg, data=data))
-    msg = (f"{launch.label()}: {_m(m)} is outside the band of the {where}: Δ {d:+.3f}, "
+    msg = (f"{launch.label()}: {_m(m)} is outside the band of the {cell}: Δ {d:+.3f}, "
            f"band {band:.3f}")
-    return Verdict("note", f"outside the band of {where} (Δ {d:+.3f}, band {band:.3f})",
+    return Verdict("note", f"outside the band of {cell} (Δ {d:+.3f}, band {band:.3f})",
                    band, OUTSIDE_BAND.at(file, None, None, msg, data=data))
 
 

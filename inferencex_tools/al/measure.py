@@ -116,15 +116,40 @@ def from_counts(source: str, file: str, *, drafts: float, accepted: float,
 
 # ----------------------------------------------------------------------------- aiperf export
 
-_FAMILIES = {
-    "vllm": ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_draft_tokens",
-             "vllm:spec_decode_num_accepted_tokens",
-             "vllm:spec_decode_num_accepted_tokens_per_pos"),
-    "trt": (None, "trtllm_spec_decode_num_draft_tokens",
-            "trtllm_spec_decode_num_accepted_tokens", None),
+@dataclass(frozen=True)
+class Counters:
+    """The counter families an engine's ``/metrics`` page carries about acceptance (as
+    aiperf exports them: the family name without ``_total``).  ``accepted``: accepted
+    draft tokens; or ``generated``: every token a verification step produced (accepted
+    drafts + the bonus token), so accepted = generated − drafts (SGLang's definition of
+    the acceptance length: completion tokens per verification call)."""
+
+    drafts: str | None
+    draft_tokens: str | None = None
+    accepted: str | None = None
+    per_pos: str | None = None  # label ``position`` (0-based)
+    generated: str | None = None
+    # the drafts family counts verification steps by this label (the number of draft
+    # tokens the step accepted): the per-position counts follow from it
+    steps_by: str | None = None
+
+
+_COUNTERS: dict[str, tuple[Counters, ...]] = {
+    "vllm": (Counters("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_draft_tokens",
+                      "vllm:spec_decode_num_accepted_tokens",
+                      "vllm:spec_decode_num_accepted_tokens_per_pos"),),
+    "atom": (Counters("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_draft_tokens",
+                      "vllm:spec_decode_num_accepted_tokens",
+                      "vllm:spec_decode_num_accepted_tokens_per_pos"),
+             Counters("atom:mtp_decode_steps", "atom:mtp_draft_tokens",
+                      "atom:mtp_accepted_tokens", steps_by="accepted_tokens")),
+    "sglang": (Counters("sglang:spec_verify_calls", generated="sglang:generation_tokens"),),
+    "trt": (Counters(None, "trtllm_spec_decode_num_draft_tokens",
+                     "trtllm_spec_decode_num_accepted_tokens"),),
 }
 _GAUGES = {"sglang": "sglang:spec_accept_length",
-           "trt": "trtllm_spec_decode_acceptance_length"}
+           "trt": "trtllm_spec_decode_acceptance_length",
+           "atom": "atom:mtp_average_tokens_per_forward"}
 
 
 def _reject_constant(name: str) -> float:
@@ -153,16 +178,32 @@ def _family(metrics: dict[str, Any], name: str | None, variants: bool = True
             series = entry.get("series")
             if not isinstance(series, list):
                 raise Invalid(f"{n}: 'series' is not a list")
-            return [s for s in series if isinstance(s, dict)]
+            return [s for s in series if isinstance(s, dict)][:10_000]
     return None
+
+
+def number(v: object, what: str, *, limit: float = MAX_COUNT) -> float:
+    """``v`` as a float, or Invalid: a bool, a string, a non-finite value, a negative one
+    or one beyond ``limit`` (a 400-digit JSON integer is an int Python cannot turn into
+    a float) is not a number any real counter or gauge holds."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise Invalid(f"{what}: {str(v)[:40]!r} is not a number")
+    if isinstance(v, int):
+        if not 0 <= v <= limit:
+            shown = f"{str(v)[:12]}… ({len(str(v))} digits)" if len(str(v)) > 20 else str(v)
+            raise Invalid(f"{what} = {shown} is not a count (0 to {limit:.0e})")
+        return float(v)
+    if not math.isfinite(v) or not 0 <= v <= limit:
+        raise Invalid(f"{what} = {v!r} is not a count (0 to {limit:.0e})")
+    return v
 
 
 def _total(series: dict[str, Any], family: str) -> float:
     stats = series.get("stats")
     v = stats.get("total") if isinstance(stats, dict) else None
-    if isinstance(v, bool) or not isinstance(v, int | float):
+    if v is None:
         raise Invalid(f"{family}: a series without a numeric stats.total")
-    return float(v)
+    return number(v, f"{family} stats.total")
 
 
 def _sum(series: list[dict[str, Any]], family: str) -> float:
@@ -186,17 +227,29 @@ def _per_pos(series: list[dict[str, Any]] | None, family: str, k: int | None
     return tuple(by_pos.get(i, 0.0) for i in range(n))
 
 
-def _spread(series: list[dict[str, Any]]) -> tuple[int, list[float]]:
-    """Timeslice totals of a counter family, summed per slice index (for the spread)."""
+def _spread(series: list[dict[str, Any]], family: str) -> tuple[int, list[float]]:
+    """Timeslice totals of a counter family, summed per slice index (for the spread).
+    Invalid when a slice total is not a count, or when the slices of a series add up to
+    more than its total: aiperf clamps a counter that went down to 0 (a reset, a
+    restarted server), so the counts of such a series are not the profiling phase's."""
     slices: dict[int, float] = {}
     for s in series:
         ts = s.get("timeslices")
         if not isinstance(ts, list):
             continue
+        got = 0.0
         for i, t in enumerate(ts[:100_000]):
             v = t.get("total") if isinstance(t, dict) else None
-            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-                slices[i] = slices.get(i, 0.0) + float(v)
+            if v is None:
+                continue
+            x = number(v, f"{family} timeslice {i} total")
+            slices[i] = slices.get(i, 0.0) + x
+            got += x
+        total = _total(s, family)
+        if got > total * (1 + 1e-6) + 1.0:
+            raise Invalid(f"{family}: its timeslices add up to {got:,.0f}, more than the "
+                          f"series total {total:,.0f}: the counter was reset during the "
+                          "profiling phase (a restarted server)")
     return len(slices), [slices[i] for i in sorted(slices)]
 
 
@@ -213,59 +266,143 @@ def _slice_se(drafts: list[float], accepted: list[float]) -> float:
 
 
 def from_export(data: bytes, file: str, engine: str, k: int | None) -> Measurement | None:
-    """The acceptance in an aiperf export for ``engine``; None when it has none (no such
-    family); Invalid / ValueError for a malformed or impossible file."""
+    """The acceptance in an aiperf export for ``engine``: its counters, else its gauge;
+    None when it has neither; Invalid / ValueError for a malformed or impossible file."""
     doc = load_json(data)
     metrics = doc.get("metrics") if isinstance(doc, dict) else None
     if not isinstance(metrics, dict):
         raise Invalid("no 'metrics' object (not an aiperf server_metrics_export.json)")
-    drafts_f, tokens_f, acc_f, pos_f = _FAMILIES.get(engine, (None, None, None, None))
-    acc = _family(metrics, acc_f)
+    for c in _COUNTERS.get(engine, ()):
+        got = _counted(metrics, c, file, k)
+        if got is not None:
+            return got
+    return _gauge(doc, metrics, file, engine)
+
+
+def _counted(metrics: dict[str, Any], c: Counters, file: str, k: int | None
+             ) -> Measurement | None:
+    """AL from one set of counter families; None when the export lacks them."""
+    acc = _family(metrics, c.accepted)
+    gen = _family(metrics, c.generated)
+    drafts = _family(metrics, c.drafts)
+    if acc is None and (gen is None or drafts is None):
+        return None
+    tokens = _family(metrics, c.draft_tokens)
+    draft_tokens = _sum(tokens, str(c.draft_tokens)) if tokens else None
+    if drafts:
+        n = _sum(drafts, str(c.drafts))
+    elif draft_tokens is not None and k:
+        n = draft_tokens / k
+    else:
+        raise Invalid(f"{c.accepted} without a drafts count (and no K to derive it)")
+    spread = 0.0
     if acc is not None:
-        tokens = _family(metrics, tokens_f)
-        drafts = _family(metrics, drafts_f)
-        draft_tokens = _sum(tokens, str(tokens_f)) if tokens else None
+        accepted = _sum(acc, str(c.accepted))
         if drafts:
-            n = _sum(drafts, str(drafts_f))
-        elif draft_tokens is not None and k:
-            n = draft_tokens / k
-        else:
-            raise Invalid(f"{acc_f} without a drafts count (and no K to derive it)")
-        accepted = _sum(acc, str(acc_f))
-        spread = 0.0
-        if drafts:
-            m, d_sl = _spread(drafts)
-            _, a_sl = _spread(acc)
+            m, d_sl = _spread(drafts, str(c.drafts))
+            _, a_sl = _spread(acc, str(c.accepted))
             spread = _slice_se(d_sl, a_sl) if m else 0.0
-        return from_counts("counters", file, drafts=n, accepted=accepted,
-                           draft_tokens=draft_tokens, k=k,
-                           per_pos_counts=_per_pos(_family(metrics, pos_f), str(pos_f), k),
-                           intervals=len(acc), spread=spread)
-    return _gauge(metrics, file, engine)
+    else:
+        assert gen is not None and drafts is not None
+        generated = _sum(gen, str(c.generated))
+        if generated < n:
+            raise Invalid(f"{c.generated} grew by {generated:,.0f}, less than the "
+                          f"{n:,.0f} verification calls of {c.drafts}: each verification "
+                          "produces at least one token")
+        accepted = generated - n
+        m, d_sl = _spread(drafts, str(c.drafts))
+        _, g_sl = _spread(gen, str(c.generated))
+        spread = _slice_se(d_sl, [g - d for g, d in zip(g_sl, d_sl, strict=False)]) \
+            if m else 0.0
+    per_pos = _per_pos(_family(metrics, c.per_pos), str(c.per_pos), k) if c.per_pos \
+        else _by_steps(drafts, c, k)
+    return from_counts("counters", file, drafts=n, accepted=accepted,
+                       draft_tokens=draft_tokens, k=k, per_pos_counts=per_pos,
+                       intervals=len(acc if acc is not None else drafts or []),
+                       spread=spread)
 
 
-def _gauge(metrics: dict[str, Any], file: str, engine: str) -> Measurement | None:
+def _by_steps(drafts: list[dict[str, Any]] | None, c: Counters, k: int | None
+              ) -> tuple[float, ...]:
+    """Per-position accepted counts from steps counted by accepted tokens (a step that
+    accepted j drafts accepted positions 0..j-1)."""
+    if not drafts or c.steps_by is None:
+        return ()
+    by: dict[int, float] = {}
+    for s in drafts:
+        labels = s.get("labels")
+        j = labels.get(c.steps_by) if isinstance(labels, dict) else None
+        if not isinstance(j, str | int) or not str(j).isdigit() or int(str(j)) > 64:
+            raise Invalid(f"{c.drafts}: a series without a {c.steps_by} label 0..64")
+        by[int(str(j))] = by.get(int(str(j)), 0.0) + _total(s, str(c.drafts))
+    top = max(by)
+    if k is not None and top > k:
+        raise Invalid(f"{c.drafts}: steps that accepted {top} drafts, but K={k}")
+    return tuple(sum(v for j, v in by.items() if j > i) for i in range(top))
+
+
+def _samples(doc: dict[str, Any], series: dict[str, Any]) -> int | None:
+    """How many distinct scrapes a gauge series averages: aiperf's
+    ``summary.endpoint_info[endpoint].unique_updates`` of the series' endpoint (fetches
+    that returned changed metrics); None when the export does not say."""
+    summary = doc.get("summary")
+    info = summary.get("endpoint_info") if isinstance(summary, dict) else None
+    url = series.get("endpoint") or series.get("endpoint_url")
+    if not isinstance(info, dict) or not isinstance(url, str):
+        return None
+    hits = [v for key, v in info.items() if isinstance(v, dict) and isinstance(key, str)
+            and (key == url or url.endswith(key) or key.endswith(url)
+                 or key in url)]
+    if len(hits) != 1:
+        return None
+    try:
+        n = number(hits[0].get("unique_updates"), "unique_updates", limit=1e9)
+    except Invalid:
+        return None
+    return int(n) if n >= 1 else None
+
+
+WIDE = 0.05  # the band of a gauge average whose sample count is unknown (AL units)
+
+
+def _gauge(doc: dict[str, Any], metrics: dict[str, Any], file: str, engine: str
+           ) -> Measurement | None:
+    """The time average of the engine's acceptance-length gauge: a fallback.  Its
+    standard error is the spread of the scraped values over √samples when aiperf says
+    how many distinct scrapes it averaged; otherwise the spread itself, no less than
+    :data:`WIDE` (a wide band), and a note says so."""
     name = _GAUGES.get(engine)
     series = _family(metrics, name, variants=False)
     if not series:
         return None
-    vals: list[tuple[float, float]] = []
+    vals: list[tuple[float, float, int | None]] = []
     for s in series:
         st = s.get("stats")
-        avg = st.get("avg") if isinstance(st, dict) else None
-        std = st.get("std", 0.0) if isinstance(st, dict) else 0.0
-        if isinstance(avg, int | float) and not isinstance(avg, bool) and math.isfinite(avg) \
-                and avg > 0:
-            vals.append((float(avg), float(std) if isinstance(std, int | float)
-                         and not isinstance(std, bool) and math.isfinite(std) else 0.0))
+        if not isinstance(st, dict) or st.get("avg") is None:
+            continue
+        avg = number(st.get("avg"), f"{name} stats.avg", limit=65.0)
+        std = number(st.get("std", 0.0), f"{name} stats.std", limit=65.0)
+        if avg > 0:
+            vals.append((avg, std, _samples(doc, s)))
     if not vals:
         return None
-    al = sum(v for v, _ in vals) / len(vals)
+    al = sum(v for v, _, _ in vals) / len(vals)
     if not 1.0 - 1e-9 <= al <= 65:
         raise Invalid(f"{name} averages {al:g}, not an acceptance length")
-    se = max(max(s for _, s in vals), ROUNDING)
+    known = all(n is not None for _, _, n in vals)
+    if known:
+        se = math.sqrt(sum((sd / math.sqrt(n or 1)) ** 2 for _, sd, n in vals)) / len(vals)
+        se = max(se, ROUNDING / 2)
+        note = (f"{name}: the time average of a gauge over "
+                f"{sum(n or 0 for _, _, n in vals):,} scrapes, not counts: the standard "
+                "error is the spread of the scraped values over √scrapes")
+    else:
+        se = max(max(sd for _, sd, _ in vals), WIDE)
+        note = (f"{name}: the time average of a gauge, not counts, and the export does not "
+                "say how many scrapes it averages: the band is the gauge's whole spread "
+                f"(at least {WIDE:g}), a wide band")
     m = Measurement("gauge", file, al, se, intervals=len(vals))
-    m.notes.append(f"{name}: the time average of a gauge, not counts (coarse)")
+    m.notes.append(note)
     return m
 
 
@@ -288,6 +425,8 @@ class LogScan:
     files: list[str] = field(default_factory=list)
     long_lines: int = 0
     truncated: list[str] = field(default_factory=list)
+    bad: int = 0  # acceptance lines whose numbers no server writes (hostile, corrupt)
+    bad_why: str = ""
 
     def feed(self, lines: Iterable[bytes]) -> None:
         for raw in lines:
@@ -299,9 +438,20 @@ class LogScan:
             elif b"accept len" in raw:
                 m = SGLANG_LINE.search(raw.decode("utf-8", "replace"))
                 if m and len(self.sglang) < 1_000_000:
-                    v = float(m.group(1))
-                    if v > 0:  # 0.00: the interval had no speculative step
+                    v = self._num(m.group(1), "accept len", 65.0)
+                    if v is not None and v > 0:  # 0.00: the interval had no spec step
                         self.sglang.append(v)
+
+    def _num(self, text: str, what: str, limit: float = MAX_COUNT) -> float | None:
+        """A number of a log line, or None (the line is counted as hostile)."""
+        try:
+            if len(text) > 24:
+                raise Invalid(f"{what} has {len(text)} digits")
+            return number(float(text) if "." in text else int(text), what, limit=limit)
+        except (Invalid, ValueError) as exc:
+            self.bad += 1
+            self.bad_why = self.bad_why or str(exc)
+            return None
 
     def _vllm(self, text: str) -> None:
         m = VLLM_LINE.search(text)
@@ -309,12 +459,17 @@ class LogScan:
             return
         rates: tuple[float, ...] = ()
         if m.group(4):
-            try:
-                rates = tuple(float(x) for x in m.group(4).split(",") if x.strip())
-            except ValueError:
-                rates = ()
-        self.vllm.append((float(m.group(1)), int(m.group(2)[:16]), int(m.group(3)[:16]),
-                          rates[:64]))
+            parts = [x.strip() for x in m.group(4).split(",") if x.strip()][:65]
+            got = [self._num(x, "a per-position rate", 1.0) for x in parts]
+            if any(g is None for g in got):
+                return
+            rates = tuple(g for g in got if g is not None)
+        al = self._num(m.group(1), "Mean acceptance length", 65.0)
+        acc = self._num(m.group(2), "Accepted")
+        drafted = self._num(m.group(3), "Drafted")
+        if al is None or acc is None or drafted is None or len(rates) > 64:
+            return
+        self.vllm.append((al, int(acc), int(drafted), rates))
 
 
 def lines(chunks: Iterable[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
@@ -344,6 +499,9 @@ def lines(chunks: Iterable[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
 def from_logs(scan: LogScan, engine: str, k: int | None) -> Measurement | None:
     """The acceptance in scanned server logs; None when they hold no acceptance line."""
     file = ", ".join(scan.files[:3]) + (" …" if len(scan.files) > 3 else "")
+    if scan.bad:
+        raise Invalid(f"{scan.bad} acceptance line(s) hold numbers no server writes "
+                      f"({scan.bad_why})")
     if scan.vllm and engine in ("vllm", "atom"):
         return _vllm_logs(scan, file, k)
     if scan.sglang and engine == "sglang":

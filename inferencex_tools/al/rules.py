@@ -22,6 +22,12 @@ MEASUREMENT_INVALID = rule(
 UNMATCHED_ARTIFACT = rule(
     "AL103", N, "an artifact belongs to no row of the sweep at --root",
     "check that --root is the repository at the run's head commit", area=A)
+AMBIGUOUS_ARTIFACT = rule(
+    "AL105", N, "an artifact fits several jobs of the sweep and nothing else the run "
+    "uploaded shows which job it is; it was not read",
+    "the benchmark template uploads it under the same name for each of these jobs (a "
+    "throughput job and the eval-only job of the same row and runner); keep the jobs' "
+    "server-log artifacts, which the template names by mode", area=A)
 ROOT_NOT_AT_HEAD = rule(
     "AL104", W, "--root is not at the audited run's head commit",
     "check out the run's head (git checkout SHA) so the rows, launches and curves are "
@@ -48,6 +54,15 @@ NOT_MEASURED = rule(
     "AL301", N, "a speculative-decoding job could not be measured (the reason is named)",
     "keep the job's server log and aiperf server_metrics_export.json in its artifacts",
     area=A)
+NO_VERDICT = rule(
+    "AL303", N, "a measured job has no verdict: real acceptance outside agentic coding "
+    "(the golden curves are AgentX's)",
+    "nothing to fix; the measurement is in the report (info.jobs)", area=A)
+COARSE = rule(
+    "AL304", N, "a job was measured without counts (a gauge's time average, or log "
+    "ratios): its standard error is an estimate, and the note says which",
+    "upload aiperf's server_metrics_export.json with the engine's acceptance counters "
+    "(vLLM spec_decode_*, SGLang spec_verify_calls + generation_tokens)", area=A)
 NO_GOLDEN = rule(
     "AL302", N, "a measured job has no golden curve to compare with",
     "the launch's draft has no registry row or curve (see `ixtool policy check`)", area=A)

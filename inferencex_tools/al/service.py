@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferencex_tools.al.judge import Bands, Launch, Verdict, judge, not_measured
+from inferencex_tools.al.judge import Bands, Launch, Verdict, judge, not_measured, where
 from inferencex_tools.al.launches import Named, launch_of, name_of
 from inferencex_tools.al.measure import (
-    Invalid,
     LogScan,
     Measurement,
     combine,
@@ -26,7 +25,9 @@ from inferencex_tools.al.measure import (
     lines,
 )
 from inferencex_tools.al.rules import (
+    AMBIGUOUS_ARTIFACT,
     ARTIFACT_REFUSED,
+    COARSE,
     MEASUREMENT_INVALID,
     ROOT_NOT_AT_HEAD,
     UNMATCHED_ARTIFACT,
@@ -37,14 +38,6 @@ from inferencex_tools.report.findings import Result
 if TYPE_CHECKING:
     from inferencex_tools.io.github import Forge
 
-# The artifacts of a benchmark job (the reference benchmark templates' upload names):
-# prefix → (what it holds, the job mode it belongs to; None: either).
-PREFIXES: tuple[tuple[str, str, str | None], ...] = (
-    ("eval_server_logs_", "logs", "eval"),
-    ("server_logs_", "logs", "throughput"),
-    ("multinode_server_logs_", "logs", None),
-    ("agentic_", "raw", None),
-)
 METRICS_FILE = "server_metrics_export.json"
 LOG_SUFFIXES = (".log", ".out")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
@@ -81,7 +74,10 @@ class AuditRequest:
     launches: list[Named] | None = None  # precomputed (:func:`launches`), e.g. in tests
     keys: list[str] | None = None  # the config keys to trace (default: :func:`select`)
     refused: list[Refusal] = field(default_factory=list)  # artifacts not even downloaded
-    unmatched: list[str] = field(default_factory=list)  # job artifacts of no row (listed)
+    # every artifact name of the run (API mode: the listing, most not downloaded): which
+    # job ran is read from all of them
+    seen: list[str] = field(default_factory=list)
+    rows: list[Named] | None = None  # every row's names (default: :func:`row_names`)
 
 
 @dataclass
@@ -120,37 +116,81 @@ class _Match:
     runner: str
     raw: list[Artifact] = field(default_factory=list)
     logs: list[Artifact] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # every artifact of the job
 
 
-def _classify(name: str) -> tuple[str, str, str | None] | None:
-    for prefix, role, mode in PREFIXES:
-        if name.startswith(prefix):
-            return name[len(prefix):], role, mode
-    return None
+@dataclass
+class Assignment:
+    """Artifacts → jobs (index of the launch, runner name), by the template's upload
+    rules: an artifact several jobs could have uploaded under that name goes to the one
+    the run's other artifacts show ran (an artifact only that job uploads: an eval-only
+    job's ``eval_server_logs_…`` beside its ``agentic_…``); what stays open is
+    ``ambiguous``."""
+
+    jobs: dict[tuple[int, str], list[tuple[str, str]]] = field(default_factory=dict)
+    ambiguous: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    unmatched: list[str] = field(default_factory=list)
+
+    def role(self, key: tuple[int, str], name: str) -> str | None:
+        return next((r for n, r in self.jobs.get(key, []) if n == name), None)
 
 
-def _match(artifacts: Sequence[Artifact], names: list[Named], result: Result
-           ) -> dict[tuple[int, str], _Match]:
-    """Artifacts → jobs (index of the launch, runner name)."""
+def assign(names: Sequence[Named], artifact_names: Sequence[str]) -> Assignment:
+    out = Assignment()
+    kinds = {u.kind for n in names for u in n.uploads if u.role != "other" and u.kind}
+    cands: dict[str, dict[tuple[int, str], str]] = {}
+    for a in artifact_names:
+        hits: dict[tuple[int, str], str] = {}
+        for i, n in enumerate(names):
+            got = n.upload_of(a)
+            if got is not None:
+                hits.setdefault((i, got[0]), got[1])
+        if hits:
+            cands[a] = hits
+        elif any(a.startswith(k) for k in kinds):
+            out.unmatched.append(a)
+    ran = {next(iter(h)) for h in cands.values() if len(h) == 1}
+    for a, hits in cands.items():
+        keys = list(hits)
+        if len(keys) > 1:
+            shown = [k for k in keys if k in ran]
+            if len(shown) != 1:
+                out.ambiguous[a] = shown or keys
+                continue
+            keys = shown
+        out.jobs.setdefault(keys[0], []).append((a, hits[keys[0]]))
+    return out
+
+
+def _match(artifacts: Sequence[Artifact], seen: Sequence[str], names: list[Named],
+           result: Result) -> dict[tuple[int, str], _Match]:
+    """Artifacts → jobs (index of the launch, runner name); every job the names show
+    ran, with the artifacts the audit reads (``seen``: every artifact name of the run,
+    default: those of ``artifacts``)."""
+    by_name = {a.name: a for a in artifacts}
+    got = assign(names, list(dict.fromkeys([*seen, *by_name])))
+    for name in got.unmatched:
+        result.add(UNMATCHED_ARTIFACT.at(
+            name, None, None, f"artifact {name!r} is no job of the sweep at --root "
+            "(no row's RESULT_FILENAME, runner or mode fits it)"))
+    for name, keys in got.ambiguous.items():
+        labels = sorted({names[i].launch.label() + f" on {node}" for i, node in keys})
+        result.add(AMBIGUOUS_ARTIFACT.at(
+            name, None, None, f"artifact {name!r} fits {len(labels)} jobs of the sweep "
+            f"({'; '.join(labels[:4])}) and no other artifact of the run shows which one "
+            "uploaded it: not read"))
     jobs: dict[tuple[int, str], _Match] = {}
-    for a in artifacts:
-        c = _classify(a.name)
-        if c is None:
-            continue
-        rest, role, mode = c
-        hits = [(i, n, node) for i, n in enumerate(names) if (node := n.matches(rest))]
-        if mode is not None:
-            hits = [h for h in hits if h[1].eval_only == (mode == "eval")]
-        elif len({h[1].eval_only for h in hits}) > 1:  # either: the throughput job's
-            hits = [h for h in hits if not h[1].eval_only]
-        if not hits:
-            result.add(UNMATCHED_ARTIFACT.at(
-                a.name, None, None, f"artifact {a.name!r} is no job of the sweep at --root "
-                "(no row's RESULT_FILENAME, runner or mode fits it)"))
-            continue
-        i, n, node = hits[0]
-        m = jobs.setdefault((i, node), _Match(n, node))
-        (m.logs if role == "logs" else m.raw).append(a)
+    for (i, node), arts in got.jobs.items():
+        m = jobs.setdefault((i, node), _Match(names[i], node))
+        for name, role in arts:
+            m.names.append(name)
+            a = by_name.get(name)
+            if a is None:
+                continue  # listed, not downloaded (nothing the audit reads)
+            if role == "logs":
+                m.logs.append(a)
+            elif role == "raw":
+                m.raw.append(a)
     return jobs
 
 
@@ -180,7 +220,7 @@ def _metrics(m: _Match, launch: Launch, result: Result) -> Measurement | None:
                 continue
             try:
                 got = from_export(data, where, launch.engine or "", launch.k)
-            except ValueError as exc:  # Invalid too
+            except (ValueError, ArithmeticError) as exc:  # Invalid too: hostile numbers
                 result.add(MEASUREMENT_INVALID.at(where, None, None,
                                                   f"{where}: {str(exc)[:300]}"))
                 continue
@@ -192,7 +232,7 @@ def _metrics(m: _Match, launch: Launch, result: Result) -> Measurement | None:
     if counted:
         try:
             return combine(counted, launch.k)
-        except Invalid as exc:
+        except (ValueError, ArithmeticError) as exc:
             result.add(MEASUREMENT_INVALID.at(counted[0].file, None, None, str(exc)))
             return None
     return parts[0]
@@ -211,16 +251,23 @@ def _logs(arts: list[Artifact], launch: Launch, result: Result) -> Measurement |
     scan = LogScan()
     for a in arts:
         for mem in _log_members(a):
-            before = (len(scan.vllm), len(scan.sglang))
+            before = (len(scan.vllm), len(scan.sglang), scan.bad)
             scan.feed(lines(_stream(a, mem, result)))
-            if (len(scan.vllm), len(scan.sglang)) != before:
+            if (len(scan.vllm), len(scan.sglang), scan.bad) != before:
                 scan.files.append(f"{a.name}/{mem.path}")
     try:
         return from_logs(scan, launch.engine or "", launch.k)
-    except Invalid as exc:
+    except (ValueError, ArithmeticError) as exc:  # Invalid too: hostile numbers
         result.add(MEASUREMENT_INVALID.at(scan.files[0] if scan.files else arts[0].name,
                                           None, None, f"{launch.label()}: {exc}"))
         return None
+
+
+def _job_logs(m: _Match, launch: Launch, result: Result) -> Measurement | None:
+    """The server logs' acceptance: the job's log artifacts, else the logs in its
+    results tree (the same file is often in both: never read twice)."""
+    got = _logs(m.logs, launch, result) if m.logs else None
+    return got if got is not None or not m.raw else _logs(m.raw, launch, result)
 
 
 def _measure(m: _Match, launch: Launch, result: Result) -> tuple[Measurement | None, str]:
@@ -228,13 +275,13 @@ def _measure(m: _Match, launch: Launch, result: Result) -> tuple[Measurement | N
         got = _metrics(m, launch, result)
         if got is not None and got.source == "counters":
             return got, ""
-        logs = _logs(m.logs or m.raw, launch, result)
+        logs = _job_logs(m, launch, result)
         if logs is not None:
             return logs, ""
         if got is not None:
             return got, ""
     else:
-        got = _logs(m.logs or m.raw, launch, result)
+        got = _job_logs(m, launch, result)
         if got is not None:
             return got, ""
     what = ("aiperf's server_metrics_export.json and the server logs"
@@ -270,7 +317,8 @@ def launches(req: AuditRequest, result: Result | None = None,
     labels = repo_runners(req.root).labels or {}
     store = checked.store
     assert store is not None  # a check without --base always judges with the curves
-    return [name_of(o.row, o.family, wf, labels, launch_of(o, store))
+    steps = _upload_steps(req.root)
+    return [name_of(o.row, o.family, wf, labels, launch_of(o, store), steps)
             for o in checked.outcomes]
 
 
@@ -280,9 +328,9 @@ def _literal(key: str) -> str:
 
 
 def row_names(req: AuditRequest) -> list[Named]:
-    """The artifact names of every row at ``req.root`` (no tracing); with
-    ``throughput_only``, of the spec-decoding throughput rows only.  None without master
-    configs (a repository the audit does not apply to)."""
+    """The artifact names of every row at ``req.root`` (no tracing; evals at every
+    concurrency, so an eval job's artifacts are known as the eval's).  Empty without
+    master configs (a repository the audit does not apply to)."""
     from inferencex_tools.errors import InputError
     from inferencex_tools.policy.service import (
         CheckRequest,
@@ -291,39 +339,52 @@ def row_names(req: AuditRequest) -> list[Named]:
         row_families,
     )
 
-    creq = CheckRequest(root=req.root, all_evals=not req.throughput_only)
     try:
-        rows = row_families(creq)
+        rows = row_families(CheckRequest(root=req.root, all_evals=True))
     except InputError:
         return []
     wf = repo_workflows(req.root)
     labels = repo_runners(req.root).labels or {}
-    names = [name_of(row, fam, wf, labels, None) for row, fam in rows]
-    if req.throughput_only:  # the forced-AL question: spec-decoding throughput jobs only
-        names = [n for n in names if not n.eval_only and n.spec != "none"]
-    return names
+    steps = _upload_steps(req.root)
+    return [name_of(row, fam, wf, labels, None, steps) for row, fam in rows]
 
 
-def select(names: Sequence[Named], artifact_names: Sequence[str]) -> tuple[list[str], set[str]]:
-    """The config keys whose rows the named artifacts belong to, and the names of the
-    artifacts that belong to a row, so only those keys are traced and only those
-    artifacts downloaded."""
+def _upload_steps(root: Path) -> dict[str, Any]:
+    from inferencex_tools.al.uploads import template_uploads
+    from inferencex_tools.io.layout import workflow_files
+
+    return template_uploads(workflow_files(root))
+
+
+def _judged(n: Named, throughput_only: bool) -> bool:
+    """Whether the audit judges ``n``'s job (merge-with-reuse: spec-decoding throughput
+    jobs only)."""
+    return not throughput_only or (not n.eval_only and n.spec != "none")
+
+
+def select(names: Sequence[Named], artifact_names: Sequence[str], *,
+           throughput_only: bool = False) -> tuple[list[str], set[str]]:
+    """The config keys of the jobs the named artifacts show ran (to trace), and the
+    names of the artifacts the audit reads (to download)."""
+    got = assign(names, artifact_names)
     keys: set[str] = set()
     wanted: set[str] = set()
-    for a in artifact_names:
-        c = _classify(a)
-        if c is None:
+    for (i, _), arts in got.jobs.items():
+        if not _judged(names[i], throughput_only):
             continue
-        hit = {n.launch.config_key for n in names if n.matches(c[0])}
-        keys.update(hit)
-        if hit:
-            wanted.add(a)
+        keys.add(names[i].launch.config_key)
+        wanted.update(a for a, role in arts if role != "other")
     return sorted(keys), wanted
+
+
+def _ident(n: Named) -> tuple[Any, ...]:
+    la = n.launch
+    return (la.config_key, la.entry, la.conc, la.mode, n.family)
 
 
 def _judge_job(m: _Match, result: Result, bands: Bands) -> JobAudit:
     launch = m.named.launch
-    job = JobAudit(launch, m.runner, sorted(a.name for a in m.raw + m.logs))
+    job = JobAudit(launch, m.runner, sorted(m.names))
     if not launch.has_spec:
         why = launch.unchecked or ("the launch does not draft (no speculative decoding)"
                                    if launch.engine else "no server launch was captured")
@@ -331,37 +392,44 @@ def _judge_job(m: _Match, result: Result, bands: Bands) -> JobAudit:
         return job
     got, why = _measure(m, launch, result)
     job.measurement = got
-    job.verdict = judge(launch, got, bands, job.artifacts[0]) if got is not None \
+    read = sorted(a.name for a in m.raw + m.logs) or job.artifacts
+    job.verdict = judge(launch, got, bands, read[0]) if got is not None \
         else not_measured(launch, why)
     if job.verdict.finding is not None:
         result.add(job.verdict.finding)
+    if got is not None and got.notes:
+        file, data = where(launch)
+        result.add(COARSE.at(file, None, None, f"{launch.label()}: measured AL "
+                             f"{got.al:.3f} ± {got.se:.3f} ({got.source}: {got.file}): "
+                             + "; ".join(got.notes), data=data))
     return job
 
 
 def _refusals(req: AuditRequest, result: Result) -> None:
-    """AL101 for what was not read, AL103 for job artifacts of no row not downloaded."""
+    """AL101 for what was not read."""
     for r in [*req.refused, *(r for a in req.artifacts for r in a.refused)]:
         where = f"{r.artifact}/{r.path}" if r.path else r.artifact
         result.add(ARTIFACT_REFUSED.at(where, None, None, f"{where}: {r.why}"))
-    for name in req.unmatched:
-        result.add(UNMATCHED_ARTIFACT.at(
-            name, None, None, f"artifact {name!r} is no job of the sweep at --root (no "
-            "row's RESULT_FILENAME, runner or mode fits it)"))
 
 
-def _inputs(req: AuditRequest, result: Result) -> tuple[list[Named], list[Artifact]]:
-    """The launches to match (traced for the keys the artifacts belong to) and the
-    artifacts to read."""
+def _inputs(req: AuditRequest, result: Result) -> tuple[list[Named], set[int]]:
+    """Every job's names (traced launches for the keys the artifacts belong to, the
+    other rows untraced: their artifacts are known, not judged) and the indexes of the
+    ones judged."""
     if req.launches is not None:
-        names = req.launches
-    else:
-        keys = req.keys if req.keys is not None else \
-            select(row_names(req), [a.name for a in req.artifacts])[0]
-        names = launches(req, result, keys) if keys else []
-    if not req.throughput_only:
-        return names, list(req.artifacts)
-    return ([n for n in names if not n.eval_only],
-            [a for a in req.artifacts if (_classify(a.name) or ("", "", ""))[2] != "eval"])
+        return req.launches, {i for i, n in enumerate(req.launches)
+                              if _judged(n, req.throughput_only)}
+    rows = req.rows if req.rows is not None else row_names(req)
+    keys = req.keys if req.keys is not None else select(
+        rows, req.seen or [a.name for a in req.artifacts],
+        throughput_only=req.throughput_only)[0]
+    traced = {_ident(n): n for n in (launches(req, result, keys) if keys else [])}
+    mine = set(traced)
+    names = [traced.pop(_ident(n), n) for n in rows]
+    names += traced.values()  # a traced row the untraced list lacks (never, normally)
+    judged = {i for i, n in enumerate(names)
+              if _ident(n) in mine and _judged(n, req.throughput_only)}
+    return names, judged
 
 
 def audit(req: AuditRequest) -> Audit:
@@ -371,23 +439,26 @@ def audit(req: AuditRequest) -> Audit:
             str(req.root), None, None,
             f"--root is at {req.root_sha[:12]}, the run benchmarked "
             f"{req.run.head_sha[:12]}: rows, launches and curves may differ from the run's"))
-    names, arts = _inputs(req, result)
-    matched = _match(arts, names, result)
-    jobs = [_judge_job(m, result, req.bands) for _, m in sorted(
-        matched.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
+    names, judged = _inputs(req, result)
+    matched = _match(req.artifacts, req.seen, names, result)
+    jobs = [_judge_job(m, result, req.bands) for key, m in sorted(
+        matched.items(), key=lambda kv: (kv[0][0], kv[0][1])) if key[0] in judged]
     _refusals(req, result)
-    result.checked = [f"{len(req.artifacts)} artifact(s) of "
+    result.checked = [f"{len(req.seen or req.artifacts)} artifact(s) of "
                       + (f"run {req.run.run_id}" if req.run.run_id else
                          str(req.run.directory or "the run"))]
     counts: dict[str, int] = {}
+    modes: dict[str, int] = {}
     for j in jobs:
         status = j.verdict.status if j.verdict else "?"
         counts[status] = counts.get(status, 0) + 1
+        modes[j.launch.mode] = modes.get(j.launch.mode, 0) + 1
     result.info.update({
         "run": req.run.to_dict(), "jobs": [j.to_dict() for j in jobs], "verdicts": counts,
+        "modes": modes,
         "bands": {"sigmas": req.bands.sigmas, "slack": req.bands.slack,
                   "band": req.bands.band, "far": req.bands.far},
-        "artifacts": len(req.artifacts)})
+        "artifacts": len(req.seen or req.artifacts)})
     return Audit(result, jobs, req.run, req.bands)
 
 
@@ -398,16 +469,16 @@ def audit_run(req: AuditRequest, forge: Forge, run_id: int, limits: Limits) -> A
 
     from inferencex_tools.io.artifacts import download
 
-    names = row_names(req)
-    if req.throughput_only and not names:  # nothing forces an AL at this commit
-        req.keys = []
+    names = req.rows = row_names(req)
+    if req.throughput_only and not any(_judged(n, True) for n in names):
+        req.keys = []  # nothing forces an AL at this commit
         return audit(req)
     run = forge.run(run_id)
     req.run = RunInfo(run_id=run_id, head_sha=run.head_sha, url=run.html_url or None)
     infos = forge.run_artifacts(run_id)
-    keys, wanted = select(names, [i.name for i in infos])
+    req.seen = [i.name for i in infos]
+    keys, wanted = select(names, req.seen, throughput_only=req.throughput_only)
     req.keys = keys
-    req.unmatched = [i.name for i in infos if i.name not in wanted and _classify(i.name)]
     with tempfile.TemporaryDirectory(prefix="ixtool-artifacts-") as tmp:
         arts, refused = download(forge, [i for i in infos if i.name in wanted], Path(tmp),
                                  limits)

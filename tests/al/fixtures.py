@@ -219,17 +219,24 @@ class Job:
 
 
 def write_run(dest: Path, jobs: Sequence[Job], seed: int = 7) -> Path:
-    """``gh run download`` of a run with these jobs."""
+    """``gh run download`` of a run with these jobs, each job's artifacts as
+    benchmark-tmpl.yml uploads them for an agentic-coding job: ``agentic_<RF>`` (its
+    ``results/**``: aiperf's artifacts, the server log), ``bmk_agentic_<RF>``, and by
+    mode ``server_logs_<RF>`` / ``gpu_metrics_<RF>`` (throughput) or
+    ``eval_server_logs_<RF>`` / ``eval_gpu_metrics_<RF>`` / ``eval_<EXP_NAME>_<RF>``
+    (eval-only: no aiperf client, the results tree holds the server log)."""
     rng = random.Random(seed)
     for j in jobs:
         rf = j.rf
-        logs = f"eval_server_logs_{rf}" if j.mode == "eval" else f"server_logs_{rf}"
-        if j.mode == "throughput":
-            raw = dest / f"agentic_{rf}"
+        ev = j.mode == "eval"
+        logs = f"eval_server_logs_{rf}" if ev else f"server_logs_{rf}"
+        raw = dest / f"agentic_{rf}"
+        raw.mkdir(parents=True, exist_ok=True)
+        (raw / "benchmark_command.txt").write_text("aiperf profile --model x\n")
+        if not ev:
             (raw / "aiperf_artifacts").mkdir(parents=True, exist_ok=True)
             (raw / "aiperf_artifacts" / "profile_export_aiperf.json").write_text(
                 json.dumps({"request_count": {"avg": 812}}))
-            (raw / "benchmark_command.txt").write_text("aiperf profile --model x\n")
             if j.raw_export is not None:
                 (raw / "aiperf_artifacts" / "server_metrics_export.json").write_bytes(
                     j.raw_export)
@@ -239,6 +246,13 @@ def write_run(dest: Path, jobs: Sequence[Job], seed: int = 7) -> Path:
                     json.dumps(export(j.counts, slices=sl), indent=1))
             (dest / f"bmk_agentic_{rf}").mkdir(parents=True, exist_ok=True)
             (dest / f"bmk_agentic_{rf}" / f"{rf}.json").write_text("{}")
+        else:
+            exp = rf.split("_fp8_", 1)[0]
+            (dest / f"eval_{exp}_{rf}").mkdir(parents=True, exist_ok=True)
+            (dest / f"eval_{exp}_{rf}" / "results_gsm8k.json").write_text("{}")
+        gpu = dest / (f"eval_gpu_metrics_{rf}" if ev else f"gpu_metrics_{rf}")
+        gpu.mkdir(parents=True, exist_ok=True)
+        (gpu / "gpu_metrics.csv").write_text("timestamp,power\n")
         (dest / logs).mkdir(parents=True, exist_ok=True)
         (dest / logs / "server_config.json").write_text("{}")
         if j.raw_log is not None:
@@ -246,6 +260,8 @@ def write_run(dest: Path, jobs: Sequence[Job], seed: int = 7) -> Path:
         elif j.log:
             text = vllm_log(split(rng, j.counts, 40)) if j.counts else vllm_log([])
             (dest / logs / "server.log").write_text(text)
+            if ev:  # the results tree holds the same log
+                (raw / "server.log").write_text(text)
         for rel, data in j.extra.items():
             p = dest / rel.replace("{rf}", rf)
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -255,15 +271,21 @@ def write_run(dest: Path, jobs: Sequence[Job], seed: int = 7) -> Path:
 
 def seed_jobs(rng: random.Random, rates: Sequence[float] = SEED_RATES,
               eval_rates: Sequence[float] | None = None) -> list[Job]:
-    """The seed run: 14 throughput jobs (and, with ``eval_rates``, the three evals at the
-    top concurrency of each arm)."""
+    """The seed run as the sweep generator builds it: 14 throughput jobs and (with
+    ``eval_rates``) the one eval-only job the generator marks, at the top concurrency of
+    the key's first arm (tp8, conc 16), on a runner of its own."""
     jobs: list[Job] = []
     for tp, ep, kv, concs in SEED_ARMS:
         for conc in concs:
             n = 40_000 * conc + rng.randrange(20_000)
             jobs.append(Job(tp, ep, kv, conc, counts=draw(rng, n, rates),
                             runner=f"h200-dgxc-slurm_{rng.randrange(4)}"))
-        if eval_rates is not None:
-            jobs.append(Job(tp, ep, kv, concs[-1], mode="eval",
-                            counts=draw(rng, 400_000, eval_rates)))
+    if eval_rates is not None:  # GitHub refuses a second artifact of one name in a run:
+        tp, ep, kv, concs = SEED_ARMS[0]  # the eval ran on another node than its twin
+        twin = next(j.runner for j in jobs if (j.tp, j.ep, j.kv, j.conc) ==
+                    (tp, ep, kv, concs[-1]))
+        node = next(f"h200-dgxc-slurm_{i}" for i in range(4)
+                    if f"h200-dgxc-slurm_{i}" != twin)
+        jobs.append(Job(tp, ep, kv, concs[-1], mode="eval",
+                        counts=draw(rng, 400_000, eval_rates), runner=node))
     return jobs

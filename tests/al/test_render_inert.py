@@ -7,6 +7,7 @@ such.  Every PR- or artifact-derived cell goes through ``report.inert``."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 
@@ -32,8 +33,8 @@ def _walk(tokens: list[Token]) -> Iterator[Token]:
 
 def test_keys_and_details_render_as_text(run_audit: Auditor) -> None:
     a = run_audit(seed_jobs(random.Random(2), rates=REAL_RATES))
-    for j in a.jobs:
-        j.launch.config_key = KEY
+    for j in a.jobs:  # a copy: the launches are the session's (conftest.seed_launches)
+        j.launch = dataclasses.replace(j.launch, config_key=KEY)
         if j.verdict is not None:
             j.verdict = Verdict(j.verdict.status, DETAIL, j.verdict.limit, j.verdict.finding)
     md = markdown(a)
