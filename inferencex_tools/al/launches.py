@@ -206,36 +206,24 @@ def launch_of(o: RowOutcome, store: CurveStore) -> Launch:
 
 
 def _golden(out: Launch, o: RowOutcome, f: SpecFacts, store: CurveStore) -> None:
-    """The golden value of the launched draft, mode and K, and the other curve cells a
-    measurement could match instead (the diagnosis of a mismatch)."""
-    from inferencex_tools.policy.engines import decide_thinking
+    """The golden value of the launched draft, mode and K (the one lookup ``policy``
+    and ``review`` use), and the other curve cells a measurement could match instead
+    (the diagnosis of a mismatch)."""
+    from inferencex_tools.policy.golden import lookup
 
     prefix = str(o.row.config.get("model-prefix"))
-    entry = store.registry.match(prefix, f.method, f.draft, f.sample)
-    if entry is None:
-        out.no_golden = (f"no registry row for {prefix} / {f.method} / draft "
-                         f"{f.draft or '(native)'}")
-        return
-    curve, why = store.curve_for(entry)
-    if curve is None:
-        out.no_golden = why
+    got = lookup(store, prefix, f, o.trace.records if o.trace is not None else [])
+    entry, curve = got.entry, got.curve
+    if entry is None or curve is None:
+        out.no_golden = got.why
         return
     out.registry_row, out.curve = entry.id, entry.curve
-    records = o.trace.records if o.trace is not None else []
-    th = decide_thinking(f, records, store.registry.template_default(prefix), prefix)
-    out.thinking, out.thinking_evidence = th.mode, th.evidence
-    k = f.k
-    if k is None:
-        out.no_golden = "the launch's draft length K is unknown"
+    out.thinking, out.thinking_evidence = got.mode, got.evidence
+    out.golden, out.no_golden = got.value, got.why
+    if got.k is None:
         return
-    if th.mode is None:
-        out.no_golden = f"thinking mode undetermined: {th.evidence}"
-    else:
-        out.golden = curve.value(th.mode, k)
-        if out.golden is None:
-            out.no_golden = f"{entry.curve} has no {th.mode} value for K={k}"
-    modes = [th.mode] if th.mode else [m for m in MODES if m in curve.modes]
-    out.cells = _cells(entry, curve, th.mode, modes, k, f.draft,
+    modes = [got.mode] if got.mode else [m for m in MODES if m in curve.modes]
+    out.cells = _cells(entry, curve, got.mode, modes, got.k, f.draft,
                        [(sib, store.curve_for(sib)[0]) for sib in
                         store.registry.for_prefix(prefix) if sib.id != entry.id])
 

@@ -68,6 +68,7 @@ class AuditRequest:
     curves_dir: Path | None = None
     timeout: float = 60.0
     jobs: int = 2
+    base: str | None = None  # the golden curves of this ref (default: the default branch)
     throughput_only: bool = False  # merge-with-reuse: only the forced-AL question
     isolate: bool | None = None  # the policy check's sandbox (None: the best available)
     allow_unsandboxed: bool = False  # trace without isolation when none is available
@@ -315,11 +316,42 @@ def launches(req: AuditRequest, result: Result | None = None,
                                  "isolation": checked.result.info.get("isolation")}
     wf = repo_workflows(req.root)
     labels = repo_runners(req.root).labels or {}
-    store = checked.store
+    store = _judging_store(req, result) or checked.store
     assert store is not None  # a check without --base always judges with the curves
     steps = _upload_steps(req.root)
     return [name_of(o.row, o.family, wf, labels, launch_of(o, store), steps)
             for o in checked.outcomes]
+
+
+def _judging_store(req: AuditRequest, result: Result | None) -> Any:
+    """The golden curves as ``review`` and the gate judge a pull request with them: the
+    base's (``req.base``, else the repository's default branch), so the audit of a run
+    of a PR head names the registry row review names.  None (the checkout's own curves)
+    for an explicit --registry, or without git or a default branch."""
+    from inferencex_tools.errors import IxtoolError, UsageError
+    from inferencex_tools.io.git import default_branch
+    from inferencex_tools.io.gitcat import GitReader
+    from inferencex_tools.policy.golden import store_at
+
+    if req.registry is not None or req.curves_dir is not None:
+        return None
+    try:
+        git = GitReader(req.root)
+    except IxtoolError:
+        return None
+    try:
+        base = req.base or default_branch(git.resolve)
+        if base is None:
+            return None
+        store = store_at(git.root, base, git=git)
+        if store is None and req.base is not None:
+            raise UsageError(f"--base {req.base!r} does not resolve at {req.root}",
+                             hint="give a branch, tag or commit of the repository")
+    finally:
+        git.close()
+    if store is not None and result is not None:
+        result.info["golden-curves"] = {"base": base, "registry": store.registry.file}
+    return store
 
 
 def _literal(key: str) -> str:

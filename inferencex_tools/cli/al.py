@@ -53,9 +53,14 @@ def audit_cmd(
     far: float = typer.Option(
         0.20, "--far", min=0.0, max=5.0,
         help="Golden AL: this far beyond the band is a warning (default 0.20)."),
+    base: str | None = typer.Option(
+        None, "--base", metavar="REF",
+        help="Judge against the golden curves and registry of this ref, as `review` and "
+        "the gate judge a pull request (default: the default branch, origin/main or "
+        "main; the checkout's own without git)."),
     registry: Path | None = typer.Option(
-        None, "--registry", help="Golden-AL registry (default: golden_al_distribution/"
-        "registry.yaml under --root)."),
+        None, "--registry", help="Golden-AL registry (default: the --base ref's "
+        "golden_al_distribution/registry.yaml, or the one derived from its curves)."),
     curves_dir: Path | None = typer.Option(
         None, "--curves-dir", help="Directory of the curve files (default: the registry's)."),
     markdown: Path | None = typer.Option(
@@ -113,7 +118,7 @@ def audit_cmd(
     limits = Limits(max_file=max_file * MiB, max_artifact=max_artifact * MiB,
                     max_download=max_artifact * MiB)
     bands = Bands(sigmas=sigmas, slack=slack, band=band, far=far)
-    req = AuditRequest(root=root, artifacts=[], bands=bands, registry=registry,
+    req = AuditRequest(root=root, artifacts=[], bands=bands, registry=registry, base=base,
                        curves_dir=curves_dir, timeout=timeout,
                        jobs=jobs or 3 * (os.cpu_count() or 1), root_sha=_head(root),
                        allow_unsandboxed=allow_unsandboxed,

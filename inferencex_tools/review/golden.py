@@ -110,3 +110,66 @@ def jobs_of(golden: list[GoldenRow], lines: Sequence[ArmLine]) -> None:
                 and ln.arm in g.arms]
         g.jobs = sum(ln.jobs for ln in mine)
         g.job_arms = list(dict.fromkeys(ln.arm for ln in mine))
+
+
+def _facts(job: Any) -> tuple[Any, Any] | None:
+    """(SpecFacts, trace record) of a rendered job's server launch when it drafts."""
+    from inferencex_tools.policy.engines import engine_of, facts_of
+    from inferencex_tools.sandbox import Record
+
+    srv = getattr(job, "server", None)
+    if srv is None:
+        return None
+    rec = Record(tool=srv.tool, argv=(srv.tool, *srv.argv), env=dict(srv.env), cwd="",
+                 files={}, seq=0)
+    engine = engine_of(rec)
+    f = facts_of(rec, engine) if engine else None
+    return (f, rec) if f is not None and f.has_spec else None
+
+
+def _line_verdict(f: Any, got: Any) -> str:
+    from inferencex_tools.policy.curves import TOLERANCE
+
+    if f.synthetic and f.al is not None and got.value is not None and \
+            abs(f.al - got.value) > TOLERANCE:
+        return f"differs: forces {f.al:g} (not changed here)"
+    if got.value is None and got.why:
+        return f"no golden value: {got.why}"
+    return "ok"
+
+
+def from_launches(key: str, jobs: Sequence[Any], store: Any, prefix: str) -> list[GoldenRow]:
+    """The table lines of a key the change does not touch but its sweep runs (a
+    changelog entry for an existing key): from the key's rendered launches (``launch
+    render``), with the one golden lookup of ``policy`` and ``al audit`` in the store
+    the gate judges with.  Not judged here: the line says whether the forced AL is the
+    golden one."""
+    from inferencex_tools.policy.golden import lookup
+    from inferencex_tools.sweep.arms import arm_label
+
+    groups: dict[tuple[Any, ...], GoldenRow] = {}
+    for job in jobs if store is not None else []:
+        fr = _facts(job)
+        if fr is None:
+            continue
+        f, rec = fr
+        got = lookup(store, prefix, f, [rec])
+        mode = "eval" if job.eval_only else "throughput"
+        value = setting = None
+        if got.value is not None and f.raw:
+            value, setting = engine_value(f.raw, got.value, f.k)
+        gid = (mode, f.summary(), got.mode, got.entry.id if got.entry else None)
+        arm = arm_label(job.row)
+        line = groups.get(gid)
+        if line is None:
+            groups[gid] = GoldenRow(
+                key=key, mode=mode, arms=[arm], rows=1, engine=f.engine, method=f.method,
+                draft=f.draft, k=f.k, thinking=got.mode,
+                curve=got.entry.curve if got.entry else None, golden=value,
+                setting=setting, golden_al=got.value,
+                seen=f.raw if f.synthetic else None, verdict=_line_verdict(f, got))
+            continue
+        line.rows += 1
+        if arm not in line.arms:
+            line.arms.append(arm)
+    return sorted(groups.values(), key=lambda g: (g.mode != "throughput", g.arms))

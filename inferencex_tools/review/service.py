@@ -23,7 +23,7 @@ from inferencex_tools.report.words import plural
 from inferencex_tools.review import comments as C
 from inferencex_tools.review import shape as S
 from inferencex_tools.review.glance import arms, label_advice
-from inferencex_tools.review.golden import from_policy_rows, jobs_of, launch_k
+from inferencex_tools.review.golden import from_launches, from_policy_rows, jobs_of, launch_k
 from inferencex_tools.review.model import (
     REVIEW_MARKER,
     SUMMARY_MARKER,
@@ -197,7 +197,7 @@ def _review(ctx: _Ctx) -> Review:
     r.touched = _touched(ctx, cl.entries)
     spec_keys = [k for k in r.touched if S.is_spec(ctx.head_cfg[k])]
     rows, rendered = _gate_and_launches(ctx, r, spec_keys)
-    _golden(ctx, r, spec_keys, rows)
+    _golden(ctx, r, spec_keys, rows, rendered)
     own = _launches(ctx, r, spec_keys, rendered)
     if req.adopted is not None:
         own = req.adopted(Result("review", findings=own)).findings
@@ -321,20 +321,29 @@ def _matrix(ctx: _Ctx, r: Review, outcome: Any) -> None:
     r.arms = arms(rows)
 
 
-def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]]) -> None:
+def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]],
+            rendered: Mapping[str, list[RenderedJob]] | None = None) -> None:
     """The golden-AL table from the gate's policy rows, its job counts and arm names
-    from the matrix at a glance (one number for each)."""
-    from inferencex_tools.policy.store import open_store
+    from the matrix at a glance (one number for each); a spec-decoding key the sweep
+    runs but the change does not touch (no policy rows) from its rendered launches."""
+    from inferencex_tools.policy.golden import store_at
 
-    store: Any = None
-    try:
-        store = open_store(None, None, root=ctx.req.root)
-    except IxtoolError:
-        store = None
+    store: Any = store_at(ctx.req.root, ctx.base, git=ctx.git)  # what the gate judges with
+    if store is None:
+        from inferencex_tools.policy.store import open_store
+
+        try:
+            store = open_store(None, None, root=ctx.req.root)
+        except IxtoolError:
+            store = None
     more = [str(x.get("config-key")) for x in rows]
     for key in dict.fromkeys([*keys, *more]):
         if key in ctx.head_cfg and S.is_spec(ctx.head_cfg[key]):
-            r.golden += from_policy_rows(key, rows, store)
+            got = from_policy_rows(key, rows, store)
+            if not got and rendered:
+                got = from_launches(key, rendered.get(key, []), store,
+                                    str(ctx.head_cfg[key].get("model-prefix")))
+            r.golden += got
     if r.matrix_error is None and CHANGELOG in ctx.changed:
         jobs_of(r.golden, r.arms)
 

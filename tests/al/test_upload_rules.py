@@ -323,3 +323,49 @@ def test_sarif_carries_the_notes(seed_launches: list[object], tmp_path: Path) ->
     assert [(x["ruleId"], x["level"]) for x in sarif] == [("AL304", "note")]
     assert "wide band" in sarif[0]["message"]["text"]
     assert "AL304" in render(a.result, "github")
+
+
+# ----------------------------------------------------------------------------- golden
+
+def test_golden_lookup_at_a_pr_head_is_the_bases(tmp_path: Path) -> None:
+    """--root at a PR head whose registry lost the launched draft's row: the audit
+    judges with the base's curves, as review and the gate do (a change cannot bring its
+    own curves), and names the same registry row (was: golden —, thinking ?, AL302)."""
+    import shutil
+
+    from inferencex_tools.al.service import AuditRequest, RunInfo, audit
+    from inferencex_tools.io.artifacts import Limits, run_directory
+    from tests.conftest import git
+
+    repo = tmp_path / "repo"
+    for rel in ("configs", "runners", "golden_al_distribution", "benchmarks/benchmark_lib.sh",
+                "benchmarks/single_node", ".github"):
+        src, dst = ROOT / rel, repo / rel
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "seed")
+    git(repo, "checkout", "-q", "-b", "pr")
+    reg = repo / "golden_al_distribution" / "registry.yaml"
+    text = reg.read_text()
+    start = text.index("  - id: minimaxm3-eagle3\n")
+    end = text.index("  - id: minimaxm3-eagle3-gqa\n")
+    reg.write_text(text[:start] + text[end:])
+    git(repo, "commit", "-q", "-am", "PR: drop a registry row")
+    d = write_run(tmp_path / "run", [j for j in seed_jobs(random.Random(5),
+                                                           eval_rates=GQA_RATES)
+                                     if j.mode == "eval"])
+    a = audit(AuditRequest(root=repo, artifacts=run_directory(d, Limits()),
+                           run=RunInfo(directory=str(d)), allow_unsandboxed=True))
+    (ev,) = a.jobs
+    assert (ev.launch.registry_row, ev.launch.thinking, ev.launch.golden) == (
+        "minimaxm3-eagle3", "thinking_on", 2.83), a.result.findings
+    assert "AL302" not in rules(a) and a.result.info["golden-curves"]["base"] == "main"
+    head = audit(AuditRequest(root=repo, artifacts=run_directory(d, Limits()),
+                              run=RunInfo(directory=str(d)), registry=reg,
+                              allow_unsandboxed=True))
+    assert head.jobs[0].launch.registry_row is None and "AL302" in rules(head)
