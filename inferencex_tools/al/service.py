@@ -136,20 +136,36 @@ class Assignment:
         return next((r for n, r in self.jobs.get(key, []) if n == name), None)
 
 
-def assign(names: Sequence[Named], artifact_names: Sequence[str]) -> Assignment:
-    out = Assignment()
+def _candidates(names: Sequence[Named], artifact_names: Sequence[str]
+                ) -> tuple[dict[str, dict[tuple[int, str], str]], list[str]]:
+    """Every job (row index, runner) each artifact name fits, with its role; and the
+    names that start like an artifact the audit reads but fit no job."""
+    by_stem: dict[str, list[int]] = {}  # an upload's name before the runner → rows
+    for i, n in enumerate(names):
+        for u in n.uploads:
+            rows = by_stem.setdefault(u.stem, [])
+            if not rows or rows[-1] != i:
+                rows.append(i)
+    lengths = sorted({len(s) for s in by_stem})
     kinds = {u.kind for n in names for u in n.uploads if u.role != "other" and u.kind}
     cands: dict[str, dict[tuple[int, str], str]] = {}
+    unmatched: list[str] = []
     for a in artifact_names:
         hits: dict[tuple[int, str], str] = {}
-        for i, n in enumerate(names):
-            got = n.upload_of(a)
+        for i in (i for n in lengths if n <= len(a) for i in by_stem.get(a[:n], ())):
+            got = names[i].upload_of(a)
             if got is not None:
                 hits.setdefault((i, got[0]), got[1])
         if hits:
             cands[a] = hits
         elif any(a.startswith(k) for k in kinds):
-            out.unmatched.append(a)
+            unmatched.append(a)
+    return cands, unmatched
+
+
+def assign(names: Sequence[Named], artifact_names: Sequence[str]) -> Assignment:
+    cands, unmatched = _candidates(names, artifact_names)
+    out = Assignment(unmatched=unmatched)
     ran = {next(iter(h)) for h in cands.values() if len(h) == 1}
     for a, hits in cands.items():
         keys = list(hits)
