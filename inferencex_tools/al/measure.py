@@ -9,9 +9,13 @@ Sources (docs/al-audit.md has the facts and where they come from):
   vLLM's families ``vllm:spec_decode_num_drafts``, ``…_num_draft_tokens``,
   ``…_num_accepted_tokens`` and ``…_num_accepted_tokens_per_pos`` (label ``position``,
   0-based) give AL = 1 + accepted / drafts exactly, as the golden curves define it.
-  TensorRT-LLM's ``trtllm_spec_decode_num_draft_tokens`` / ``…_num_accepted_tokens``
-  give it with drafts = draft tokens / K.  SGLang exports only a gauge
-  (``sglang:spec_accept_length``): its time average is a coarse fallback.
+  SGLang's counters ``sglang:spec_verify_calls`` and ``sglang:generation_tokens``
+  give Δgenerated / Δverify (SGLang's own acceptance length: completion tokens per
+  verification call).  TensorRT-LLM's ``trtllm_spec_decode_num_draft_tokens`` /
+  ``…_num_accepted_tokens`` give it with drafts = draft tokens / K; ATOM's
+  ``atom:mtp_decode_steps`` (by ``accepted_tokens``) with its accepted/draft tokens.
+  An engine's acceptance-length gauge is only a fallback (its error: the spread over
+  √scrapes when aiperf says how many, else a wide band), noted as coarse.
 * **vLLM's periodic log line** ``SpecDecoding metrics: Mean acceptance length: X,
   Accepted throughput: …, Drafted throughput: …, Accepted: A tokens, Drafted: D tokens,
   Per-position acceptance rate: r0, r1, …, Avg Draft acceptance rate: P%`` (one per
