@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No wall-clock limit in a test (the machine is shared; its load is not the code's): no
+# per-example deadline, no "data generation too slow" health check, for every property
+# test.  A bound on work is asserted as work (:class:`CPU`, counts).
+settings.register_profile("ixtool", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ixtool")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("IXTOOL_SHARED", ROOT.parent / "shared"))
@@ -71,6 +79,28 @@ def full_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(["git", "clone", "-q", "-b", FULL_BRANCH, str(FULL_BUNDLE), str(dest)],
                    env=GIT_ENV, check=True)
     return dest
+
+
+class CPU:
+    """CPU seconds (user + system) of this process and of the child processes it waited
+    for, spent inside the ``with`` block: a bound on work that the machine's load does not
+    move, where a test would otherwise time itself (``with CPU() as cpu: …; assert
+    cpu.seconds < 5``)."""
+
+    seconds: float = 0.0
+
+    @staticmethod
+    def now() -> float:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    def __enter__(self) -> CPU:
+        self._start = self.now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = self.now() - self._start
 
 
 class TempRepo:

@@ -407,8 +407,9 @@ def test_policy_hook_checks_only_what_the_commit_changes(real_tree: Path,
     with (root / script).open("a") as fh:
         fh.write("export IX_TOUCHED=1\n")  # a comment alone reaches no trace
     git(root, "add", "-A")
-    p = ixtool(root, *entry.split()[1:], "--format", "json")
+    p = ixtool(root, *entry.split()[1:], script, "--format", "json")  # pre-commit's call
     assert p.returncode == 0, p.stderr
+    assert "what the commit changes against HEAD" in p.stderr
     info = json.loads(p.stdout)["info"]
     assert info["base"]["changed-files"] == [script]
     keys = set(info["base"]["traced-keys"])
@@ -433,7 +434,7 @@ def test_policy_hook_on_a_first_commit_checks_everything(own_repo: Path,
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert "base" not in doc["info"] and doc["info"]["traces"] > 0
-    assert "nothing is at the base" in p.stderr
+    assert "every file (the repository's first commit)" in p.stderr
 
 
 # ------------------------------------------------------- 13: ci gate says why it skipped

@@ -40,6 +40,7 @@ REQUIRED: dict[str, list[str]] = {
     "merge-with-reuse": ["1234"],
     "ci plan": ["--event-name", "pull_request"],
     "policy curves import": ["28061204145", "--repo", "SemiAnalysisAI/InferenceX"],
+    "hook": ["config"],
 }
 # A wrong name where the command looks one up (keys, labels, rules, arms, buckets).
 # Commands not listed get a wrong value for their first choice option (--format …).
@@ -63,6 +64,7 @@ WRONG_NAME: dict[str, list[str]] = {
 # Where the missing file goes when the command has no Path parameter of its own.
 MISSING_FILE: dict[str, list[str]] = {
     "changelog merge-driver": [MISSING, MISSING, MISSING, "--pr", "1"],
+    "hook": ["config", MISSING],
     "changelog resolve-conflict": ["--pr", "1", "--base", MISSING, "--ours", MISSING,
                                    "--theirs", MISSING],
     "ci gate": ["--event", MISSING, "--event-name", "pull_request"],

@@ -40,6 +40,7 @@ _LAZY: dict[str, tuple[str, str, str | None, bool]] = {
     "config": ("config", "app", None, True),
     "launch": ("launch", "app", None, True),
     "al": ("al", "app", None, True),
+    "hook": ("hook", "hook", "HELP", False),
 }
 
 #: The reference scripts' argv at the top level: ``generate_sweep_configs.py full-sweep …``

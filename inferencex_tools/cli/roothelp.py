@@ -45,6 +45,7 @@ TEXT = (
     '  config            Check the master configs (configs/*-master.yaml) and...\n'
     '  launch            From matrix row to launched job: render, submit to...\n'
     '  al                Audit the acceptance length a finished sweep really...\n'
+    "  hook              Run one of ixtool's pre-commit hooks on the files...\n"
 )
 
 

@@ -221,6 +221,18 @@ class GitReader:
                         "--no-renames", "--ignore-submodules=none")
         return [item[3:] for item in out.split("\0") if len(item) > 3]
 
+    def staged(self) -> set[str]:
+        """Paths the index changes against ``HEAD`` (added, copied, modified, renamed,
+        type-changed: what pre-commit passes a hook on a commit, deletions left out)."""
+        out = self._run("diff", "--cached", "--name-only", "--no-ext-diff", "-z",
+                        "--diff-filter=ACMRTUXB")
+        return {p for p in out.split("\0") if p}
+
+    def head_unborn(self) -> bool:
+        """HEAD names a branch without a commit yet (a new repository's first commit)."""
+        status, _ = self._status("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        return status != 0
+
     # ------------------------------------------------------- history and trees
     def parents(self, ref: str) -> list[str]:
         """The parents of commit ``ref``, in order."""

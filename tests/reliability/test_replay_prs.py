@@ -64,7 +64,9 @@ def test_a_replayed_pr_is_checked(replays: dict[int, object], pr: int) -> None:
     rep = replays[pr]
     assert rep.internal is None, (pr, SAMPLE[pr], rep.internal)  # type: ignore[attr-defined]
     assert rep.tool_failures == [], (pr, SAMPLE[pr], rep.tool_failures)  # type: ignore[attr-defined]
-    assert rep.seconds < 60, (pr, rep.seconds)  # type: ignore[attr-defined]
+    # work, not wall time (#1932 took 87.9 s wall at load 8.9 for 41.6 CPU-s): the gate
+    # process and its children, sandboxed traces included
+    assert rep.cpu < 150, (pr, rep.cpu, rep.seconds)  # type: ignore[attr-defined]
 
 
 def test_true_failures_stay_reported(replays: dict[int, object]) -> None:

@@ -363,7 +363,7 @@ def test_disk_written_by_a_trace_is_capped(tmp_path: Path, where: str) -> None:
     stopped = any("MiB written" in e for e in tr.events)
     full = "No space left on device" in tr.stderr_tail  # the size of the trace's own tmpfs
     assert stopped or full, (tr.events, tr.stderr_tail[-300:])
-    assert tr.seconds < 15
+    assert not tr.timed_out, tr.events  # ended by the cap or the full disk, not the 30 s
     if stopped:  # killed for it: no verdict
         assert not tr.ok and (tr.stopped_by or "").startswith("disk: "), tr.stopped_by
 

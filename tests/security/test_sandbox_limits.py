@@ -96,7 +96,7 @@ def test_processes_together_over_the_trace_bound_are_stopped(
     with Session(_repo(tmp_path, HOGS + "echo SURVIVED\n"), limits=SMALL, **kw) as s:
         assert s.isolation == mode
         tr = s.trace("benchmarks/t.sh", {}, timeout=30)
-    assert not tr.ok and tr.seconds < 8, (tr.seconds, tr.events)
+    assert not tr.ok and not tr.timed_out, (tr.seconds, tr.events)  # stopped, not timed out
     assert (tr.stopped_by or "").startswith("memory: "), (tr.stopped_by, tr.stderr_tail[-300:])
     assert "SURVIVED" not in tr.stdout_tail
     assert 150 << 20 < tr.peak_memory < 300 << 20 and tr.peak_processes >= 5
