@@ -80,6 +80,8 @@ class GateContext:
     # priority policy and golden curves that judge the change are its own, never those
     # of the fork point the PR chose (any earlier main commit)
     trusted: str | None = None
+    # config findings the base has too (not the change's; see _configs)
+    present: list[Finding] = field(default_factory=list)
 
 
 PolicyStage = Callable[[GateContext], list[Finding]]
@@ -91,6 +93,8 @@ class GateOutcome:
     result: Result
     outputs: list[tuple[str, str]]
     matrix: dict[str, Any] | None = None
+    # config findings the base has too: not the change's, not counted (review lists them)
+    present_at_base: list[Finding] = field(default_factory=list)
 
 
 class _Blobs:
@@ -305,47 +309,118 @@ def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[
 # -------------------------------------------------------------------------- configs
 
 def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result) -> None:
-    """Config validation of the blocks the change touched (whole files when unsplittable)."""
-    from inferencex_tools.sweep import blocks as B
-    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+    """Config validation of the change: the blocks it touched — every block when it
+    reaches what a block reads besides its own text (runners.yaml, a path added or
+    removed under benchmarks/ or runners/, a launcher) — at the head, and the same blocks
+    the same way at the base.  A head finding the base has too is not the change's
+    (:func:`inferencex_tools.report.adopt.split_known`, the rule ``config validate
+    --base`` and ``review`` apply): it goes to :attr:`GateContext.present`."""
+    from inferencex_tools.report.adopt import split_known
 
-    files: list[MasterFile] = []
-    line_maps: dict[str, list[tuple[int, int]]] = {}
-    base_keys: set[str] = set()
+    every = ctx.base is None or _reaches_every_block(ctx, blobs)
+    head_files, base_files, touched = _config_files(ctx, blobs, masters, every)
+    result.info["touched_config_keys"] = touched
+    if not head_files:
+        return
+    head = _validated(ctx, blobs, ctx.head, head_files)
+    if ctx.base is None:
+        result.extend(head)
+        return
+    base = _validated(ctx, blobs, ctx.base, base_files) if base_files else []
+    new, ctx.present = split_known(head, base)
+    result.extend(new)
+    if ctx.present:
+        result.info["known_at_base"] = len(ctx.present)
+
+
+# (head path, text, [(reduced line, original line)]) of one master config, as validated
+_Side = list[tuple[str, str, list[tuple[int, int]]]]
+
+
+def _config_files(ctx: GateContext, blobs: _Blobs, masters: list[str], every: bool
+                  ) -> tuple[_Side, _Side, list[str]]:
+    """The master-config text validated at the head and at the base (labelled with the
+    head's path, so findings compare by file), and the keys whose blocks the change
+    touched."""
+    from inferencex_tools.sweep import blocks as B
+
+    head_side: _Side = []
+    base_side: _Side = []
     touched_keys: list[str] = []
     for p in masters:
         head = (blobs.get(ctx.head, p) or b"").decode("utf-8", "replace")
         base_b = blobs.get(ctx.base, _counterpart(blobs, ctx.base, p)) if ctx.base else None
         base = base_b.decode("utf-8", "replace") if base_b is not None else None
-        t = B.touched(head, base)
-        if t is None:
-            files.append(MasterFile(p, head.encode()))
+        t = None if every else B.touched(head, base)
+        if t is None:  # every block, or a file that cannot be split
+            head_side.append((p, head, []))
             if base is not None:
-                from inferencex_tools.changelog.configkeys import top_level_keys
-
-                base_keys.update(top_level_keys(base, source=p))
+                base_side.append((p, base, []))
             continue
-        blocks_, old_keys = t
-        base_keys.update(old_keys)
+        blocks_, _ = t
         if not blocks_:
             continue
+        keys = {b.key for b in blocks_}
         touched_keys += [b.key for b in blocks_]
-        text, line_maps[p] = _reduced(blocks_)
-        files.append(MasterFile(p, text.encode()))
-    result.info["touched_config_keys"] = touched_keys
-    if not files:
-        return
-    rpath = blobs.layout(ctx.head).runners
-    runners = blobs.get(ctx.head, rpath)
-    paths = blobs.paths(ctx.head, "benchmarks", "runners")
+        head_side.append((p, *_reduced(blocks_)))
+        base_blocks = [b for b in B.split(base) or [] if b.key in keys] if base else []
+        if base_blocks:
+            base_side.append((p, *_reduced(base_blocks)))
+    return head_side, base_side, touched_keys
+
+
+def _validated(ctx: GateContext, blobs: _Blobs, ref: str, files: _Side) -> list[Finding]:
+    """``config validate`` of ``files`` at ``ref`` (runners.yaml, scripts and launchers of
+    that revision; config keys not at the base are new), at their lines in the files."""
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+
+    rpath = blobs.layout(ref).runners
+    runners = blobs.get(ref, rpath)
+    paths = blobs.paths(ref, "benchmarks", "runners")
+    base_keys = _base_keys(ctx, blobs) if ctx.base else None
     res = validate(ValidateInput(
-        masters=files,
-        runners=MasterFile(rpath, runners) if runners is not None else None,
+        masters=[MasterFile(p, text.encode()) for p, text, _ in files],
+        runners=(MasterFile(blobs.layout(ctx.head).runners, runners)
+                 if runners is not None else None),
         exists=paths.__contains__ if paths else None,
-        base_keys=base_keys if ctx.base else None,
-        scripts=_launch_scripts(blobs, ctx.head, paths) if paths else None))
-    for f in res.findings:
-        result.add(_remap(f, line_maps.get(f.file) or []))
+        base_keys=base_keys,
+        scripts=_launch_scripts(blobs, ref, paths) if paths else None))
+    spans = {p: s for p, _, s in files}
+    return [_remap(f, spans.get(f.file) or []) for f in res.findings]
+
+
+def _base_keys(ctx: GateContext, blobs: _Blobs) -> set[str]:
+    """The config keys of the base's master configs."""
+    from inferencex_tools.changelog.configkeys import top_level_keys
+
+    assert ctx.base is not None
+    keys: set[str] = set()
+    for p in blobs.layout(ctx.base).masters:
+        raw = blobs.get(ctx.base, p)
+        if raw is not None:
+            keys.update(top_level_keys(raw.decode("utf-8", "replace"), source=p))
+    return keys
+
+
+def _reaches_every_block(ctx: GateContext, blobs: _Blobs) -> bool:
+    """Can the change alter the findings of a block it did not touch?  Blocks read,
+    besides their own text, runners.yaml, which paths exist under benchmarks/ and
+    runners/, and the launchers (where multinode recipes come from)."""
+    from inferencex_tools.sweep.recipes import is_launch_script
+
+    assert ctx.base is not None
+    head, base = blobs.layout(ctx.head), blobs.layout(ctx.base)
+    if head.runners != base.runners or head.config_dir != base.config_dir:
+        return True
+    changed = set(ctx.changed)
+    if head.runners in changed:
+        return True
+    reach = [p for p in changed if p.startswith(("benchmarks/", "runners/"))]
+    if not reach:
+        return False
+    before = blobs.paths(ctx.base, "benchmarks", "runners")
+    after = blobs.paths(ctx.head, "benchmarks", "runners")
+    return any(is_launch_script(p) or (p in before) != (p in after) for p in reach)
 
 
 def _counterpart(blobs: _Blobs, ref: str, path: str) -> str:
@@ -599,6 +674,7 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
     result.extend(decision.findings)
     stages: dict[str, str] = {"plan": "ok"}
     matrix: dict[str, Any] | None = None
+    present: list[Finding] = []
     if not decision.noop:
         head = repo.resolve(decision.diff_head or req.head or "HEAD")
         base = decision.diff_base if decision.diff_base not in (None, "", ZERO_SHA) else None
@@ -625,6 +701,7 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
             analysis = _stage(result, stages, "changelog", lambda: _changelog(
                 req, ctx, blobs, masters, result))
             _stage(result, stages, "configs", lambda: _configs(ctx, blobs, masters, result))
+            present = ctx.present
         else:
             stages["changelog"] = stages["configs"] = "skipped"
         if decision.policy_check and policy_stage is not None:
@@ -648,7 +725,7 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
     result.info["skipped"] = _why_skipped(req, decision, result, stages,
                                           no_policy=policy_stage is None)
     result.info["outputs"] = {k: v for k, v in outputs if k != "decision"}
-    return GateOutcome(decision, result, outputs, matrix)
+    return GateOutcome(decision, result, outputs, matrix, present)
 
 
 def _why_skipped(req: GateRequest, d: Decision, result: Result, stages: dict[str, str], *,

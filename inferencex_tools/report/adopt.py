@@ -169,24 +169,39 @@ def fingerprint(command: str, f: Finding, relpath: Callable[[str], str]
     return (command, f.rule, relpath(f.file), identity(f))
 
 
-def drop_known(result: Result, known: Counter[tuple[str, str, str, str]],
-               relpath: Callable[[str], str], *, reason: str) -> int:
-    """Drop the findings whose fingerprint is in ``known`` (as many times as it is
-    there); returns how many were dropped and records it in ``result.info[reason]``."""
+def split_known(findings: Iterable[Finding], base: Iterable[Finding],
+                relpath: Callable[[str], str] = str) -> tuple[list[Finding], list[Finding]]:
+    """The one "new vs already there" rule (``ci gate``'s configs stage, ``config validate
+    --base``, ``review``; baselines too): (new, known).  A finding is known when ``base``
+    holds one with the same fingerprint — rule, repository-relative file, identity (the
+    message without line/column numbers) — as many times as it is there; a finding that
+    only moved is not new."""
+    return _split(findings, Counter(fingerprint("", f, relpath) for f in base), "", relpath)
+
+
+def _split(findings: Iterable[Finding], known: Counter[tuple[str, str, str, str]],
+           command: str, relpath: Callable[[str], str]) -> tuple[list[Finding], list[Finding]]:
     left = Counter(known)
-    kept: list[Finding] = []
-    dropped = 0
-    for f in result.sorted():
-        fp = fingerprint(result.command, f, relpath)
+    new: list[Finding] = []
+    old: list[Finding] = []
+    for f in sorted(findings, key=Finding.sort_key):
+        fp = fingerprint(command, f, relpath)
         if left[fp] > 0:
             left[fp] -= 1
-            dropped += 1
-            continue
-        kept.append(f)
-    result.findings = kept
-    if dropped:
-        result.info[reason] = dropped
-    return dropped
+            old.append(f)
+        else:
+            new.append(f)
+    return new, old
+
+
+def drop_known(result: Result, known: Counter[tuple[str, str, str, str]],
+               relpath: Callable[[str], str], *, reason: str) -> int:
+    """Drop the findings whose fingerprint is in ``known`` (:func:`split_known`'s rule);
+    returns how many were dropped and records it in ``result.info[reason]``."""
+    result.findings, old = _split(result.findings, known, result.command, relpath)
+    if old:
+        result.info[reason] = len(old)
+    return len(old)
 
 
 def fingerprints(result: Result, relpath: Callable[[str], str]

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferencex_tools.errors import InputError, IxtoolError, UsageError
-from inferencex_tools.io.layout import MASTER_RX, RUNNERS
 from inferencex_tools.report.findings import Finding, Result, Severity
 from inferencex_tools.report.inert import code, prose
 from inferencex_tools.report.words import plural
@@ -201,10 +200,7 @@ def _review(ctx: _Ctx) -> Review:
     own = _launches(ctx, r, spec_keys, rendered)
     if req.adopted is not None:
         own = req.adopted(Result("review", findings=own)).findings
-    gate_findings = r.gate.findings if r.gate is not None else []
-    old = _preexisting(ctx, gate_findings)
-    r.preexisting = [f for f in gate_findings if id(f) in old]
-    r.findings = [f for f in gate_findings if id(f) not in old] + own
+    r.findings = (r.gate.findings if r.gate is not None else []) + own
     r.comments, r.other_findings = _place(ctx, r, r.findings, cl)
     if req.labels is not None:
         r.labels = label_advice(list(req.labels), req.body, req.pr_comments)
@@ -228,6 +224,7 @@ def _gate_and_launches(ctx: _Ctx, r: Review, spec_keys: list[str]
             rendered.update(_render(ctx, _wanted(ctx, ok, spec_keys, proven=True)))
         outcome, gate_view = running.result()
     r.gate = gate_view
+    r.preexisting = list(outcome.present_at_base)  # the gate's own split (ci.gate._configs)
     r.stages = dict(gate_view.info.get("stages", {}))
     r.verdict = "fail" if gate_view.exit_code() else "pass"
     _matrix(ctx, r, outcome)
@@ -346,47 +343,6 @@ def _golden(ctx: _Ctx, r: Review, keys: list[str], rows: list[dict[str, Any]],
             r.golden += got
     if r.matrix_error is None and CHANGELOG in ctx.changed:
         jobs_of(r.golden, r.arms)
-
-
-def _preexisting(ctx: _Ctx, findings: list[Finding]) -> set[int]:
-    """Ids of the ``findings`` the base already has: the same rule, file and message
-    (line numbers aside) from the same config checks at the merge-base.  Only what the
-    configs stage reports on lines the change left alone is compared; the changelog and
-    policy stages judge only what the change brings."""
-    from inferencex_tools.report.adopt import identity
-
-    todo = [f for f in findings if f.rule.startswith("SW") and not _on_change(ctx, f)]
-    if not todo:
-        return set()
-    known = {(f.rule, f.file, identity(f)) for f in _config_findings_at(ctx, ctx.merge_base)}
-    return {id(f) for f in todo if (f.rule, f.file, identity(f)) in known}
-
-
-def _on_change(ctx: _Ctx, f: Finding) -> bool:
-    if f.file not in ctx.changed:
-        return False
-    if f.line is None:
-        return True
-    return f.line in ctx.added(f.file)
-
-
-def _config_findings_at(ctx: _Ctx, ref: str) -> list[Finding]:
-    from inferencex_tools.sweep.service import validate_at
-
-    root = ctx.req.root
-    masters = [root / p for p in ctx.git.names(ref, "configs") if re.fullmatch(MASTER_RX, p)]
-    try:
-        res = validate_at(ref, masters, root / RUNNERS, root)
-    except IxtoolError:
-        return []
-    out = []
-    for f in res.findings:
-        try:
-            rel = Path(f.file).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            rel = f.file
-        out.append(replace(f, file=rel))
-    return out
 
 
 # ----------------------------------------------------------------------------- launches

@@ -216,14 +216,6 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
     return result, validate(_input_at(base, masters, runners, root))
 
 
-def validate_at(ref: str, masters: list[Path], runners: Path | None, root: Path) -> Any:
-    """``config validate`` of the master configs and runners.yaml (paths in the
-    repository at ``root``) as they were at the merge-base of ``ref`` and HEAD."""
-    from inferencex_tools.sweep.validate import validate
-
-    return validate(_input_at(ref, masters, runners, root))
-
-
 def _input_at(base: str, masters: list[Path], runners: Path | None,
               root: Path | None) -> Any:
     """The same inputs as they were at the merge-base of ``base`` and HEAD (labels kept,
