@@ -130,25 +130,31 @@ def base_files(root: Path, commit: str, prefix: str, *,
 
 @dataclass(frozen=True)
 class ShellDelta:
-    """What a change did to a shell file that exists at both sides: whether its top level
-    (the text outside function definitions, comments stripped) changed, and the
-    functions it added, removed or whose body changed."""
+    """What a change did to a shell file that exists at both sides, from the syntax
+    trees: whether its top level (everything outside function definitions, comments
+    left out) changed, and the functions it added, removed or whose body changed.  A
+    side the parser refuses changes its top level (any change counts)."""
 
     top: bool
     functions: frozenset[str]
 
     @classmethod
     def of(cls, old: str, new: str) -> ShellDelta:
-        from inferencex_tools.policy.effective import split_functions, strip_comments
+        from inferencex_tools import shellsyntax as S
 
-        top0, f0 = split_functions(strip_comments(old))
-        top1, f1 = split_functions(strip_comments(new))
+        a, b = S.parse(old), S.parse(new)
+        if not (a.ok and b.ok):
+            return cls(True, frozenset())
+
+        def split(syn: S.Syntax) -> tuple[str, dict[str, str]]:
+            top = S.skeleton(syn.root, cut=lambda n: n.type == "function_definition")
+            funcs = {name: "\n".join(S.skeleton(x) for x in bodies)
+                     for name, bodies in S.functions(syn).items()}
+            return top, funcs
+
+        (top0, f0), (top1, f1) = split(a), split(b)
         changed = frozenset(n for n in f0.keys() | f1.keys() if f0.get(n) != f1.get(n))
-        return cls(_lines(top0) != _lines(top1), changed)
-
-
-def _lines(text: str) -> list[str]:
-    return [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+        return cls(top0 != top1, changed)
 
 
 @dataclass

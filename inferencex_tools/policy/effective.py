@@ -25,28 +25,29 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from inferencex_tools import shellsyntax as S
 from inferencex_tools.policy.shellcalls import reaches_every_function
 from inferencex_tools.sandbox import RECORD_FUNCTIONS, WAIT_FUNCTIONS
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 REPLACED = frozenset(WAIT_FUNCTIONS + RECORD_FUNCTIONS)
 ALWAYS = frozenset({"HF_HUB_CACHE", "HF_HOME", "PATH", "EVAL_ONLY", "RUN_EVAL"})
 ALWAYS_PREFIXES = ("SGLANG_", "TLLM_", "DYN_", "AIPERF_", "VLLM_", "SYNTHETIC_",
                    "THINKING", "IXTRACE")
-_DYNAMIC = re.compile(r"(?:^|[;&|({`]|\$\(|\bthen|\bdo|\belse)\s*(eval|printenv|"
-                      r"compgen\s+-[a-zA-Z]*v|declare\s+-[a-zA-Z]*p|export\s+-p|"
-                      r"typeset\s+-[a-zA-Z]*p)\b", re.MULTILINE)
 _DYNAMIC_PY = re.compile(r"environ\s*\.\s*(items|keys|values)\s*\(|in\s+os\.environ\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NAME = re.compile(r"[A-Za-z_][\w-]*")  # a function name (split_functions)
-_PROJ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(%%|%|##|#|:[0-9 ]+(?::[0-9 ]+)?)([^}]*)\}")
-_FUNC = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)\s*\{?\s*$", re.MULTILINE)
+_NAME = re.compile(r"[A-Za-z_][\w-]*")  # a function name
 # a file a script names: a script (.sh/.py/.bash: followed, its own names read) or any
 # other file with a suffix (al.txt, site.env, tuned.yaml): a leaf of the closure, a
 # recipe can read it at run time
 _FILE_REF = re.compile(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
 _SCRIPTS = (".sh", ".py", ".bash")
+# functions that change what a spelt name runs (``command -v x`` answers through them)
+_OVERRIDES = frozenset({"command", "type", "builtin"})
 
 
 @dataclass(frozen=True)
@@ -62,220 +63,164 @@ class Closure:
     inert: frozenset[str] = frozenset()
 
 
-def strip_comments(text: str) -> str:
-    """``text`` without ``#`` comments (outside quotes; a line whose quotes do not
-    balance is kept whole)."""
-    out: list[str] = []
-    for line in text.splitlines():
-        q: str | None = None
-        cut = None
-        prev = " "
-        for i, ch in enumerate(line):
-            if q:
-                if ch == q and (q == "'" or prev != "\\"):
-                    q = None
-            elif ch in "'\"" and prev != "\\":
-                q = ch
-            elif ch == "#" and (prev.isspace() or i == 0):
-                cut = i
-                break
-            prev = ch
-        if cut is not None:
-            out.append(line[:cut])
-        else:
-            out.append(line)
-    return "\n".join(out)
+def _fn(n: Node) -> bool:
+    return n.type == "function_definition"
 
 
-def strip_functions(text: str, names: frozenset[str]) -> str:
-    """``text`` without the bodies of the functions in ``names`` (column-0 ``}``)."""
-    lines = text.splitlines()
-    out: list[str] = []
-    skip = False
-    for line in lines:
-        if skip:
-            if line.rstrip() == "}" or line.startswith("}"):
-                skip = False
-            continue
-        m = _FUNC.match(line)
-        if m and m.group(1) in names and not line.rstrip().endswith("}"):
-            skip = True
-            continue
-        out.append(line)
-    return "\n".join(out)
-
-
-def _assigned(text: str) -> set[str]:
-    out = set(re.findall(r"(?:^|[\s;(&|])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?"
-                         r"([A-Za-z_]\w*)\+?=", text))
-    out |= set(re.findall(r"\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", text))
-    out |= set(re.findall(r"\bfor\s+([A-Za-z_]\w*)\s+in\b", text))
-    out |= set(re.findall(r"\bunset\s+([A-Za-z_]\w*)", text))
+def _assigned(root: Node) -> set[str]:
+    """The variables a text assigns, reads into, loops over or unsets."""
+    out: set[str] = set()
+    for n in S.walk(root):
+        if n.type == "variable_assignment":
+            name = n.child_by_field_name("name")
+            if name is not None:
+                out.add(S.text(name).split("[", 1)[0])
+        elif n.type == "for_statement":
+            var = n.child_by_field_name("variable")
+            if var is not None:
+                out.add(S.text(var))
+        elif n.type in ("command", "declaration_command"):
+            words = S.command_words(n) if n.type == "command" else n.named_children
+            head = S.text(words[0]) if n.type == "command" and words else ""
+            if head in ("read", "unset", "mapfile", "readarray", "getopts", "printf") or \
+                    n.type == "declaration_command":
+                out.update(S.text(w) for w in words if _WORD.fullmatch(S.text(w)))
     return out
-
-
-_KW = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*(if|elif|else|fi)\b")
-_HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_]\w*)['\"]?")
-
-
-@lru_cache(maxsize=1024)
-def _structure_of(text: str) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(k) for k in _structure(text.splitlines()))
 
 
 @lru_cache(maxsize=1024)
 def _assigned_of(text: str) -> frozenset[str]:
-    return frozenset(_assigned(text))
+    syn = S.parse(text)
+    return frozenset(_assigned(syn.root)) if syn.ok else frozenset()
 
 
-def _structure(lines: list[str]) -> list[list[str]]:
-    """Per line: the if/elif/else/fi keywords it holds as commands (heredoc bodies and
-    quoted text excluded)."""
-    out: list[list[str]] = []
-    end: str | None = None
-    for line in lines:
-        if end is not None:
-            out.append([])
-            if line.strip() == end:
-                end = None
+def _arms(st: Node) -> list[tuple[Node | None, list[Node]]]:
+    """The arms of an ``if`` statement: (test or None for ``else``, statements)."""
+    arms: list[tuple[Node | None, list[Node]]] = []
+    cond: Node | None = None
+    body: list[Node] = []
+    for c in st.children:
+        if c.type in ("elif_clause", "else_clause"):
+            break
+        if not c.is_named or c.type == "comment":
             continue
-        bare = _dequote(line)
-        out.append([m.group(1) for m in _KW.finditer(bare)])
-        h = _HEREDOC.search(line)
-        if h:
-            end = h.group(1)
-    return out
+        if cond is None:
+            cond = c
+        else:
+            body.append(c)
+    arms.append((cond, body))
+    for c in st.children:
+        kids = [k for k in c.named_children if k.type != "comment"]
+        if c.type == "elif_clause" and kids:
+            arms.append((kids[0], kids[1:]))
+        elif c.type == "else_clause":
+            arms.append((None, kids))
+    return arms
 
 
-def _block(kws: list[list[str]], i: int) -> tuple[list[tuple[int, int]], int] | None:
-    """Arms ``(first line, stop line)`` and the ``fi`` line of the block opened on line
-    ``i`` (None when the structure is not a plain multi-line if/elif/else/fi)."""
-    if kws[i] != ["if"]:
-        return None
-    depth, arms, start = 1, [], i + 1
-    for j in range(i + 1, len(kws)):
-        k = kws[j]
-        if depth == 1 and k[:1] in (["elif"], ["else"]):
-            arms.append((start, j))
-            start = j + 1
-            if k[0] == "else" and len(k) > 1:
-                return None
-            continue
-        for w in k:
-            depth += 1 if w == "if" else -1 if w == "fi" else 0
-        if depth == 0:
-            if k != ["fi"]:
-                return None
-            arms.append((start, j))
-            return arms, j
-        if depth < 0:
+def _taken(st: Node, env: Mapping[str, str], assigned: frozenset[str]
+           ) -> list[Node] | None:
+    """The statements of the arm of ``st`` that ``env`` takes (empty: none), or None
+    when a test reads a variable the text assigns or is not a simple test."""
+    from inferencex_tools.workflow.shell import condition_holds
+
+    for cond, stmts in _arms(st):
+        if cond is None:
+            return stmts
+        if set(_WORD.findall(S.text(cond))) & assigned:
             return None
-    return None
+        try:
+            if condition_holds(cond, env):
+                return stmts
+        except ValueError:
+            return None
+    return []
 
 
 def prune(text: str, env: Mapping[str, str]) -> str:
     """Drop the untaken arms of top-level ``if [ … ]; then … fi`` blocks whose tests read
     only variables the text never assigns (see module doc)."""
-    from inferencex_tools.workflow.shell import test_words
+    syn = S.parse(text)
+    if not syn.ok:
+        return text
+    return "\n".join(_pruned(syn.root.named_children, env, _assigned_of(text)))
 
-    lines = text.splitlines()
-    kws = [list(k) for k in _structure_of(text)]
-    assigned = _assigned_of(text)
+
+def _pruned(stmts: list[Node], env: Mapping[str, str], assigned: frozenset[str]
+            ) -> list[str]:
     out: list[str] = []
-    i = 0
-    depth = 0
-    while i < len(lines):
-        blk = _block(kws, i) if depth == 0 else None
-        if blk is None:
-            for w in kws[i]:
-                depth += 1 if w == "if" else -1 if w == "fi" else 0
-            depth = max(depth, 0)
-            out.append(lines[i])
-            i += 1
+    for st in stmts:
+        if st.type == "comment":
             continue
-        arms, fi = blk
-        heads = [i, *(a[1] for a in arms[:-1])]  # the if / elif / else lines
-        chosen: tuple[int, int] | None = None
-        decided = True
-        for (a, b), h in zip(arms, heads, strict=True):
-            m = re.match(r"^\s*(?:el)?if\s+(.*?);?\s*then\s*$", lines[h])
-            if m is None:  # else
-                chosen = (a, b)
-                break
-            cond = m.group(1)
-            out.append(f"# {cond}")  # the tests themselves are read
-            if set(_WORD.findall(cond)) & assigned:
-                decided = False
-                break
-            try:
-                taken = test_words(cond, env)
-            except ValueError:
-                decided = False
-                break
-            if taken:
-                chosen = (a, b)
-                break
-        if not decided:
-            out.append(lines[i])
-            i += 1
-            depth += 1
+        chosen = _taken(st, env, assigned) if st.type == "if_statement" else None
+        if chosen is None:
+            out.append(S.text(st))
             continue
-        if chosen is not None:
-            out.extend(prune("\n".join(lines[chosen[0]:chosen[1]]), env).splitlines())
-        i = fi + 1
-    return "\n".join(out)
+        # the tests themselves are read
+        out.extend(S.text(c) for c, _ in _arms(st) if c is not None)
+        out.extend(_pruned(chosen, env, assigned))
+    return out
 
 
-_ONE_LINE = re.compile(r"^(?:function\s+)?([A-Za-z_][\w:.-]*)\s*\(\s*\)\s*\{(.*)\}\s*$")
-_HEADER = re.compile(r"^(?:function\s+)?([A-Za-z_][\w:.-]*)\s*(?:\(\s*\))?\s*([{(])?\s*$")
+def _conditions(root: Node) -> frozenset[str]:
+    """The names read by the tests of top-level ``if`` statements (pruning inputs)."""
+    out: set[str] = set()
+    for st in root.named_children:
+        if st.type == "if_statement":
+            for cond, _ in _arms(st):
+                if cond is not None:
+                    out |= set(_WORD.findall(S.text(cond)))
+    return frozenset(out)
 
 
-def split_functions(text: str) -> tuple[str, dict[str, str]]:
-    """(top-level text, function name → body) of a shell text (column-0 definitions)."""
-    lines = text.splitlines()
-    top: list[str] = []
-    funcs: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        one = _ONE_LINE.match(line)
-        if one is not None:  # name() { body; }
-            funcs[one.group(1)] = funcs.get(one.group(1), "") + "\n" + one.group(2)
-            i += 1
+def _reads_everything(text: str) -> bool:
+    """Does shell text read the whole environment (``eval``, ``printenv``, ``env`` or
+    ``set`` alone, ``declare -p``/``export -p``, ``compgen -v``)?  Text the parser
+    refuses does."""
+    syn = S.parse(text)
+    if not syn.ok:
+        return True
+    for n in S.walk(syn.root):
+        if n.type == "command":
+            words = [S.text(w) for w in S.command_words(n)]
+            if not words:
+                continue
+            if words[0] in ("eval", "printenv") or (words[0] in ("env", "set") and
+                                                    len(words) == 1):
+                return True
+            if words[0] == "compgen" and any(re.fullmatch(r"-[a-zA-Z]*v[a-zA-Z]*", w)
+                                             for w in words[1:]):
+                return True
+        elif n.type == "declaration_command" and S.text(n.children[0]) in (
+                "declare", "typeset", "export") and any(
+                re.fullmatch(r"-[a-zA-Z]*p[a-zA-Z]*", S.text(w)) for w in n.named_children):
+            return True
+    return False
+
+
+def _projections(text: str) -> dict[str, set[str]]:
+    """``${NAME%%…}``, ``${NAME#…}``, ``${NAME:off:len}`` of a text: name → bodies."""
+    out: dict[str, set[str]] = {}
+    syn = S.parse(text)
+    for n in S.walk(syn.root):
+        if n.type != "expansion":
             continue
-        m = _HEADER.match(line)
-        is_def = m is not None and ("()" in line.replace(" ", "") or line.startswith("function"))
-        if not is_def or m is None:
-            top.append(line)
-            i += 1
-            continue
-        opener = m.group(2)
-        j = i + 1
-        if opener is None and j < len(lines) and lines[j].strip() in ("{", "("):
-            opener = lines[j].strip()
-            j += 1
-        closer = "}" if opener != "(" else ")"
-        k = j
-        end: str | None = None
-        while k < len(lines) and (end is not None or not lines[k].startswith(closer)):
-            if end is not None:  # a heredoc's body: its text is not the function's end
-                if lines[k].strip() == end:
-                    end = None
-            elif (h := _HEREDOC.search(lines[k])) is not None:
-                end = h.group(1)
-            k += 1
-        if opener is None or k >= len(lines):
-            top.append(line)
-            i += 1
-            continue
-        name = m.group(1)
-        funcs[name] = funcs.get(name, "") + "\n" + "\n".join(lines[j:k])
-        i = k + 1
-    return "\n".join(top), funcs
+        kids = [c for c in n.children if c.type not in ("${", "}")]
+        if len(kids) >= 2 and kids[0].type == "variable_name" and \
+                S.text(kids[1]) in ("%%", "%", "##", "#", ":") and \
+                (S.text(kids[1]) != ":" or all(k.type in ("number", ":") for k in kids[2:])):
+            out.setdefault(S.text(kids[0]), set()).add(S.text(n)[2:-1])
+    return out
 
 
-def _dequote(text: str) -> str:
-    return re.sub(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"", "''", text)
+def _project(body: str, env: Mapping[str, str]) -> str:
+    """The value of ``${body}`` with ``env`` (ValueError when it cannot be known)."""
+    syn = S.parse(f"x=${{{body}}}")
+    a = syn.root.named_children[0] if syn.ok and syn.root.named_children else None
+    value = a.child_by_field_name("value") if a is not None else None
+    if value is None:
+        raise ValueError(body)
+    return S.value(value, env)
 
 
 class _Reach(NamedTuple):
@@ -288,6 +233,7 @@ class _Reach(NamedTuple):
     everything: bool
     parts: tuple[str, ...]
     names: frozenset[str]
+    shell: tuple[str, ...]  # the parts that are shell text (Python files are not)
 
 
 @dataclass(frozen=True)
@@ -295,8 +241,21 @@ class _Parsed:
     top: str
     funcs: dict[str, str]
     refs: frozenset[str]
-    dynamic: bool  # Python: reads the whole environ
+    dynamic: bool  # Python: reads the whole environ; shell: the parser refuses it
     conditions: frozenset[str]  # names read by if tests (pruning inputs)
+
+
+def _shell_file(text: str) -> _Parsed:
+    """A shell file from its syntax tree: the text outside function definitions, each
+    function's body, comments left out; a file the parser refuses is dynamic (whole)."""
+    syn = S.parse(text)
+    if not syn.ok:
+        return _Parsed(text, {}, frozenset(_FILE_REF.findall(text)), True, frozenset())
+    funcs = {name: "\n".join(S.without_comments(b) for b in bodies)
+             for name, bodies in S.functions(syn).items()}
+    return _Parsed(S.without_comments(syn.root, cut=_fn), funcs,
+                   frozenset(_FILE_REF.findall(S.without_comments(syn.root))), False,
+                   _conditions(syn.root))
 
 
 class Analyzer:
@@ -321,19 +280,11 @@ class Analyzer:
                 self._parsed[path] = None
             elif not path.endswith(_SCRIPTS):  # data a script reads: a leaf, no text
                 self._parsed[path] = _Parsed("", {}, frozenset(), False, frozenset())
+            elif path.endswith(".py"):
+                self._parsed[path] = _Parsed(text, {}, frozenset(_FILE_REF.findall(text)),
+                                             bool(_DYNAMIC_PY.search(text)), frozenset())
             else:
-                text = strip_comments(text)
-                refs = frozenset(_FILE_REF.findall(text))
-                if path.endswith(".py"):
-                    self._parsed[path] = _Parsed(text, {}, refs, bool(_DYNAMIC_PY.search(text)),
-                                                 frozenset())
-                else:
-                    top, fs = split_functions(text)
-                    conds = set()
-                    for m in re.finditer(r"^\s*(?:el)?if\s+(.*?);?\s*then\s*$", top,
-                                         re.MULTILINE):
-                        conds |= set(_WORD.findall(m.group(1)))
-                    self._parsed[path] = _Parsed(top, fs, refs, False, frozenset(conds))
+                self._parsed[path] = _shell_file(text)
         return self._parsed[path]
 
     def _defined_in(self, files: tuple[str, ...]) -> dict[str, list[str]]:
@@ -410,17 +361,21 @@ class Analyzer:
         is dynamic, or when that text can call a function without spelling its name
         (:func:`~.shellcalls.reaches_every_function`: ``eval``, ``"${f}al"``, ``compgen``,
         ``X="${f}al"; "$X"`` …)."""
-        r = self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")), env)
-        if r.everything or reaches_every_function(r.parts):
+        shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
+        r = self._reach(shell, env)
+        if r.everything or reaches_every_function(r.shell) or any(
+                _OVERRIDES & (p.funcs.keys() if p else set())
+                for p in map(self.parsed, shell)):
             return None
         return r.names | {w for v in env.values() for w in _NAME.findall(v)}
 
     def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> _Reach:
         tops: list[str] = []
+        files = tuple(f for f in files if self.parsed(f) is not None)
         for path in files:
             p = self.parsed(path)
-            if p is not None:
-                tops.append(p.top if path.endswith(".py") else self._prune(path, p, env))
+            assert p is not None
+            tops.append(p.top if path.endswith(".py") else self._prune(path, p, env))
         rk = (files, tuple(tops))
         if rk not in self._reached:
             self._reached[rk] = self._reach_from(files, tops)
@@ -436,8 +391,9 @@ class Analyzer:
             everything = everything or p.dynamic
             for name, body in p.funcs.items():
                 if name not in self.replaced:
-                    funcs[name] = funcs.get(name, "") + body
+                    funcs[name] = funcs[name] + "\n" + body if name in funcs else body
         parts = list(tops)
+        shell = [t for f, t in zip(files, tops, strict=True) if not f.endswith(".py")]
         reached: set[str] = set()
         words = set(_WORD.findall("\n".join(parts)))
         # function names keep their hyphens; bash calls this one for any unknown command
@@ -449,9 +405,11 @@ class Analyzer:
             reached |= new
             for n in sorted(new):
                 parts.append(funcs[n])
+                shell.append(funcs[n])
                 words |= set(_WORD.findall(funcs[n]))
                 names |= set(_NAME.findall(funcs[n]))
-        return _Reach("\n".join(parts), words, everything, tuple(parts), frozenset(names))
+        return _Reach("\n".join(parts), words, everything, tuple(parts), frozenset(names),
+                      tuple(shell))
 
     def _prune(self, path: str, p: _Parsed, env: Mapping[str, str]) -> str:
         pk = (path, tuple(env.get(n) for n in sorted(p.conditions)))
@@ -460,13 +418,14 @@ class Analyzer:
         return self._pruned[pk]
 
     def _closure(self, files: tuple[str, ...], env: Mapping[str, str]) -> Closure:
-        whole, words, everything = self._reach(files, env)[:3]
+        r = self._reach(files, env)
+        whole, words = r.text, r.words
         done = self._by_text.get(whole)
         if done is not None and done.files == files:
             return done
-        c = self._closure_of(files, whole, set(words), everything)
+        c = self._closure_of(files, r)
         if not c.everything and c.plain:
-            segments: list[tuple[str, bool]] = []
+            segments: list[tuple[str, bool, bool]] = []
             funcs: dict[str, str] = {}
             for f in files:
                 p = self.parsed(f)
@@ -474,24 +433,25 @@ class Analyzer:
                     continue
                 # a top-level echo prints to the trace's stdout only in the entry script
                 # (a sourced file's output may be redirected where it is sourced)
-                segments.append((p.top, False) if f.endswith(".py")
-                                else (self._prune(f, p, env), f == files[0]))
+                segments.append((p.top, False, False) if f.endswith(".py")
+                                else (self._prune(f, p, env), f == files[0], True))
                 for name, body in p.funcs.items():
                     if name not in self.replaced:
-                        funcs[name] = funcs.get(name, "") + body
-            segments.extend((body, False) for n, body in sorted(funcs.items()) if n in words)
+                        funcs[name] = funcs[name] + "\n" + body if name in funcs else body
+            segments.extend((body, False, True) for n, body in sorted(funcs.items())
+                            if n in words)
             inert = inert_names(c.plain - ALWAYS, segments, funcs, self._defined_in(files))
             c = Closure(c.plain, c.projections, c.everything, c.files, inert)
         self._by_text[whole] = c
         return c
 
-    def _closure_of(self, files: tuple[str, ...], whole: str, words: set[str],
-                    everything: bool) -> Closure:
-        if _DYNAMIC.search(_dequote(whole)):
-            everything = True
+    def _closure_of(self, files: tuple[str, ...], r: _Reach) -> Closure:
+        whole, words = r.text, r.words
+        everything = r.everything or any(_reads_everything(t) for t in r.shell)
         proj: dict[str, set[str]] = {}
-        for m in _PROJ.finditer(whole):
-            proj.setdefault(m.group(1), set()).add(m.group(0)[2:-1])
+        for t in r.shell:
+            for name, bodies in _projections(t).items():
+                proj.setdefault(name, set()).update(bodies)
         plain: set[str] = set()
         projections: dict[str, tuple[str, ...]] = {}
         for name in words:
@@ -509,14 +469,13 @@ class Analyzer:
 
 INERT_VALUE = re.compile(r"0|[1-9][0-9]{0,17}")  # the values jobs may share a trace across
 _LIB = "benchmarks/benchmark_lib.sh"  # the file whose recorders the sandbox swaps in
-_META = re.compile(r"[|;&<>`]")
-_INDIRECT = re.compile(r"\$\{!")
-_PRESENCE_TEST = re.compile(r"-[zn]\s+\"?\$\{![A-Za-z_]\w*(?::-)?\}\"?")
-_NAME_WRITE = re.compile(r"\b(?:declare|typeset|local|readonly|export)\s+-\w*n|"
-                         r"\bprintf\s+-v|\bread\b|\beval\b|\bunset\b")
 _OCC = re.compile(r"(?<![\w])[A-Za-z_]\w*")
 _ASSIGN_OP = re.compile(r"(?:[-+*/%&|^]|<<|>>)?=(?!=)")
-_EXEC_REDIRECT = re.compile(r"\bexec\s+[0-9]*>|\bexec\s+&>")
+# where a command is still one simple statement: not in a pipeline, a list, a
+# redirection, a substitution, a subshell or the background
+_PLAIN = frozenset({"program", "compound_statement", "if_statement", "elif_clause",
+                    "else_clause", "for_statement", "c_style_for_statement",
+                    "while_statement", "do_group", "case_statement", "case_item"})
 
 
 def presence_checkers(funcs: Mapping[str, str]) -> frozenset[str]:
@@ -525,61 +484,68 @@ def presence_checkers(funcs: Mapping[str, str]) -> frozenset[str]:
     assignment through a name): they observe whether a variable is empty, not its value."""
     out = set()
     for name, body in funcs.items():
-        n = len(_INDIRECT.findall(body))
-        if n and n == len(_PRESENCE_TEST.findall(body)) and not _NAME_WRITE.search(body):
+        syn = S.parse(body)
+        if not syn.ok:
+            continue
+        indirect = [n for n in S.walk(syn.root)
+                    if n.type == "expansion" and S.text(n).startswith("${!")]
+        if indirect and all(_presence_test(n) for n in indirect) and \
+                not _writes_by_name(syn.root):
             out.add(name)
     return frozenset(out)
 
 
-_STRUCT = re.compile(r"(?:^|[;&|({]|\bthen\b|\bdo\b|\belse\b)\s*(if|case|do|done|fi|esac|\{|\})"
-                     r"(?=\s|;|$)")
+def _presence_test(n: Node) -> bool:
+    """Is the expansion ``n`` (``${!v}``, ``${!v:-}``) the operand of a ``-z``/``-n``?"""
+    if not re.fullmatch(r"\$\{![A-Za-z_]\w*(?::-)?\}", S.text(n)):
+        return False
+    p = n.parent
+    if p is not None and p.type == "string":
+        p = p.parent
+    return p is not None and p.type == "unary_expression" and \
+        S.text(p.children[0]) in ("-z", "-n")
+
+
+def _writes_by_name(root: Node) -> bool:
+    """A nameref, ``printf -v``, ``read``, ``eval`` or ``unset``: a write through a name."""
+    for n in S.walk(root):
+        if n.type == "declaration_command" and any(
+                re.fullmatch(r"-\w*n\w*", S.text(w)) for w in n.named_children):
+            return True
+        if n.type == "command":
+            words = [S.text(w) for w in S.command_words(n)]
+            if words and (words[0] in ("read", "eval", "unset") or
+                          (words[0] == "printf" and "-v" in words[1:])):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Simple:
+    """A simple command that is a statement of its own: its command word, whether it is
+    a top-level statement, whether it is an ``echo``/``printf`` without ``-v``, and per
+    name occurring in it: (the name, is not assigned there, is a bare name)."""
+
+    head: str
+    top: bool
+    echo: bool
+    occs: tuple[tuple[str, bool, bool], ...]
 
 
 @lru_cache(maxsize=1024)
-def _logical_lines(text: str) -> tuple[tuple[str, str], ...]:
-    """(line with its continuations joined, kind) for each logical line of ``text``;
-    kind: "text" (a heredoc's or a multi-line string's body: no command), "top" (a
-    top-level statement: not in a group, a subshell, a loop, a conditional or a
-    ``case``, whose output could be redirected or captured) or "nested"."""
-    out: list[tuple[str, str]] = []
-    depth = paren = 0
-    end: str | None = None
-    quote: str | None = None
-    for line in re.sub(r"\\\n", " ", text).splitlines():
-        if end is not None:
-            out.append((line, "text"))
-            if line.strip() == end:
-                end = None
+def _simple_commands(text: str) -> tuple[tuple[_Simple, ...], str] | None:
+    """The simple statements of shell text, and the text with them blanked out (where
+    every other occurrence of a name is); None when the parser refuses it."""
+    syn = S.parse(text)
+    if not syn.ok:
+        return None
+    out: list[_Simple] = []
+    holes: list[tuple[int, int]] = []
+    for cmd in S.commands(syn.root, into_functions=True):
+        if not _plain(cmd):
             continue
-        if quote is not None:
-            out.append((line, "text"))
-            if line.count(quote) % 2 == 1:
-                quote = None
-            continue
-        bare = _dequote(line)
-        q = next((c for c in ('"', "'") if bare.count(c) % 2 == 1), None)
-        out.append((line, "top" if depth == 0 and paren == 0 and q is None else "nested"))
-        if q is not None:
-            quote = q
-            bare = bare[:bare.index(q)]
-        for w in _STRUCT.findall(bare):
-            depth += 1 if w in ("if", "case", "do", "{") else -1
-        paren = max(0, paren + bare.count("(") - bare.count(")"))
-        depth = max(depth, 0)
-        h = _HEREDOC.search(line)
-        if h:
-            end = h.group(1)
-    return tuple(out)
-
-
-@lru_cache(maxsize=1024)
-def _occurrences(text: str) -> tuple[tuple[str, bool, bool,
-                                           tuple[tuple[str, bool, bool], ...]], ...]:
-    """Per logical line of ``text`` that holds a word: (its first word, is one simple
-    command, is a top-level ``echo``/``printf`` without ``-v``, and per word: (the
-    word, is not assigned there, is a bare name))."""
-    out = []
-    for line, kind in _logical_lines(text):
+        words = S.command_words(cmd)
+        line = S.text(cmd)
         occs = []
         for m in _OCC.finditer(line):
             before, after = line[:m.start()].rstrip(), line[m.end():].lstrip()
@@ -587,22 +553,79 @@ def _occurrences(text: str) -> tuple[tuple[str, bool, bool,
                               or _ASSIGN_OP.match(after))
             bare = not before.endswith(("$", "{")) and not after.startswith("}")
             occs.append((m.group(0), unassigned, bare))
-        if not occs:
-            continue
-        head = line.split(None, 1)[0]
-        raw_ok = kind != "text" and "$(" not in line.replace("$((", "") and \
-            not _META.search(_dequote(line))
-        echo_top = head in ("echo", "printf") and kind == "top" and \
-            not re.search(r"\s-v", line)
-        out.append((head, raw_ok, echo_top, tuple(occs)))
-    return tuple(out)
+        head = S.text(words[0]) if words else ""
+        top = cmd.parent is not None and cmd.parent.type == "program"
+        echo = head in ("echo", "printf") and not any(S.text(w) == "-v" for w in words)
+        out.append(_Simple(head, top, echo, tuple(occs)))
+        holes.append((cmd.start_byte, cmd.end_byte))
+    rest = bytearray(syn.source)
+    for a, b in holes:
+        rest[a:b] = b" " * (b - a)
+    return tuple(out), rest.decode("utf-8", "surrogateescape")
 
 
-def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
+def _plain(cmd: Node) -> bool:
+    """Is ``cmd`` one simple statement: no prefix assignment, substitution, redirection,
+    pipe, list or background around or inside it?"""
+    if any(c.type in ("variable_assignment", "file_redirect", "heredoc_redirect",
+                      "herestring_redirect") for c in cmd.children):
+        return False
+    if any(n.type in ("command_substitution", "process_substitution") for n in S.walk(cmd)):
+        return False
+    nxt = cmd.next_sibling
+    if nxt is not None and nxt.type in ("&", "|", "|&", "&&", "||"):
+        return False
+    p = cmd.parent
+    while p is not None:
+        if p.type not in _PLAIN:
+            return False
+        p = p.parent
+    return True
+
+
+def _exec_redirect(text: str) -> bool:
+    """Does shell text send its own output elsewhere (``exec > file``)?"""
+    syn = S.parse(text)
+    for n in S.walk(syn.root):
+        if n.type == "redirected_statement":
+            body = n.child_by_field_name("body") or n.named_children[0]
+            if body.type == "command" and [S.text(w) for w in S.command_words(body)] == \
+                    ["exec"] and any(r.type == "file_redirect" and ">" in S.text(r)
+                                     for r in n.children):
+                return True
+    return not syn.ok
+
+
+def _judge_segment(text: str, may_print: bool, shell: bool, recorders: set[str],
+                   checkers: frozenset[str], left: set[str], counts: dict[str, int]) -> None:
+    """Judge the occurrences of the names still ``left`` in one segment (see
+    :func:`inert_names`): discard a name whose occurrence can steer the script."""
+    simple = _simple_commands(text) if shell else None
+    rest = text if simple is None else simple[1]
+    for name in [n for n in left if re.search(rf"(?<![\w]){n}(?![\w])", rest)]:
+        left.discard(name)  # an occurrence outside a simple statement
+        counts[name] = counts.get(name, 0) + 1
+    for cmd in (simple[0] if simple else ()):
+        prints = cmd.echo and cmd.top and may_print
+        for name, unassigned, bare in cmd.occs:
+            if name not in left:
+                continue
+            counts[name] = counts.get(name, 0) + 1
+            if cmd.head in recorders or prints:  # recorded / printed, never assigned
+                ok = unassigned
+            elif cmd.head in checkers:  # a bare name: its presence is tested
+                ok = bare
+            else:
+                ok = False
+            if not ok:
+                left.discard(name)
+
+
+def inert_names(names: frozenset[str], segments: list[tuple[str, bool, bool]],
                 funcs: Mapping[str, str], defined: Mapping[str, list[str]]) -> frozenset[str]:
-    """The names of ``names`` whose every occurrence in ``segments`` (text, may print)
-    is one that cannot make the script's behaviour depend on the value, as long as the
-    value is a plain decimal number (:data:`INERT_VALUE`, the same for every job in
+    """The names of ``names`` whose every occurrence in ``segments`` (text, may print,
+    is shell) is one that cannot make the script's behaviour depend on the value, as long
+    as the value is a plain decimal number (:data:`INERT_VALUE`, the same for every job in
     arithmetic, never empty):
 
     * ``$NAME``/``${NAME}`` or a bare name in arithmetic, in the arguments of a call of
@@ -614,31 +637,17 @@ def inert_names(names: frozenset[str], segments: list[tuple[str, bool]],
       the entry script (its output goes to the trace's stdout, which only a failed
       trace reports).
 
-    A line counts only when it is one simple command: no pipe, list, redirection,
-    command substitution or backquote."""
+    A command counts only when it is one simple statement (syntax tree): no pipe, list,
+    redirection, command substitution or background, no prefix assignment; any other
+    occurrence (a test, an assignment, a here-document, Python) does not."""
     recorders = {f for f in RECORD_FUNCTIONS
                  if all(p == _LIB for p in defined.get(f, ()))}
     checkers = presence_checkers(funcs)
-    may_print = not any(_EXEC_REDIRECT.search(t) for t, _ in segments)
+    may_print = not any(_exec_redirect(t) for t, _, sh in segments if sh)
     left = set(names)
     counts: dict[str, int] = {}
-    for text, top in segments:
-        for head, raw_ok, echo_top, occs in _occurrences(text):
-            prints = echo_top and top and may_print
-            for name, unassigned, bare in occs:
-                if name not in left:
-                    continue
-                counts[name] = counts.get(name, 0) + 1
-                if not raw_ok:
-                    ok = False
-                elif head in recorders or prints:  # recorded / printed, never assigned
-                    ok = unassigned
-                elif head in checkers:  # a bare name: its presence is tested
-                    ok = bare
-                else:
-                    ok = False
-                if not ok:
-                    left.discard(name)
+    for text, top, shell in segments:
+        _judge_segment(text, top and may_print, shell, recorders, checkers, left, counts)
     return frozenset(n for n in left if counts.get(n))
 
 
@@ -656,8 +665,6 @@ def key(env: Mapping[str, str], c: Closure, *extra: Any, soft: bool = False
     """What of ``env`` the closure observes, as a hashable key.  ``soft``: the values of
     the closure's inert variables (:func:`inert_names`) count only as "a plain number"
     (jobs with equal soft keys behave alike as long as the trace succeeds)."""
-    from inferencex_tools.workflow.shell import expand_param
-
     if c.everything:
         return (tuple(sorted(env.items())), *extra)
     items: list[tuple[str, Any]] = []
@@ -670,7 +677,7 @@ def key(env: Mapping[str, str], c: Closure, *extra: Any, soft: bool = False
             items.append((name, v))
         elif name in c.projections:
             try:
-                items.append((name, tuple(expand_param(p, env) for p in c.projections[name])))
+                items.append((name, tuple(_project(p, env) for p in c.projections[name])))
             except ValueError:
                 items.append((name, v))
     return (tuple(items), *extra)

@@ -1,431 +1,128 @@
 """Can shell text call a function whose name it never spells?
 
-The ``--base`` selection (:class:`~.base.ShellDelta`) skips a row when a change edits only
-bodies of functions that the text the row can run never names.  That holds only while
-every function call spells its name: a command word built at run time (``"${f}al"``,
-``$a$b``, ``${!ref}``, ``$(printf …)``, ``fo''o``, ``fo{o,}``, a glob), ``eval``, a
+The ``--base`` selection skips a row when a change edits only bodies of functions that
+the text the row can run never names.  That holds only while every function call spells
+its name: a command word built at run time (``"${f}al"``, ``$a$b``, ``${!ref}``,
+``$(printf …)``, ``fo''o``, ``fo{o,}``, a glob, a positional ``"$1"``), ``eval``, a
 ``trap`` or ``bash -c`` string that does so, the function table (``compgen``,
 ``declare -F``), aliases, and shells fed text from a pipe or a here-string defeat it.
 
-:func:`dynamic_command` cuts the text into simple commands (quotes, ``$( )``, backticks,
-``${ }``, arithmetic, ``[[ ]]``, ``case`` patterns, array literals and here-documents
-followed; the commands inside substitutions and unquoted here-document expansions count)
-and judges each command word (:func:`calls`); a word with a literal character no function
-name has (``/``, ``.``) is never dynamic.  A pure ``"$X"``/``"${X[@]}"`` command word is
-dynamic when an assignment to ``X`` anywhere in the text (:func:`reaches_every_function`
-takes all the text one shell runs) can build a name: an expansion joined to literals, a
-command substitution, ``+=``, ``read``/``mapfile``/``printf -v``/``getopts``, a ``for``
-list, ``declare``/``local``/``export``, ``${X:=…}``, or the shell itself (``$_``,
-``REPLY``, ``BASH_REMATCH`` …); copies ``X=$Y`` are followed.  A variable assigned only
-literals (spelt) or only from the job's environment (its values count as spelt) stays
-selective, and so does a positional ``"$1"``/``"$@"`` command word.  Shell is read
-roughly and errs towards "dynamic".  Pure: text in, a verdict out.
+The text is read through the one shell front end (:mod:`inferencex_tools.shellsyntax`):
+every simple command of it (in substitutions, and here-documents a shell reads, too) and
+its command word (:func:`calls`); a word with a literal character no function name has
+(``/``, ``.``) is never dynamic.  A pure ``"$X"``/``"${X[@]}"`` command word is dynamic
+when an assignment to ``X`` anywhere in the text (:func:`reaches_every_function` takes
+all the text one shell runs) can build a name: an expansion joined to literals, a command
+substitution, ``+=``, ``read``/``mapfile``/``printf -v``/``getopts``, a ``for`` list,
+``declare``/``local``/``export``, ``${X:=…}``, or the shell itself (``$_``, ``REPLY``,
+``BASH_REMATCH``, the positional parameters …); copies ``X=$Y`` are followed.  A variable
+assigned only literals (spelt) or only from the job's environment (its values count as
+spelt) stays selective.  Text the parser refuses is dynamic.  Pure: text in, a verdict
+out.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-_NAME = re.compile(r"[A-Za-z_][\w-]*")  # the function names split_functions knows
+from inferencex_tools import shellsyntax as S
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+_NAME = re.compile(r"[A-Za-z_][\w-]*")  # a function name (they may hold hyphens)
 # a pure expansion: $V, ${V}, ${V[@]}, ${V[2]}, $1, $@, ${V:-literal}
 _PURE = re.compile(r"\$(?:[A-Za-z_]\w*|[0-9@*]|\{(?:[A-Za-z_]\w*(?:\[(?:[@*]|\d+)\])?"
                    r"(?::?-[\w./-]*)?|[0-9@*])\})")
-# words before a command word that can still run a function (keywords, wrappers)
-_LEAD = frozenset({"!", "if", "then", "do", "else", "elif", "while", "until", "time", "{",
-                   "}", "fi", "done", "esac", "command", "builtin", "exec", "nohup", "env",
-                   "timeout", "coproc", "-p", "--"})
-_ASSIGN = re.compile(r"[A-Za-z_]\w*(?:\[[^]]*\])?\+?=")
-_OP = r"<<<|<<-?|&>>?|[<>]&|>>|<>|>\||[<>]"
-_REDIRECT = re.compile(rf"[0-9]*(?:{_OP})")
+# words before a command word that can still run a function (wrappers)
+_LEAD = frozenset({"!", "time", "command", "builtin", "exec", "nohup", "env", "timeout",
+                   "coproc", "-p", "--"})
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
-# commands that reach the function table, define aliases or callbacks
+_WHERE = re.compile(r"\$\(\s*(?:command\s+-v|type\s+-P)\s+[\w.+-]+\s*\)")
 _TABLE = re.compile(r"(?:compgen|alias)\b"
                     r"|(?:declare|typeset|local|export|readonly)(?:\s+-\w+)*\s+-[A-Za-z]*[fF]"
                     r"|shopt(?:\s+-\w+)*\s+.*(?:expand_aliases|extglob)"
                     r"|(?:mapfile|readarray)(?:\s+-\w+)*\s+-C")
-SUB = "$()"  # what a substitution leaves in its word
-# ``$(command -v python3)``: where a literal command is (``command``/``type`` never
-# functions here: text defining one is dynamic, see _OVERRIDE)
-_WHERE = re.compile(r"\s*(?:command\s+-v|type\s+-P)\s+[\w.+-]+\s*")
-_OVERRIDE = re.compile(r"(?:^|[\s;&|({])(?:function\s+)?(?:command|type|builtin)\s*\(\s*\)"
-                       r"|\bfunction\s+(?:command|type|builtin)\b")
-_SEP = "\x00"  # between the elements of an array literal in its word ``X=(a\x00b)``
+_SUBS = ("command_substitution", "process_substitution")
 
 
-class _Lexer:
-    """Simple commands (lists of raw words) of shell text from ``i``; the commands of its
-    substitutions go to ``sink`` too (``out`` None: an array literal, no commands)."""
-
-    def __init__(self, text: str, i: int, sink: list[list[str]],
-                 out: list[list[str]] | None) -> None:
-        self.t, self.i, self.sink, self.out = text, i, sink, out
-        self.cmd: list[str] = []
-        self.word: list[str] = []
-        self.test = False  # inside [[ ]]
-        self.case: list[bool] = []  # per open case: expecting a pattern
-        self.docs: list[tuple[str, bool, bool]] = []  # (delimiter, expands, shell reads)
-        self.elements: list[str] = []  # the words of an array literal (``out`` None)
-
-    def run(self, stop: str = "") -> int:
-        """Lex to the end, or to the unmatched ``stop`` (``)``/`````): its index."""
-        t, depth = self.t, 0
-        while self.i < len(t):
-            c = t[self.i]
-            if self.case and self.case[-1] and not self.word and self._pattern():
-                continue
-            if c == stop and depth == 0 and not self.test:
-                break
-            if c in "()" and not self.test:
-                if not self._paren(c):  # a subshell's parenthesis
-                    depth += 1 if c == "(" else -1
-                    self._end_command()
-            elif c in " \t\n;&|<>()":
-                self._separator(c)
-            else:
-                self._word_char(c)
-        self._end_command()
-        return self.i
-
-    def _paren(self, c: str) -> bool:
-        """An array literal ``x=(``, ``((``/``<(``-like groups: handled here (True)."""
-        t, i = self.t, self.i
-        if c == "(" and self.word and _ASSIGN.fullmatch("".join(self.word)):
-            sub = _Lexer(t, i + 1, self.sink, None)
-            self.i = sub.run(")") + 1
-            self.word.append("(" + _SEP.join(sub.elements) + ")")
-            return True
-        if c == "(" and t.startswith("((", i) and not self.word and (
-                not _lead_off(self.cmd) or self.cmd[-1:] == ["for"]):
-            self.i = self._arith(i + 2)
-            self.cmd.append("((")
-            return True
-        self.i += 1
-        return False
-
-    def _separator(self, c: str) -> None:
-        t, i = self.t, self.i
-        if not self.test and (c in "<>" or t.startswith("&>", i)):
-            self._redirect()
-            return
-        self._end_word()
-        branch = re.compile(r";;&|;;|;&").match(t, i) if self.case else None
-        self.i = i + 1 if branch is None else branch.end()
-        if self.test or c in " \t":
-            return
-        self._end_command()
-        if branch is not None:
-            self.case[-1] = True
-        elif c == "\n":
-            self._heredocs()
-
-    def _word_char(self, c: str) -> None:
-        t, i = self.t, self.i
-        if c == "#" and not self.word:
-            end = t.find("\n", i)
-            self.i = len(t) if end < 0 else end
-        elif c == "\\":
-            self.word.append(t[i:i + 2] if t[i + 1:i + 2] != "\n" else "")
-            self.i += 2
-        elif c == "'":
-            end = t.find("'", i + 1)
-            end = len(t) if end < 0 else end
-            self.word.append(t[i:end + 1])
-            self.i = end + 1
-        elif c == '"':
-            self.i = self._dquote(i + 1)
-        elif c == "$" or c == "`":
-            self.i = self._dollar(i)
-        else:
-            self.word.append(c)
-            self.i += 1
-
-    def _dquote(self, i: int) -> int:
-        """Read a double-quoted string from ``i`` (after the quote): the index after it."""
-        t = self.t
-        self.word.append('"')
-        while i < len(t) and t[i] != '"':
-            if t[i] == "\\":
-                self.word.append(t[i:i + 2])
-                i += 2
-            elif t[i] in "$`":
-                i = self._dollar(i)
-            else:
-                self.word.append(t[i])
-                i += 1
-        self.word.append('"')
-        return i + 1
-
-    def _dollar(self, i: int) -> int:
-        """An expansion at ``i`` (``$…`` or a backtick): the index after it."""
-        t = self.t
-        if t.startswith("$((", i):
-            self.word.append(SUB)
-            return self._arith(i + 3)
-        if t.startswith("$(", i) or t[i] == "`":
-            start = i + (2 if t[i] == "$" else 1)
-            end = _Lexer(t, start, self.sink, self.sink).run(")" if t[i] == "$" else "`")
-            # a path, or the literal name when it is a function: never a built name
-            self.word.append("/" if _WHERE.fullmatch(t, start, end) else SUB)
-            return end + 1
-        if t.startswith("${", i):
-            end = self._braces(i + 2)
-            self.word.append(t[i:end])
-            return end
-        if t.startswith("$'", i):
-            end = t.find("'", i + 2)
-            while end > 0 and t[end - 1] == "\\":
-                end = t.find("'", end + 1)
-            end = len(t) if end < 0 else end
-            self.word.append(t[i:end + 1])
-            return end + 1
-        m = re.compile(r"\$(?:[A-Za-z_]\w*|[0-9@*#?$!-])?").match(t, i)
-        assert m is not None
-        self.word.append(m.group(0))
-        return m.end()
-
-    def _braces(self, i: int) -> int:
-        """The index after the ``}`` closing a ``${`` whose body starts at ``i`` (the
-        substitutions inside run)."""
-        t, depth = self.t, 1
-        while i < len(t):
-            if t[i] == "\\":
-                i += 2
-                continue
-            if t[i] in "$`" and (t.startswith("$(", i) or t[i] == "`"):
-                i = _Lexer(t, i, self.sink, self.sink)._dollar(i)
-                continue
-            depth += {"{": 1, "}": -1}.get(t[i], 0)
-            i += 1
-            if depth == 0:
-                break
-        return i
-
-    def _arith(self, i: int) -> int:
-        """Skip arithmetic from ``i`` to its closing ``))`` (the substitutions inside
-        run): the index after it."""
-        t, depth = self.t, 2
-        while i < len(t) and depth > 0:
-            if t.startswith("$(", i) or t[i] == "`":
-                i = _Lexer(t, i, self.sink, self.sink)._dollar(i)
-                continue
-            depth += {"(": 1, ")": -1}.get(t[i], 0)
-            i += 1
-        return i
-
-    def _redirect(self) -> None:
-        """A redirection operator (``>``, ``2>&1``, ``<<EOF``, ``<(…)``) at ``self.i``."""
-        t, i = self.t, self.i
-        if t.startswith(("<(", ">("), i):  # a process substitution: a word
-            sub = _Lexer(t, i + 2, self.sink, self.sink)
-            self.i = sub.run(")") + 1
-            self.word.append("<" + SUB)
-            return
-        fd = "".join(self.word) if "".join(self.word).isdigit() else ""
-        if not fd:
-            self._end_word()
-        self.word = []
-        m = re.compile(_OP).match(t, i)
-        assert m is not None
-        self.i = m.end()
-        self.cmd.append(fd + m.group(0))
-        if m.group(0).startswith("<<") and m.group(0) != "<<<":
-            self._heredoc_word()
-
-    def _heredoc_word(self) -> None:
-        t = self.t
-        m = re.compile(r"[ \t]*(['\"]?)\\?([^\s;&|<>()'\"]+)\1").match(t, self.i)
-        if m is None:
-            return
-        self.i = m.end()
-        self.cmd.append(m.group(0))
-        shell = any(w.rsplit("/", 1)[-1] in _SHELLS for w in self.cmd)
-        self.docs.append((m.group(2), not m.group(1), shell))
-
-    def _heredocs(self) -> None:
-        """Here-document bodies after a line end: data (their expansions run when the
-        delimiter is unquoted), or commands when a shell reads them."""
-        t = self.t
-        for delim, expands, shell in self.docs:
-            start = self.i
-            end = start
-            while end < len(t):
-                nl = t.find("\n", end)
-                nl = len(t) if nl < 0 else nl
-                if t[end:nl].strip() == delim:
-                    break
-                end = nl + 1
-            body = t[start:end]
-            if shell:
-                _Lexer(body, 0, self.sink, self.sink).run()
-            elif expands:
-                for m in re.finditer(r"\$\(|`", body):
-                    _Lexer(body, m.start(), self.sink, self.sink)._dollar(m.start())
-            nl = t.find("\n", end)
-            self.i = len(t) if nl < 0 else nl + 1
-        self.docs = []
-
-    def _pattern(self) -> bool:
-        """In a ``case``, expecting a pattern: skip it and its ``)`` (True), or close the
-        ``case`` at ``esac`` (True); False at blanks and line ends."""
-        t, i = self.t, self.i
-        if t[i] in " \t\n":
-            self.i += 1
-            if t[i] == "\n":
-                self._heredocs()
-            return True
-        if re.compile(r"esac\b").match(t, i):
-            self.case.pop()
-            self.i += 4
-            return True
-        self.case[-1] = False
-        probe = _Lexer(t, i + (t[i] == "("), self.sink, None)
-        probe.test = True  # | and ( ) are pattern syntax here
-        while probe.i < len(t) and t[probe.i] != ")":
-            c = t[probe.i]
-            if c in " \t\n|":
-                probe._separator(c)
-            else:
-                probe._word_char(c)
-        self.i = probe.i + 1
-        return True
-
-    def _end_word(self) -> None:
-        if self.word:
-            w = "".join(self.word)
-            self.word = []
-            if self.test and w == "]]":
-                self.test = False
-            elif w == "[[" and not self.test:
-                self.test = True
-            self.cmd.append(w)
-            if len(self.cmd) > 2 and self.cmd[-1] == "in" and self.cmd[-3] == "case":
-                self._end_command()  # the patterns follow
-
-    def _end_command(self) -> None:
-        self._end_word()
-        if self.cmd:
-            if self.out is None:
-                self.elements += self.cmd
-            else:
-                self.out.append(self.cmd)
-                if _lead_off(self.cmd)[:1] == ["case"]:
-                    self.case.append(True)
-                elif _lead_off(self.cmd)[:1] == ["esac"] and self.case:
-                    self.case.pop()
-            self.cmd = []
+@dataclass(frozen=True)
+class _Parts:
+    lit: str  # the literal characters (quotes removed)
+    exps: int  # expansions and substitutions
+    glob: bool  # an unquoted glob or brace character
+    alone: bool  # one pure expansion and nothing else
 
 
-def _lead_off(words: list[str]) -> list[str]:
-    """``words`` from its command word on (keywords, wrappers, assignments and
-    redirections before it dropped)."""
-    i = 0
-    while i < len(words):
-        w = words[i]
-        if w == "timeout":  # its options, then its duration
-            i += 1
-            while i < len(words) and not re.fullmatch(r"[\d.]+[smhd]?|\$.*", words[i]):
-                i += 1
-        elif _REDIRECT.fullmatch(w):
-            i += 1  # and its target
-        elif not (w in _LEAD or _ASSIGN.match(w) or (w.startswith("-") and i and
-                  words[i - 1] in ("env", "command", "exec", "-p", "--"))):
-            break
-        i += 1
-    return words[i:]
-
-
-def _parts(word: str) -> tuple[str, int, bool, bool]:
-    """(literal characters, expansions, a glob or brace, an expansion alone) of a raw
-    word (quotes removed from the literal)."""
+def _parts(w: Node) -> _Parts:
+    """What the word ``w`` is made of (from its syntax tree)."""
     lit: list[str] = []
-    exps: list[str] = []
+    exps: list[Node] = []
     glob = False
-    rest = word
-    quoted = False
-    while rest:
-        m = re.match(r"\$\{[^}]*\}|\$\(\)|\$'[^']*\\[^']*'|\$[A-Za-z_]\w*|\$[0-9@*#?$!-]"
-                     r"|<\$\(\)", rest)  # ($'…' with an escape: built)
-        if m is not None:
-            exps.append(m.group(0))
-            rest = rest[m.end():]
-        elif rest[0] == '"':
-            quoted = not quoted
-            rest = rest[1:]
-        elif (rest[0] == "'" and not quoted) or rest.startswith("$'"):
-            end = rest.find("'", 2 if rest[0] == "$" else 1)
-            end = len(rest) if end < 0 else end
-            lit.append(rest[2 if rest[0] == "$" else 1:end])
-            rest = rest[end + 1:]
-        elif rest[0] == "\\":
-            lit.append(rest[1:2])
-            rest = rest[2:]
+
+    def visit(n: Node, quoted: bool) -> None:
+        nonlocal glob
+        t = n.type
+        if t in ("word", "number", "extglob_pattern", "regex"):
+            raw = S.text(n)
+            glob = glob or (not quoted and bool(re.search(r"(?<!\\)[*?\[{]", raw)))
+            lit.append(re.sub(r"\\(.)", r"\1", raw))
+        elif t == "raw_string":
+            lit.append(S.text(n)[1:-1])
+        elif t == "ansi_c_string":
+            if "\\" in S.text(n):
+                exps.append(n)  # escapes build the name
+            else:
+                lit.append(S.text(n)[2:-1])
+        elif t == "string_content":
+            lit.append(S.text(n))
+        elif t == "string":
+            for c in n.named_children:
+                visit(c, True)
+        elif t == "concatenation":
+            for c in n.children:
+                visit(c, quoted)
+        elif t in _SUBS and _WHERE.fullmatch(S.text(n)):
+            lit.append("/")  # $(command -v lit): a path, or the spelt name
+        elif n.is_named:
+            exps.append(n)
         else:
-            glob = glob or (not quoted and rest[0] in "*?[{")
-            lit.append(rest[0])
-            rest = rest[1:]
-    alone = len(exps) == 1 and not lit and bool(_PURE.fullmatch(exps[0]))
-    return "".join(lit), len(exps), glob, alone
+            lit.append(S.text(n))
+
+    visit(w, False)
+    alone = len(exps) == 1 and not lit and exps[0].type in (
+        "simple_expansion", "expansion") and bool(_PURE.fullmatch(S.text(exps[0])))
+    return _Parts("".join(lit), len(exps), glob, alone)
 
 
-def built_name(word: str) -> bool:
-    """Can the raw command word ``word`` name a function its text does not spell?"""
-    if word in ("[", "[["):
+def built_name(w: Node) -> bool:
+    """Can the command word ``w`` name a function its text does not spell?"""
+    if S.text(w) in ("[", "[["):
         return False
-    lit, exps, glob, alone = _parts(word)
-    if re.search(r"[^\w*?\[\]{},-]", lit):
+    p = _parts(w)
+    if re.search(r"[^\w*?\[\]{},-]", p.lit):
         return False  # a path or file name: never a function name
-    if glob or (exps and not alone):
+    if p.glob or (p.exps and not p.alone):
         return True
-    return not exps and bool(_NAME.fullmatch(lit)) and lit not in _NAME.findall(word)
-
-
-def _unquoted(word: str) -> str | None:
-    try:
-        return " ".join(shlex.split(word))
-    except ValueError:
-        return None
-
-
-def _strings_run(cmd: list[str]) -> list[str] | None:
-    """The strings a command gives to a shell to run (a ``trap`` action, ``bash -c``'s
-    argument); None when a shell reads text that cannot be known (stdin, ``<<<``,
-    ``<(…)``, ``source /dev/stdin``)."""
-    out: list[str] = []
-    if cmd[0] == "trap" and len(cmd) > 1 and not cmd[1].startswith("-"):
-        out.append(cmd[1])
-    nxt = cmd[1] if len(cmd) > 1 else ""
-    if (cmd[0].rsplit("/", 1)[-1] in _SHELLS or cmd[0] in ("source", ".")) and (
-            nxt in ("", "-s", "-", "<<<") or nxt.startswith(("<" + SUB, "/dev/", "/proc/"))):
-        return None
-    for k, w in enumerate(cmd[:-1]):
-        if w.rsplit("/", 1)[-1] in _SHELLS:
-            j, c_flag = k + 1, False
-            while j < len(cmd) and cmd[j].startswith("-"):
-                c_flag = c_flag or bool(re.fullmatch(r"-[a-z]*c[a-z]*", cmd[j]))
-                j += 1
-            if c_flag and j < len(cmd):
-                out.append(cmd[j])
-    unq = [_unquoted(s) for s in out]
-    return None if None in unq else [s for s in unq if s is not None]
+    return not p.exps and bool(_NAME.fullmatch(p.lit)) and p.lit not in _NAME.findall(S.text(w))
 
 
 # variables the shell itself sets to text a script may build (``"$_"`` runs the last
-# argument, ``read`` without a name sets REPLY …): their value is always built
+# argument, ``read`` without a name sets REPLY, ``$1`` is what the caller passed …)
 _SHELL_SET = frozenset({"_", "REPLY", "MAPFILE", "OPTARG", "BASH_REMATCH", "BASH_COMMAND",
-                        "BASH_ARGV", "BASH_EXECUTION_STRING", "READLINE_LINE", "COMPREPLY"})
+                        "BASH_ARGV", "BASH_EXECUTION_STRING", "READLINE_LINE", "COMPREPLY",
+                        *"0123456789", "@", "*"})
 _DECLARE = frozenset({"declare", "typeset", "local", "export", "readonly"})
 # builtins that store text they read or format: (the options taking an argument, the
 # option whose argument is the variable)
 _READS = {"read": ("adinNptu", "a"), "mapfile": ("dnOsuCc", ""),
           "readarray": ("dnOsuCc", ""), "printf": ("v", "v")}
-_TARGET = re.compile(r"""(["']?)([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=""")
 _COPY = re.compile(r"\$\{?([A-Za-z_]\w*|[0-9@*])")
-_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")  # ${X:=v} assigns v to X
-ANY = "*"  # an assignment to a variable whose name is built: any variable
+ANY = "<any>"  # an assignment to a variable whose name is built: any variable
 
 
 @dataclass(frozen=True)
@@ -443,104 +140,255 @@ class Calls:
                      self.built | other.built, self.copies | other.copies)
 
 
-def _var(word: str) -> str:
+_DYNAMIC = Calls(dynamic=True)
+
+
+def _var(w: Node) -> str:
     """The variable a word names as a target (``"$n"``-like: :data:`ANY`)."""
-    w = word.strip("\"'")
-    return w if re.fullmatch(r"[A-Za-z_]\w*", w) else ANY
+    t = S.text(w).strip("\"'")
+    return t if re.fullmatch(r"[A-Za-z_]\w*", t) else ANY
 
 
-def _operands(args: list[str], with_arg: str, target: str) -> list[str]:
-    """The variables a read-like builtin stores into: its operands (redirections
-    dropped) and the argument of its option ``target``."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        w = args[i]
-        if _REDIRECT.fullmatch(w):
-            i += 1
-        elif w.startswith("-") and len(w) > 1:
-            if w[-1] in with_arg:
-                if w[-1] == target and i + 1 < len(args):
-                    out.append(_var(args[i + 1]))
-                i += 1
-        elif not with_arg.startswith("v"):  # printf's operands are its format and data
-            out.append(_var(w))
-        i += 1
-    return out
-
-
-def _assignment(word: str, nameref: bool = False) -> list[tuple[str, str | None, bool]]:
-    """(variable, raw value or None when built, split) of an assignment word: an array
-    literal gives each element (an unquoted one is split), ``X+=v`` a built value."""
-    m = _TARGET.match(word)
-    if m is None:
-        if re.match(r"[\"']?\$[^=]*=", word):  # declare "$n=…": any variable
-            return [(ANY, v, s) for _, v, s in _assignment("N=" + word.split("=", 1)[1])]
-        return []
-    name, value = m.group(2), word[m.end():].rstrip(m.group(1) or " ")
-    if value.startswith("(") and value.endswith(")"):  # X[*]: any element, X: the first
-        elems = [(e, not e.startswith('"')) for e in value[1:-1].split(_SEP) if e]
-        return [(name, *e) for e in elems[:1]] + [(name + "[*]", *e) for e in elems]
-    if nameref:
-        return [(name, "$" + value if _var(value) != ANY else None, False)]
-    return [(name, None if m.group(3) else value, False)]
-def _defaults(word: str) -> list[tuple[str, str | None, bool]]:
-    """The assignments ``${X:=v}`` (``${X=v}``) of a raw word."""
-    out: list[tuple[str, str | None, bool]] = []
-    for m in _DEFAULT.finditer(word):
-        depth, j = 1, m.end()
-        while j < len(word) and depth:
-            depth += {"{": 1, "}": -1}.get(word[j], 0)
-            j += 1
-        out.append((m.group(1), word[m.end():j - 1], False))
-    return out
-
-
-def _assigned(full: list[str], cmd: list[str]) -> list[tuple[str, str | None, bool]]:
-    """(variable, raw value or None when built, split) of each assignment a simple command
-    makes (``full``: its words, ``cmd``: from its command word on)."""
-    out = [a for w in full[:len(full) - len(cmd)] for a in _assignment(w)]
-    out += [a for w in full for a in _defaults(w)]
-    head = cmd[0] if cmd else ""
-    if head in _DECLARE:
-        nameref = any(re.fullmatch(r"-\w*n\w*", w) for w in cmd[1:])
-        out += [a for w in cmd[1:] for a in _assignment(w, nameref)]
-    elif head in _READS:
-        out += [(v, None, False) for v in _operands(cmd[1:], *_READS[head])]
-    elif head == "getopts" and len(cmd) > 2:
-        out.append((_var(cmd[2]), None, False))
-    elif head in ("for", "select") and len(cmd) > 1 and cmd[1] != "((":
-        values = cmd[3:] if cmd[2:3] == ["in"] else ['"$@"']
-        out += [(_var(cmd[1]), v, not v.startswith('"')) for v in values]
-    return out
-
-
-def _source(word: str, every: bool) -> str:
-    """The variable a pure expansion ``word`` reads: ``Y``, or ``Y[*]`` (any element) for
+def _source(w: Node, every: bool) -> str:
+    """The variable a pure expansion ``w`` reads: ``Y``, or ``Y[*]`` (any element) for
     ``${Y[2]}``, or for ``${Y[@]}`` when ``every`` element counts (not only the first)."""
-    m = _COPY.match(word.replace('"', ""))
+    t = S.text(w).replace('"', "")
+    m = _COPY.match(t[t.index("$"):])
     assert m is not None
-    sub = re.search(r"\[([@*]|\d+)\]", word)
+    sub = re.search(r"\[([@*]|\d+)\]", t)
     whole = sub is not None and sub.group(1) in "@*"
     return m.group(1) + ("[*]" if sub and sub.group(1) != "0" and (every or not whole)
                          else "")
 
 
-def _judge(target: str, value: str | None, split: bool) -> Calls:
-    """What assigning the raw ``value`` (None: a built one) to ``target`` tells."""
+def _judge(target: str, value: Node | None) -> Calls:
+    """What assigning ``value`` (None: a built one) to ``target`` tells."""
     if value is None:
         return Calls(built=frozenset({(target, True), (target, False)}))
-    lit, exps, glob, alone = _parts(value)
-    if alone:
+    split = value.type not in ("string", "raw_string")
+    p = _parts(value)
+    if p.alone:
         return Calls(copies=frozenset({(target, _source(value, target.endswith("]")),
                                         split)}))
     # used quoted: a name unless a literal character no name has; split: any join or glob
-    spelt = _NAME.findall(value)
+    spelt = _NAME.findall(S.text(value))
     modes = {mode for mode, b in (
         (True, built_name(value)),
-        (False, bool(exps) or glob or bool(re.search(r"[*?[]", lit)) or any(
-            t not in spelt for t in _NAME.findall(lit)))) if b}
+        (False, bool(p.exps) or p.glob or bool(re.search(r"[*?[]", p.lit)) or any(
+            t not in spelt for t in _NAME.findall(p.lit)))) if b}
     return Calls(built=frozenset((target, mode) for mode in modes))
+
+
+def _assignment(a: Node, nameref: bool = False) -> Calls:
+    """An assignment node: an array literal gives each element (the first is what
+    ``"${X[@]}"`` runs), ``X+=v`` a built value, a nameref a copy."""
+    name_node = a.child_by_field_name("name")
+    value = a.child_by_field_name("value")
+    if name_node is None:
+        return _judge(ANY, None)
+    name = S.text(name_node).split("[", 1)[0]
+    if name_node.type == "subscript":
+        name = S.text(name_node.named_children[0])
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return _judge(ANY, None)
+    if value is not None and value.type == "array":  # (X+=( …) appends: judged alike)
+        elems = [e for e in value.named_children if e.type != "comment"]
+        out = Calls()
+        for k, e in enumerate(elems):
+            if k == 0:
+                out |= _judge(name, e)
+            out |= _judge(name + "[*]", e)
+        return out
+    if any(c.type == "+=" for c in a.children):
+        return _judge(name, None)
+    if value is None:
+        return Calls()
+    if nameref:
+        target = _var(value)
+        return Calls(copies=frozenset({(name, target, False)})) if target != ANY \
+            else _judge(name, None)
+    if name_node.type == "subscript":
+        return _judge(name + "[*]", value) | _judge(name, value)
+    return _judge(name, value)
+
+
+def _defaults(n: Node) -> Calls:
+    """The assignments ``${X:=v}`` (``${X=v}``) inside ``n``."""
+    out = Calls()
+    for e in S.walk(n):
+        if e.type != "expansion":
+            continue
+        kids = [c for c in e.children if c.type not in ("${", "}")]
+        if len(kids) >= 2 and kids[0].type == "variable_name" and \
+                S.text(kids[1]) in (":=", "="):
+            operand = kids[2:]
+            out |= _judge(S.text(kids[0]), operand[0] if len(operand) == 1 else None)
+    return out
+
+
+def _operands(args: list[Node], with_arg: str, target: str) -> list[str]:
+    """The variables a read-like builtin stores into: its operands and the argument of
+    its option ``target``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        w = S.text(args[i])
+        if w.startswith("-") and len(w) > 1:
+            if w[-1] in with_arg:
+                if w[-1] == target and i + 1 < len(args):
+                    out.append(_var(args[i + 1]))
+                i += 1
+        elif not with_arg.startswith("v"):  # printf's operands are its format and data
+            out.append(_var(args[i]))
+        i += 1
+    return out
+
+
+def _lead_off(words: list[Node]) -> list[Node]:
+    """``words`` from its command word on (wrappers and their options dropped)."""
+    i = 0
+    while i < len(words):
+        w = S.text(words[i])
+        if w == "timeout":  # its options, then its duration
+            i += 1
+            while i < len(words) and not re.fullmatch(r"[\d.]+[smhd]?|\$.*",
+                                                      S.text(words[i])):
+                i += 1
+        elif not (w in _LEAD or (w.startswith("-") and i and
+                                 S.text(words[i - 1]) in ("env", "command", "exec", "-p",
+                                                          "--"))):
+            break
+        elif w == "env":  # env NAME=value … command
+            while i + 1 < len(words) and re.match(r"[A-Za-z_]\w*=", S.text(words[i + 1])):
+                i += 1
+        i += 1
+    return words[i:]
+
+
+def _declared(cmd: Node) -> Calls:
+    """``declare``/``local``/``export``/``readonly``/``typeset`` arguments."""
+    args = [c for c in cmd.children[1:] if c.is_named]
+    nameref = any(re.fullmatch(r"-\w*n\w*", S.text(w)) for w in args)
+    out = Calls()
+    for w in args:
+        if w.type == "variable_assignment":
+            out |= _assignment(w, nameref)
+        elif re.match(r"[\"']?\$[^=]*=", S.text(w)):  # declare "$n=…": any variable
+            out |= _judge(ANY, None)
+    if _TABLE.match(S.text(cmd)):
+        return _DYNAMIC
+    return out
+
+
+def _stored(cmd: list[Node]) -> Calls:
+    """What a read-like builtin, ``getopts`` or a prefix assignment stores."""
+    head = S.text(cmd[0]) if cmd else ""
+    out = Calls()
+    if head in _READS:
+        for v in _operands(cmd[1:], *_READS[head]):
+            out |= _judge(v, None)
+    elif head == "getopts" and len(cmd) > 2:
+        out |= _judge(_var(cmd[2]), None)
+    return out
+
+
+def _shell_input(cmd: Node, words: list[Node]) -> bool:
+    """Does a shell (or ``source``) read text that cannot be known: stdin, a
+    here-string, a process substitution, ``/dev/stdin``?"""
+    head = S.text(words[0])
+    if head.rsplit("/", 1)[-1] not in _SHELLS and head not in ("source", "."):
+        return False
+    nxt = S.text(words[1]) if len(words) > 1 else ""
+    if nxt in ("", "-s", "-") or nxt.startswith(("<(", "/dev/", "/proc/")):
+        return True
+    parent = cmd.parent
+    redirects = parent.children if parent is not None and \
+        parent.type == "redirected_statement" else []
+    return any(r.type == "herestring_redirect" or (
+        r.type == "file_redirect" and any(c.type == "process_substitution"
+                                          for c in r.children)) for r in redirects)
+
+
+def _strings_run(words: list[Node]) -> list[str] | None:
+    """The strings a command gives to a shell to run (a ``trap`` action, ``bash -c``'s
+    argument); None when one cannot be known."""
+    out: list[Node] = []
+    if S.text(words[0]) == "trap" and len(words) > 1 and not S.text(words[1]).startswith("-"):
+        out.append(words[1])
+    for k, w in enumerate(words[:-1]):
+        if S.text(w).rsplit("/", 1)[-1] in _SHELLS:
+            j, c_flag = k + 1, False
+            while j < len(words) and S.text(words[j]).startswith("-"):
+                c_flag = c_flag or bool(re.fullmatch(r"-[a-z]*c[a-z]*", S.text(words[j])))
+                j += 1
+            if c_flag and j < len(words):
+                out.append(words[j])
+    strings: list[str] = []
+    for n in out:
+        if _parts(n).exps:  # text built at run time
+            return None
+        strings.append(_parts(n).lit)
+    return strings
+
+
+def _heredoc_for_shell(cmd: Node, words: list[Node]) -> Iterator[str]:
+    """The bodies of here-documents a shell (or ``source``) reads as commands."""
+    parent = cmd.parent
+    if parent is None or parent.type != "redirected_statement":
+        return
+    head = S.text(words[0]) if words else ""
+    if head.rsplit("/", 1)[-1] not in _SHELLS and head not in ("source", "."):
+        return
+    for r in parent.children:
+        if r.type == "heredoc_redirect":
+            body = next((c for c in r.children if c.type == "heredoc_body"), None)
+            if body is not None:
+                yield S.text(body)
+
+
+def _command(cmd: Node) -> Calls:
+    """One simple command: its assignments and whether its command word is dynamic."""
+    out = _defaults(cmd)
+    for c in cmd.children:
+        if c.type == "variable_assignment":
+            out |= _assignment(c)
+    words = _lead_off(S.command_words(cmd))
+    if not words:
+        return out
+    out |= _stored(words)
+    head = words[0]
+    if S.text(head) == "eval" or built_name(head) or _TABLE.match(
+            " ".join(S.text(w) for w in words)):
+        return _DYNAMIC
+    if _parts(head).alone:
+        out |= Calls(called=frozenset({(_source(head, False), S.text(head)[0] == '"')}))
+    if _shell_input(cmd, words):
+        return _DYNAMIC
+    strings = _strings_run(words)
+    if strings is None:
+        return _DYNAMIC
+    for s in [*strings, *_heredoc_for_shell(cmd, words)]:
+        out |= calls(s)
+    return out
+
+
+def _loop(n: Node) -> Calls:
+    """``for X in …`` / ``select X in …``: X holds each value (``"$@"`` without a list)."""
+    var = n.child_by_field_name("variable")
+    if var is None:
+        return Calls()
+    values = [c for c in n.children if c.is_named and c.start_byte != var.start_byte
+              and c.type not in ("do_group", "comment")]
+    if not values:
+        return _judge(S.text(var), None)
+    return _union(_judge(S.text(var), v) for v in values)
+
+
+def _union(cs: Iterable[Calls]) -> Calls:
+    out = Calls()
+    for c in cs:
+        out |= c
+    return out
 
 
 @lru_cache(maxsize=8192)
@@ -548,26 +396,29 @@ def calls(text: str) -> Calls:
     """What the commands of ``text`` tell of the functions they can run: a command word
     built at run time (dynamic), the variables run as commands, and what is assigned to
     variables (the strings a ``trap`` or ``bash -c`` runs included)."""
-    if _OVERRIDE.search(text):
-        return Calls(dynamic=True)
-    cmds: list[list[str]] = []
-    _Lexer(text, 0, cmds, cmds).run()
+    syn = S.parse(text)
+    if not syn.ok:
+        return _DYNAMIC
     out = Calls()
-    for full in cmds:
-        cmd = _lead_off(full)
-        for target, value, split in _assigned(full, cmd):
-            out |= _judge(target, value, split)
-        if not cmd:
-            continue
-        if cmd[0] == "eval" or built_name(cmd[0]) or _TABLE.match(" ".join(cmd)):
-            return Calls(dynamic=True)
-        if _parts(cmd[0])[3]:
-            out |= Calls(called=frozenset({(_source(cmd[0], False), cmd[0][0] == '"')}))
-        strings = _strings_run(cmd)
-        if strings is None:
-            return Calls(dynamic=True)
-        for string in strings:
-            out |= calls(string)
+    for n in S.walk(syn.root):
+        t = n.type
+        if t == "function_definition" and S.function_name(n) in ("command", "type",
+                                                                  "builtin"):
+            return _DYNAMIC
+        if t == "command":
+            out |= _command(n)
+        elif t == "declaration_command":
+            d = _declared(n)
+            if d.dynamic:
+                return d
+            out |= d | _defaults(n)
+        elif t == "variable_assignment" and n.parent is not None and \
+                n.parent.type not in ("command", "declaration_command"):
+            out |= _assignment(n) | _defaults(n)
+        elif t == "for_statement":
+            out |= _loop(n)
+        if out.dynamic:
+            return out
     return out
 
 

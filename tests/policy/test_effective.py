@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inferencex_tools.policy.effective import Analyzer, key, prune, split_functions
+from inferencex_tools import shellsyntax as S
+from inferencex_tools.policy.effective import Analyzer, key, prune
 
 FILES = {
     "launch.sh": """#!/bin/bash
@@ -69,9 +70,12 @@ def test_prune_keeps_assigned_conditions_and_heredocs() -> None:
     assert "q=$Q1" not in prune(text2, {})
 
 
-def test_split_functions() -> None:
-    top, funcs = split_functions("a=1\nf() {\n  echo $X\n}\ng()\n{\n  y\n}\nh() (\n z\n)\nb=2\n")
-    assert top.split() == ["a=1", "b=2"] and set(funcs) == {"f", "g", "h"}
+def test_functions_come_from_the_syntax_tree() -> None:
+    text = "a=1\nf() {\n  echo $X\n}\ng()\n{\n  y\n}\nh() (\n z\n)\nb=2\n"
+    an = Analyzer({"s.sh": text}.get, {"s.sh": ["s.sh"]})
+    p = an.parsed("s.sh")
+    assert p is not None and set(p.funcs) == {"f", "g", "h"}
+    assert p.top.split() == ["a=1", ":", ":", ":", "b=2"]
 
 
 # ---------------------------------------------------------------- inert variables
@@ -144,8 +148,8 @@ def test_soft_key_merges_only_plain_numbers_of_inert_variables() -> None:
 def test_function_split_skips_heredoc_bodies() -> None:
     text = ("f() {\n    python3 - <<'PY'\nd = {\n}\nPY\n    echo \"$AFTER_HEREDOC\"\n}\n"
             "echo top\n")
-    top, funcs = split_functions(text)
-    assert "AFTER_HEREDOC" in funcs["f"] and "AFTER_HEREDOC" not in top
+    bodies = S.functions(S.parse(text))
+    assert "AFTER_HEREDOC" in S.text(bodies["f"][0])
 
 
 def test_a_sourced_file_printing_the_value_is_not_inert() -> None:
