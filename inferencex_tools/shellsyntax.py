@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 _CACHE_SIZE = 4096
 _lock = threading.Lock()
 _cache: OrderedDict[str, Syntax] = OrderedDict()
+_by_text: OrderedDict[str, Syntax] = OrderedDict()  # a str's own hash: no re-hashing
 _local = threading.local()
 
 
@@ -82,7 +83,18 @@ def blob_hash(data: bytes) -> str:
 
 def parse(text: str | bytes) -> Syntax:
     """The syntax of ``text`` (cached by its blob hash)."""
-    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    if isinstance(text, str):
+        with _lock:
+            known = _by_text.get(text)
+        if known is not None:
+            return known
+        syn = parse(text.encode("utf-8", "surrogateescape"))
+        with _lock:
+            _by_text[text] = syn
+            while len(_by_text) > _CACHE_SIZE:
+                _by_text.popitem(last=False)
+        return syn
+    data = text
     key = blob_hash(data)
     with _lock:
         hit = _cache.get(key)

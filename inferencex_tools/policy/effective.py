@@ -602,7 +602,7 @@ def _judge_segment(text: str, may_print: bool, shell: bool, recorders: set[str],
     :func:`inert_names`): discard a name whose occurrence can steer the script."""
     simple = _simple_commands(text) if shell else None
     rest = text if simple is None else simple[1]
-    for name in [n for n in left if re.search(rf"(?<![\w]){n}(?![\w])", rest)]:
+    for name in left & set(_OCC.findall(rest)):
         left.discard(name)  # an occurrence outside a simple statement
         counts[name] = counts.get(name, 0) + 1
     for cmd in (simple[0] if simple else ()):
