@@ -122,6 +122,26 @@ def test_closed_pipe_is_not_findings_nor_a_traceback(args: list[str], tmp_path: 
     assert err == "", err
 
 
+@pytest.mark.parametrize("read", [10, 100_000])
+def test_a_pipe_closed_mid_output_is_141(read: int, tmp_path: Path) -> None:
+    """``ixtool sweep full | head -c N`` (issue 31): the reader leaves after N bytes of a
+    1 MB write.  A partial write used to be taken as the whole (Python's buffered stdout
+    returns the bytes written before EPIPE and the text layer drops the rest): exit 0."""
+    from tests.conftest import extract_real_tree
+
+    root = extract_real_tree(tmp_path)
+    p = subprocess.Popen([sys.executable, "-m", "inferencex_tools", "sweep", "full"],
+                         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=cli_env())
+    assert p.stdout is not None and p.stderr is not None
+    got = p.stdout.read(read)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert len(got) == read
+    assert p.wait() == EXIT_BROKEN_PIPE == 141, err
+    assert err == "", err
+
+
 # ------------------------------------- 9: the help's examples work here, hints name keys
 
 @pytest.fixture(scope="module")

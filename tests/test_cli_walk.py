@@ -242,7 +242,8 @@ def test_help_has_an_example_and_the_exit_codes(path: str, cmd: Any, tree: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     o = ix(monkeypatch, capsys, tree, [*path.split(), "--help"])
     assert o.code == 0 and o.err == "", o.err
-    assert re.search(r"Examples?:\n(\s+(?:\S+=\S+ )*ixtool " + re.escape(path) + r"\b.*\n)+",
+    assert re.search(r"Examples?(?: \(.*\))?:\n(\s+(?:\S+=\S+ )*ixtool " + re.escape(path)
+                     + r"\b.*\n)+",
                      o.out), f"no example of 'ixtool {path}' in its help"
     assert _documented_codes(cmd) >= {0, 2}, "the help documents exit codes 0 and 2"
     assert "§" not in o.out and "SWEEP.md" not in o.out and "CHANGELOG.md" not in o.out, (

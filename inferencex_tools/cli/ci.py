@@ -188,7 +188,7 @@ def row(
 
     \b
     Example:
-      ixtool ci row --matrix sweep-matrix.json --id single_node_1k1k/0 --node h200-dgxc-slurm_7
+      ixtool ci row --matrix sweep-matrix.json --id single_node_8k1k/0 --node h200-dgxc-slurm_7
     """
     from inferencex_tools.ci.service import run_row
 

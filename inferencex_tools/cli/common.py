@@ -3,7 +3,6 @@ Actions environment (read here, handed to the services) and its output files."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -340,7 +339,9 @@ def emit(result: Result, fmt: Format, *, strict: bool = False,
     adopt(result, adoption)
     result.strict = strict  # the reports say what the exit code does
 
-    color = fmt is Format.text and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    from inferencex_tools.cli.term import color_wanted
+
+    color = fmt is Format.text and color_wanted(sys.stdout)
     sys.stdout.write(render(result, fmt.value, color=color))
     if fmt is Format.github:
         write_summary(render_markdown_summary(result))

@@ -31,7 +31,7 @@ Exit codes: 0 clean, 1 findings, 2 usage or input error.
 \b
 Examples:
   ixtool hook config configs/nvidia-master.yaml   (pre-commit passes the staged files)
-  ixtool hook policy --all                        (every recipe, the full check)
+  ixtool hook config --all                        (every file, the full check)
 """
 
 

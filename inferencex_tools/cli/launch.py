@@ -103,12 +103,16 @@ def render(
 
 
 def _progress_printer() -> Callable[[dict[str, object], float], None]:
+    from inferencex_tools.cli.progress import progress_mode
     from inferencex_tools.launch.service import counts
 
-    tty = sys.stderr.isatty()
+    mode = progress_mode(sys.stderr)  # None under --quiet
+    tty = mode == "line"
     last: list[str] = [""]
 
     def show(st: dict[str, object], elapsed: float) -> None:
+        if mode is None:
+            return
         c = counts(st)
         jobs = st.get("jobs")
         total = len(jobs) if isinstance(jobs, list) else 0
@@ -129,7 +133,9 @@ def _wait(state_path: Path, interval: float, timeout: float) -> dict[str, object
 
     show = _progress_printer()
     st = wait(state_path, interval=interval, timeout=timeout, progress=show)
-    if sys.stderr.isatty():
+    from inferencex_tools.cli.progress import progress_mode
+
+    if progress_mode(sys.stderr) == "line":
         sys.stderr.write("\n")
     return st
 

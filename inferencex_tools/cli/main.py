@@ -341,6 +341,9 @@ def main() -> NoReturn:
     module one by one (about a tenth of a 150 ms command).  With another thread alive,
     or output that cannot be flushed, the interpreter exits as usual (a closed pipe:
     :data:`EXIT_BROKEN_PIPE`)."""
+    from inferencex_tools.cli.term import reliable_stdout
+
+    reliable_stdout()
     try:
         run()
     except SystemExit as exc:

@@ -75,10 +75,15 @@ Exit codes: 0 merged (or already merged, or --dry-run plan printed);
 
 
 def _progress_printer() -> tuple[Callable[[str], None], Callable[[str], None]]:
-    tty = sys.stderr.isatty()
+    from inferencex_tools.cli.progress import progress_mode
+
+    mode = progress_mode(sys.stderr)  # None under --quiet
+    tty = mode == "line"
     last: list[str] = [""]
 
     def progress(line: str) -> None:
+        if mode is None:
+            return
         if tty:
             sys.stderr.write("\r\x1b[2K" + line)
             sys.stderr.flush()
@@ -161,7 +166,9 @@ def merge_with_reuse(
                        remote=remote, path=Path("."), api_url=api_url,
                        env=dict(os.environ))
     result = run_merge(req, hooks)
-    if sys.stderr.isatty():
+    from inferencex_tools.cli.progress import progress_mode
+
+    if progress_mode(sys.stderr) == "line":
         sys.stderr.write("\n")
     if fmt is Format.text:
         _print_text(result.info)

@@ -67,8 +67,8 @@ def golden_cmd(
     Exit codes: 0 printed, 2 usage or input error (unknown or ambiguous model/draft, missing curve).
 
     \b
-    Example:
-      ixtool policy golden minimaxm3 --k 3 --thinking on
+    Example (minimaxm3 has two curves, one per draft head: --draft says which):
+      ixtool policy golden minimaxm3 --k 3 --thinking on --draft Inferact/MiniMax-M3-EAGLE3-GQA
     """
     from inferencex_tools.policy.golden import golden
     from inferencex_tools.policy.store import open_store
@@ -193,11 +193,18 @@ def trace_cmd(
     Every stubbed call is listed with its argv, the variables the script itself set, and
     for server launches the parsed speculative config.
 
+    The script gets only the variables given (a job's other variables are unset):
+    `ixtool launch render --config-key KEY` traces a matrix row with its job's whole
+    environment.
+
     Exit codes: 0 the script exited 0, 1 it failed or timed out, 2 usage or input error.
 
     \b
-    Example:
-      ixtool policy trace benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh --set CONC=64
+    Example (the variables the script checks for):
+      ixtool policy trace benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh \\
+        --set MODEL=deepseek-ai/DeepSeek-R1-0528 --set TP=8 --set EP_SIZE=8 \\
+        --set DP_ATTENTION=false --set CONC=64 --set ISL=1024 --set OSL=1024 \\
+        --set RANDOM_RANGE_RATIO=0.8 --set RESULT_FILENAME=dsr1_conc64
     """
     from inferencex_tools.policy.service import trace_report
 
@@ -224,8 +231,8 @@ def init_cmd(
     Exit codes: 0 written, 1 written with ambiguities, 2 usage or input error (file exists).
 
     \b
-    Example:
-      ixtool policy init --output /tmp/registry.yaml
+    Example (writes golden_al_distribution/registry.yaml; review it, then commit it):
+      ixtool policy init
     """
     from inferencex_tools.policy.service import run_init
 

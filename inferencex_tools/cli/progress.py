@@ -2,7 +2,8 @@
 
 * on a terminal: one line, ``label: done/total what, rate/s, ~ETA left``, redrawn in
   place (at most every 0.1 s) and cleared when the work ends;
-* in a log (stderr is not a terminal, ``$CI`` or ``$NO_COLOR`` is set): plain lines,
+* in a log (stderr is not a terminal, ``TERM=dumb``, ``$CI`` or ``$NO_COLOR`` is set and
+  not empty: :func:`inferencex_tools.cli.term.live_line`): plain lines,
   the first after :attr:`ProgressLine.log_first` seconds (short commands print none),
   then at most one every :attr:`ProgressLine.log_every` seconds, so a multi-minute
   ``policy check`` in a CI log says how far it is without flooding it.
@@ -32,17 +33,13 @@ _RATE_AFTER = 0.5  # seconds of a phase before its rate means anything
 
 
 def progress_mode(stream: TextIO | None = None) -> str | None:
-    """``"line"`` (a terminal), ``"log"`` (anything else, or ``$CI``/``$NO_COLOR``) or
-    None (``--quiet``) for progress on ``stream`` (default: stderr)."""
-    stream = stream or sys.stderr
+    """``"line"`` (a terminal, :func:`~inferencex_tools.cli.term.live_line`), ``"log"``
+    (anything else) or None (``--quiet``) for progress on ``stream`` (default: stderr)."""
+    from inferencex_tools.cli.term import live_line
+
     if SETTINGS.quiet:
         return None
-    if os.environ.get("CI") or "NO_COLOR" in os.environ:
-        return "log"
-    try:
-        return "line" if stream.isatty() else "log"
-    except (AttributeError, ValueError):
-        return "log"
+    return "line" if live_line(stream or sys.stderr) else "log"
 
 
 def _duration(seconds: float) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from inferencex_tools.cli import complete
-from inferencex_tools.cli.common import pr_number_or_zero_arg
+from inferencex_tools.cli.common import pr_number_or_zero_arg, warn
 from inferencex_tools.cli.nargs import NargsCommand
 
 app = typer.Typer(
@@ -58,6 +58,8 @@ def _finish(matrix: Any, output: Path | None, github_output: bool, summary: bool
     from inferencex_tools.sweep.generate import dumps
 
     text = dumps(matrix.rows)
+    if not matrix.rows:  # printed as the reference prints it, and said
+        warn("no config entry matches the selection: the matrix is empty ([])")
     notes: list[str] = []
     if github_output:
         notes = _write_github_output({"matrix": matrix.rows})
@@ -131,13 +133,14 @@ def full(
 ) -> None:
     """Full sweep over every config (alias: full-sweep).
 
-    Prints the matrix as one line of JSON, identical to the reference generator.
+    Prints the matrix as one line of JSON, identical to the reference generator (a
+    selection that matches nothing prints [] and says so on stderr).
 
     Exit codes: 0 printed, 2 usage or input error.
 
     \b
     Examples:
-      ixtool sweep full --model-prefix dsr1 --seq-lens 1k1k --single-node
+      ixtool sweep full --model-prefix dsr1 --seq-lens 8k1k --single-node
       ixtool sweep full --configs configs/nvidia-master.yaml configs/amd-master.yaml
     """
     from inferencex_tools.sweep.generate import SCENARIOS, SweepRequest

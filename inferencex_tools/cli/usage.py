@@ -121,7 +121,7 @@ def usage_error(exc: BaseException, root: Any, args: list[str]) -> tuple[str, st
         return f"{' '.join(path)}: {_message(exc)}".lstrip(": "), f"see '{where} --help'"
     where = ctx.command_path
     if isinstance(exc, click.exceptions.NoArgsIsHelpError):
-        print(ctx.get_help())
+        print(ctx.get_help(), flush=True)  # a closed pipe shows here: 141, no error lines
         names = [n for n, c in ctx.command.commands.items() if not c.hidden]
         return (f"{where.removeprefix('ixtool').strip() or 'ixtool'}: missing command",
                 f"one of: {', '.join(names)} (e.g. '{where} {names[0]} --help')")
