@@ -1,15 +1,17 @@
-"""The rows ``policy check`` traces, taken from the sweep matrix itself.
+"""The rows ``policy check`` traces: the sweep generator's jobs.
 
-Pure: master configs + runners → :class:`~.resolve.Row` objects whose ``matrix`` is the
-row exactly as the sweep dispatches it (so the job environment derived from the
-workflows is the real one).  Selection (docs/policy.md):
+Pure: master configs + runners → :class:`~.resolve.Row` objects whose ``matrix`` is one
+of the jobs the sweep dispatches, exactly as the generator makes it (so the job
+environment derived from the workflows is the real one).  The jobs are the generator's
+throughput matrix (``--no-evals``) and, for each key on its own, its eval matrix
+(``--evals-only [--all-evals]``: what the changelog sweep asks the generator for an
+entry that names the key); nothing here decides which points get an eval.  Of each
+search-space entry's jobs of one kind (throughput, eval) the traced ones are
+(docs/policy.md, "Rows"):
 
-* single-node agentic points: every concurrency (throughput; G-01 also for
-  ``spec-decoding: none``), plus ``EVAL_ONLY=true`` at the top concurrency of each
-  search-space entry with spec-decoding (every concurrency with ``all_evals``);
-* single-node fixed-seq-len points with spec-decoding: the top concurrency;
-* multi-node points with spec-decoding: the top concurrency, plus an eval row for
-  agentic points.
+* single-node agentic: every job (throughput also without spec-decoding, G-01);
+* any other entry with spec-decoding: its top-concurrency job (the launch does not
+  depend on the concurrency).
 """
 
 from __future__ import annotations
@@ -52,44 +54,27 @@ def _conc(row: dict[str, Any]) -> int:
 
 
 def _mk(row: dict[str, Any], key: str, cfg: dict[str, Any], file: str, line: int | None,
-        index: int, *, eval_only: bool) -> Row:
+        index: int) -> Row:
+    """A traced row of one job: its matrix row is the generator's, unchanged."""
     agentic = row.get("scenario-type") == AGENTIC
-    matrix = dict(row)
-    if eval_only:
-        matrix.update({"run-eval": True, "eval-only": True})
-        if isinstance(row.get("conc"), list):
-            matrix["eval-conc"] = _conc(row)
     entry = {k: v for k, v in row.items() if k not in ("conc",)}
     return Row(config_file=file, key=key, key_line=line,
                scenario=AGENTIC if agentic else "fixed-seq-len", item_index=0,
-               entry_index=index, conc=_conc(row), eval_only=eval_only, config=cfg,
-               entry=entry, seq={"isl": row.get("isl"), "osl": row.get("osl")},
-               dram_gb=int(row.get("total-cpu-dram-gb", 0) or 0), matrix=matrix)
+               entry_index=index, conc=_conc(row), eval_only=row.get("eval-only") is True,
+               config=cfg, entry=entry, seq={"isl": row.get("isl"), "osl": row.get("osl")},
+               dram_gb=int(row.get("total-cpu-dram-gb", 0) or 0), matrix=dict(row))
 
 
-def _group_rows(rows: list[dict[str, Any]], key: str, cfg: dict[str, Any], file: str,
-                line: int | None, i: int, *, all_evals: bool) -> list[Row]:
-    """The policy rows of one search-space entry's matrix rows: every agentic
-    throughput row, an eval row (the top concurrency, or all), the top row of a
-    fixed-seq-len spec-decoding entry; multi-node entries by their top row."""
-    spec = str(rows[0].get("spec-decoding", "none")) != "none"
-    agentic = rows[0].get("scenario-type") == AGENTIC
-    top = max(rows, key=_conc)
-    out: list[Row] = []
-    if rows[0].get("prefill") is not None:  # multi-node
-        if spec:
-            out.append(_mk(top, key, cfg, file, line, i, eval_only=False))
-            if agentic:
-                out.append(_mk(top, key, cfg, file, line, i, eval_only=True))
-        return out
-    if agentic:
-        out.extend(_mk(r, key, cfg, file, line, i, eval_only=False) for r in rows)
-        if spec:
-            for r in (sorted(rows, key=_conc) if all_evals else [top]):
-                out.append(_mk(r, key, cfg, file, line, i, eval_only=True))
-    elif spec:
-        out.append(_mk(top, key, cfg, file, line, i, eval_only=False))
-    return out
+def _traced(jobs: list[dict[str, Any]], *, eval_jobs: bool) -> list[dict[str, Any]]:
+    """The jobs of one search-space entry and kind that are traced: every one of a
+    single-node agentic entry, else the top-concurrency one of a spec-decoding entry."""
+    if not jobs:
+        return []
+    first = jobs[0]
+    spec = str(first.get("spec-decoding", "none")) != "none"
+    if first.get("scenario-type") == AGENTIC and first.get("prefill") is None:
+        return list(jobs) if spec or not eval_jobs else []
+    return [max(jobs, key=_conc)] if spec else []
 
 
 def _spec_keys(configs: Configs, globs: list[str] | None, lines: dict[str, dict[str, int]],
@@ -120,41 +105,54 @@ def _drafts(node: Any, depth: int = 0) -> bool:
 
 def policy_rows(configs: Configs, runners: Runners, *, globs: list[str] | None,
                 all_evals: bool) -> RowSet:
-    """The rows to check, from the full sweep matrix (no eval marking).
+    """The rows to check: the traced jobs (module docstring) of the selected keys.
 
-    The generator is run on the selected keys together; when it refuses them, key by key
-    (its rows for one key never depend on another key), so a key it refuses is left out
-    (``refused``) and changes neither the rows nor the environment of any other key."""
+    The throughput matrix is generated for the selected keys together; when the
+    generator refuses them, key by key (its rows for one key never depend on another
+    key), so a key it refuses is left out (``refused``) and changes neither the rows nor
+    the environment of any other key.  Eval jobs are generated for each spec-decoding
+    key alone (eval marking groups rows across keys; a changelog entry names its keys)."""
     out = RowSet()
     lines = {f: key_lines(raw.decode("utf-8", errors="replace"))
              for f, raw in configs.sources.items()}
     _spec_keys(configs, globs, lines, out)
     keys = [k for k in configs.data if k in out.matched]
-    m = _generate(configs, runners, keys)
+    throughput = SweepRequest(mode="full", no_evals=True)
+    m = _generate(configs, runners, keys, throughput)
     if m is None:
         m = Matrix([], [])
         for key in keys:
-            one = _generate(configs, runners, [key], out.refused)
-            if one is not None:
-                m.rows.extend(one.rows)
-                m.keys.extend(one.keys)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for key, row in zip(m.keys, m.rows, strict=True):
-        groups.setdefault((key, _entry_id(row)), []).append(row)
+            _extend(m, _generate(configs, runners, [key], throughput, out.refused))
+    evals = Matrix([], [])
+    for key in keys:
+        if key in out.spec_keys and key not in out.refused:
+            _extend(evals, _generate(configs, runners, [key], SweepRequest(
+                mode="full", evals_only=True, all_evals=all_evals)))
+    groups: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for kind, matrix in enumerate((m, evals)):
+        for key, row in zip(matrix.keys, matrix.rows, strict=True):
+            groups.setdefault((key, _entry_id(row)), ([], []))[kind].append(row)
     index: dict[str, int] = {}
-    for (key, _), rows in groups.items():
+    for (key, _), (jobs, eval_jobs) in groups.items():
         cfg = configs.data[key]
         file = configs.origin.get(key, "")
         line = lines.get(file, {}).get(key)
         i = index[key] = index.get(key, -1) + 1
-        out.rows.extend(_group_rows(rows, key, cfg, file, line, i, all_evals=all_evals))
+        for row in (*_traced(jobs, eval_jobs=False), *_traced(eval_jobs, eval_jobs=True)):
+            out.rows.append(_mk(row, key, cfg, file, line, i))
     return out
 
 
-def _generate(configs: Configs, runners: Runners, keys: list[str],
+def _extend(m: Matrix, part: Matrix | None) -> None:
+    if part is not None:
+        m.rows.extend(part.rows)
+        m.keys.extend(part.keys)
+
+
+def _generate(configs: Configs, runners: Runners, keys: list[str], req: SweepRequest,
               refused: dict[str, str] | None = None) -> Matrix | None:
-    """The full matrix of ``keys`` alone; None when the generator refuses them (with one
-    key and ``refused``: recorded there).
+    """The matrix of ``keys`` alone for ``req``; None when the generator refuses them
+    (with one key and ``refused``: recorded there).
 
     The reference's master-config validation is not a precondition here: it is the
     config check's business (its rules change over time: a key an older tree's own
@@ -164,7 +162,7 @@ def _generate(configs: Configs, runners: Runners, keys: list[str],
                    origin={k: configs.origin.get(k, "") for k in keys},
                    sources=configs.sources)
     try:
-        return generate_matrix(part, runners, SweepRequest(mode="full", no_evals=True))
+        return generate_matrix(part, runners, req)
     except (InputError, TypeError, ValueError, LookupError, AttributeError,
             ArithmeticError) as exc:
         if refused is not None and len(keys) == 1:

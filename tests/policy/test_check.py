@@ -202,9 +202,11 @@ def test_repository_check_passes() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     assert [f for f in doc["findings"] if f["rule"] != "PO305"] == []
-    # 17 rows of the seed MTP recipe + 14 of its non-MTP sibling (issue 17)
-    assert len(doc["info"]["rows"]) == 31
-    assert sum(r["config-key"].endswith("-mtp") for r in doc["info"]["rows"]) == 17
+    # 15 rows of the seed MTP recipe (14 throughput + the one eval job the generator
+    # marks: the highest concurrency of the model/runner/framework/precision, issue 33
+    # D1; was an eval row per search-space entry) + 14 of its non-MTP sibling (issue 17)
+    assert len(doc["info"]["rows"]) == 29
+    assert sum(r["config-key"].endswith("-mtp") for r in doc["info"]["rows"]) == 15
     assert {row["verdict"] for row in doc["info"]["rows"]} == {"ok"}
 
 
@@ -380,7 +382,9 @@ def test_fixed_seq_len_synthetic_needs_an_exception(
     res = run_check(CheckRequest(root=repo, registry=repo / "registry.yaml",
                                  curves_dir=corpus / "golden_al_distribution", timeout=30))
     errors = [f for f in res.errors]
-    assert [r["conc"] for r in res.info["rows"]] == [64]
+    # the top point, and the 8k1k eval job the generator marks at it (issue 33 D1)
+    assert [(r["conc"], r["mode"]) for r in res.info["rows"]] == [(64, "throughput"),
+                                                                  (64, "eval")]
     if exception:
         assert errors == []
     else:
