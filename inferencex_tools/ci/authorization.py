@@ -27,6 +27,17 @@ preparation commit its comment records (``<!-- ixtool merge-with-reuse: prepared
 preparation commit, a comment being a claim, never a proof), or, for a comment that
 records nothing, a head pushed before the comment was posted.
 
+**Not by whoever pushed or wrote what it covers.**  A command that records no
+preparation commit skips a sweep only when its author neither is the PR's author nor
+pushed the head (the event's ``sender``) nor authored or committed a commit of the PR,
+as GitHub reports them (``author.login`` / ``committer.login`` of ``GET
+/repos/{repo}/pulls/{n}/commits``) — :func:`self_authorization`.  A commit whose author
+or committer e-mail GitHub matches to no account, or a PR with more commits than the
+list holds (GitHub lists at most 250), leaves the question open: the sweep runs.  "Not
+the PR's author" is not "not the pusher": a write user who pushes to a colleague's PR
+cannot then switch its sweep off.  (A recorded preparation commit that checks out
+brings nothing new: its push and comment are merge-with-reuse's by design.)
+
 Both commands feed this module the same records (:class:`Comment` from
 ``io.github``) and a permission lookup: ``merge-with-reuse`` asks the API,
 ``ci plan`` reads the permission that the workflow's trusted ``reuse-comments``
@@ -154,19 +165,17 @@ def authorization(comments: Iterable[Comment],
 
 
 def for_head(auth: Authorization, head: str, pushed_at: str | None,
-             is_prepared: Callable[[str], list[str]], *,
-             pr_author: str | None = None) -> str | None:
-    """Why ``auth`` does NOT authorize skipping the sweep of ``head`` (None: it does).
+             is_prepared: Callable[[str], list[str]]) -> str | None:
+    """Why ``auth`` is NOT an authorization for ``head`` (None: it is; whether its author
+    may give it is :func:`self_authorization`'s question).
 
     A comment that records a preparation commit was given for that commit only: it
     covers ``head`` when it records ``head`` and ``is_prepared(head)`` finds nothing
     wrong with it structurally (an empty list of problems).  Any other command covers
     the heads pushed before it was posted (``pushed_at``: when GitHub recorded the
-    push of ``head``; unknown → it covers nothing), and only when someone other than
-    the PR's author (``pr_author``) wrote it: not the author's own comment (every author
-    ixtool merges has write access), and not an edited one (its ``updated_at`` after
-    its ``created_at``, or unknown: any user with write access can edit anyone's
-    comment, and the API does not say who did).
+    push of ``head``; unknown → it covers nothing), and only when it was not edited (its
+    ``updated_at`` after its ``created_at``, or unknown: any user with write access can
+    edit anyone's comment, and the API does not say who did).
     """
     recorded = auth.prepared
     if recorded is not None:
@@ -186,16 +195,11 @@ def for_head(auth: Authorization, head: str, pushed_at: str | None,
     if when is None or when <= pushed:
         return (f"it was posted at {auth.comment.created_at}, before the push of "
                 f"{head[:12]} ({pushed_at})")
-    return _written_by_another(auth.comment, pr_author)
+    return _unedited(auth.comment)
 
 
-def _written_by_another(comment: Comment, pr_author: str | None) -> str | None:
-    """Why a command comment's text may be the PR author's own (None: it is not)."""
-    if pr_author is None:
-        return "the PR's author is unknown, and the comment records no preparation commit"
-    if comment.author.lower() == pr_author.lower():
-        return (f"@{comment.author} is the PR's author: a PR's author does not authorize "
-                "skipping the sweep of their own push")
+def _unedited(comment: Comment) -> str | None:
+    """Why a command comment's text may not be its author's (None: it is)."""
     edited = parse_time(comment.updated_at)
     created = parse_time(comment.created_at)
     if edited is None or created is None or edited > created:
@@ -203,6 +207,94 @@ def _written_by_another(comment: Comment, pr_author: str | None) -> str | None:
         return (f"it was edited {when} after it was posted: anyone with write access can "
                 "edit a comment and the API does not say who did; post a new one")
     return None
+
+
+# ------------------------------------------------------------------ who pushed what it covers
+
+LISTED_COMMITS_MAX = 250  # GET /pulls/{n}/commits lists at most this many commits
+
+
+@dataclass(frozen=True)
+class CommitLogins:
+    """A PR commit's GitHub accounts (None: its e-mail matches no account)."""
+
+    sha: str
+    author: str | None
+    committer: str | None
+
+
+@dataclass(frozen=True)
+class PushedBy:
+    """Who pushed the head and wrote the PR's commits, as GitHub reports them."""
+
+    sender: str | None  # the synchronize event's sender: who pushed the head
+    commits: tuple[CommitLogins, ...]  # GET /pulls/{n}/commits, oldest first
+    count: int | None = None  # the PR's number of commits (pull_request.commits)
+
+    @property
+    def complete(self) -> bool:
+        """Whether ``commits`` holds every commit of the PR."""
+        if self.count is not None:
+            return len(self.commits) >= self.count
+        return len(self.commits) < LISTED_COMMITS_MAX
+
+
+def self_authorization(auth: Authorization, pushed: PushedBy | None, *,
+                       pr_author: str | None) -> str | None:
+    """Why the author of ``auth`` — a command that records no preparation commit — may
+    have pushed or written what it would cover: the push of the head and the PR's
+    commits (None: they did not, as far as GitHub says).  A recorded preparation commit
+    that checks out structurally brings nothing new: its push and its comment are
+    merge-with-reuse's by design, and this question is not asked."""
+    who = auth.comment.author.lower()
+    me = f"@{auth.comment.author}"
+    if pr_author is None:
+        return "the PR's author is unknown"
+    if who == pr_author.lower():
+        return (f"{me} is the PR's author: a PR's author does not authorize skipping the "
+                "sweep of their own push")
+    if pushed is None:
+        return ("who pushed the head and wrote the PR's commits is unknown (the comments "
+                "file carries no commits of the PR)")
+    if pushed.sender is None:
+        return "who pushed the head is unknown (the event has no sender)"
+    if pushed.sender.lower() == who:
+        return (f"{me} pushed the head: whoever pushes a commit does not authorize "
+                "skipping its sweep")
+    for c in pushed.commits:
+        for role, login in (("authored", c.author), ("committed", c.committer)):
+            if login is None:
+                return (f"GitHub matches the {role[:-2]}or of commit {c.sha[:12]} to no "
+                        f"account, so it cannot say that {me} did not write it")
+            if login.lower() == who:
+                return (f"{me} {role} commit {c.sha[:12]} of this PR: whoever wrote a "
+                        "commit does not authorize skipping its sweep")
+    if not pushed.complete:
+        return (f"the PR has more commits than GitHub lists ({len(pushed.commits)}): who "
+                "wrote the others is unknown")
+    return None
+
+
+def _login(value: Any) -> str | None:
+    login = value.get("login") if isinstance(value, dict) else None
+    return login if isinstance(login, str) and login else None
+
+
+def commits_from_json(data: Any) -> tuple[CommitLogins, ...]:
+    """The commits of ``GET /repos/{repo}/pulls/{n}/commits`` (GitHub API shape: each with
+    ``sha`` and the ``author`` / ``committer`` accounts, null when none matches)."""
+    if not isinstance(data, list):
+        raise InputError("comments file: 'commits' is not a JSON list of commits",
+                         hint="pass the list GET /repos/OWNER/NAME/pulls/N/commits returns")
+    out = []
+    for i, c in enumerate(data):
+        sha = c.get("sha") if isinstance(c, dict) else None
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?", sha):
+            raise InputError(f"comments file: commit {i} has no commit SHA",
+                             hint="pass the list GET /repos/OWNER/NAME/pulls/N/commits "
+                             "returns")
+        out.append(CommitLogins(sha, _login(c.get("author")), _login(c.get("committer"))))
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- ci plan's file
@@ -214,7 +306,8 @@ def comments_from_json(data: Any) -> list[tuple[Comment, str | None]]:
     from inferencex_tools.io.github import Comment
 
     if not isinstance(data, list):
-        raise InputError("comments file: expected a JSON list of issue comments",
+        raise InputError("comments file: expected a JSON list of issue comments (or an "
+                         "object with 'comments' and 'commits')",
                          hint="pass the list the workflow's reuse-comments job wrote")
     out: list[tuple[Comment, str | None]] = []
     for i, c in enumerate(data):
@@ -240,8 +333,23 @@ def comments_from_json(data: Any) -> list[tuple[Comment, str | None]]:
     return out
 
 
+def _parts(data: Any) -> tuple[Any, Any]:
+    """(comments, commits or None) of a ``--comments`` file: the list of comments, or an
+    object ``{"comments": [...], "commits": [...]}``."""
+    if isinstance(data, dict) and "comments" in data:
+        return data["comments"], data.get("commits")
+    return data, None
+
+
 def find_authorization(data: Any) -> Authorization | None:
     """``ci plan``: the authorization in force in a ``--comments`` file."""
-    items = comments_from_json(data)
+    items = comments_from_json(_parts(data)[0])
     perms = {id(c): p for c, p in items}
     return authorization([c for c, _ in items], lambda c: perms.get(id(c)))
+
+
+def find_commits(data: Any) -> tuple[CommitLogins, ...] | None:
+    """The PR's commits a ``--comments`` file carries (the commits as ``GET
+    /repos/{repo}/pulls/{n}/commits`` returns them), None when it carries none."""
+    commits = _parts(data)[1]
+    return None if commits is None else commits_from_json(commits)

@@ -47,6 +47,11 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _count(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31
+    return value if ok else None
+
+
 def facts_from_payload(event_name: str, payload: Any) -> Facts:
     """Read the facts of a ``pull_request``, ``push`` or ``merge_group`` payload."""
     if event_name not in EVENTS:
@@ -132,6 +137,8 @@ def _pull_request(payload: dict[str, Any], default_branch: str) -> Facts:
         if payload.get("action") == "synchronize" else None,
         repo=base_repo,
         pr_author=_str(_get(pr, "user", "login")),
+        sender=_str(_get(payload, "sender", "login")),
+        commit_count=_count(pr.get("commits")),
     )
 
 

@@ -37,6 +37,7 @@ from inferencex_tools.ci.rules import (
     PRIMARY_CONFLICT,
     REUSE_AUTHORIZED,
     REUSE_NOT_FOR_HEAD,
+    REUSE_SELF,
     SKIP_SWEEP_IGNORED,
     WAIVER_WITHOUT_PATCHWORK,
 )
@@ -131,9 +132,13 @@ class Facts:
     reuse_authorized: bool = False  # a maintainer's /reuse-sweep-run comment applies
     reuse_detail: str = ""
     reuse_stale: str = ""  # an authorization is in force, but not for this head: why
+    # an authorization for this head by someone who pushed or wrote what it covers: why
+    reuse_self: str = ""
     pushed_at: str | None = None  # when GitHub recorded the push of the head (synchronize)
     before_sha: str | None = None  # the head the push replaced (synchronize)
     pr_author: str | None = None  # the PR's author (pull_request.user.login)
+    sender: str | None = None  # who triggered the event (synchronize: pushed the head)
+    commit_count: int | None = None  # the PR's number of commits (pull_request.commits)
     repo: str | None = None  # OWNER/NAME of the base repository
     # the head checks out as a merge-with-reuse preparation commit sitting on
     # ``before_sha`` (ci/prepared.py, asked by ci.service.checked_facts); only then
@@ -454,15 +459,28 @@ def _pr_sweep(facts: Facts, sweep: Sweep, reuse_check: str, tag: tuple[bool, str
         return _off(sweep, f"{SKIP_SWEEP_TAG} on a merge-with-reuse preparation commit")
     if facts.changelog_changed is False:
         return _off(sweep, "perf-changelog.yaml is unchanged: nothing to sweep")
-    if reuse_check == "pr" and facts.reuse_authorized:
+    if reuse_check == "pr":
+        return _reuse(facts, sweep, findings)
+    return sweep
+
+
+def _reuse(facts: Facts, sweep: Sweep, findings: list[Finding]) -> Sweep:
+    """A PR sweep the reuse authorization in force switches off (CI301), or, when it
+    does not count for this head, the finding that says why (CI302, CI303)."""
+    head = (facts.head_sha or "")[:12]
+    if facts.reuse_authorized:
         findings.append(REUSE_AUTHORIZED.at(
             LABELS_FILE, None, None, "sweep reuse authorized "
             + (facts.reuse_detail or "by a maintainer") + ": no new PR sweep"))
         return _off(sweep, "reuse authorized: " + (facts.reuse_detail or "by a maintainer"))
-    if reuse_check == "pr" and facts.reuse_stale:
+    if facts.reuse_stale:
         findings.append(REUSE_NOT_FOR_HEAD.at(
             LABELS_FILE, None, None, f"the reuse authorization in force is not for head "
-            f"{(facts.head_sha or '')[:12]}: {facts.reuse_stale}; the PR sweep runs"))
+            f"{head}: {facts.reuse_stale}; the PR sweep runs"))
+    if facts.reuse_self:
+        findings.append(REUSE_SELF.at(
+            LABELS_FILE, None, None, f"the reuse authorization in force for head {head} "
+            f"does not count: {facts.reuse_self}; the PR sweep runs"))
     return sweep
 
 

@@ -65,6 +65,12 @@ REUSE_NOT_FOR_HEAD = rule(
     "an authorization skips only the sweep of the head it was given for: the preparation "
     "commit ixtool records (ixtool merge-with-reuse), or any head pushed before the "
     "comment (comment again, then re-run the workflow)", area=A)
+REUSE_SELF = rule(
+    "CI303", N, "a reuse authorization by someone who pushed or wrote what it would cover "
+    "(the PR's author, the pusher of the head, an author or committer of a PR commit): the "
+    "PR sweep runs",
+    "another maintainer, who pushed and wrote none of the PR's commits, comments "
+    "/reuse-sweep-run (then re-run the workflow); or use ixtool merge-with-reuse", area=A)
 
 # --- sweep dispatch (job-matrix shards) ------------------------------------------------
 TOO_MANY_JOBS = rule(

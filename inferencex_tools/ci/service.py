@@ -15,7 +15,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inferencex_tools.ci.authorization import Authorization, find_authorization, for_head
+from inferencex_tools.ci.authorization import (
+    Authorization,
+    PushedBy,
+    find_authorization,
+    find_commits,
+    for_head,
+    self_authorization,
+)
 from inferencex_tools.ci.event import facts_from_payload, with_local_facts
 from inferencex_tools.ci.labels import (
     EVENTS,
@@ -96,13 +103,20 @@ def checked_facts(facts: Facts, comments: Path | None, root: Path | None
         facts = replace(facts, head_prepared=not why, head_not_prepared="; ".join(why))
     if comments is None:
         return facts, None
-    auth = find_authorization(_read_json(comments, "comments file"))
+    evidence = _read_json(comments, "comments file")
+    auth = find_authorization(evidence)
     if auth is None:
         return facts, None
     head = facts.head_sha or ""
-    stale = for_head(auth, head, facts.pushed_at, problems, pr_author=facts.pr_author)
+    stale = for_head(auth, head, facts.pushed_at, problems)
     if stale is not None:
         return replace(facts, reuse_stale=f"{auth.describe()}: {stale}"), auth
+    commits = find_commits(evidence)
+    pushed = None if commits is None else PushedBy(facts.sender, commits, facts.commit_count)
+    mine = None if auth.prepared == head else self_authorization(
+        auth, pushed, pr_author=facts.pr_author)  # a checked preparation: nothing new
+    if mine is not None:
+        return replace(facts, reuse_self=f"{auth.describe()}: {mine}"), auth
     return replace(facts, reuse_authorized=True, reuse_detail=auth.describe()), auth
 
 

@@ -199,19 +199,29 @@ def test_fork_pr_gates_but_no_sweep(tmp_path: Path, shas: dict[str, str]) -> Non
     assert "fork" in r.outputs["sweep-reason"] and "CI105" in r.stdout
 
 
-def _reuse_plan(tmp_path: Path, shas: dict[str, str], pushed_at: str) -> dict[str, Any]:
+def _reuse_plan(tmp_path: Path, shas: dict[str, str], pushed_at: str, *,
+                pusher: str = "dev-a") -> dict[str, Any]:
+    """``ci plan`` on the synchronize of the head ``pusher`` pushed, with the comments and
+    the PR's commits (one, by dev-a, the PR's author) as pr-gate.yml hands them over."""
     text = (EVENTS / "pull_request.labeled.json").read_text(encoding="utf-8")
     data = json.loads(text)
     data["action"] = "synchronize"
+    data["sender"] = {"login": pusher}
     data["pull_request"]["labels"] = [{"name": "full-sweep-enabled"}]
     data["pull_request"]["updated_at"] = pushed_at  # GitHub's stamp of the push
+    data["pull_request"]["commits"] = 1  # base..head
     env_event = tmp_path / "ev.json"
     env_event.write_text(json.dumps(data).replace("__BASE_SHA__", shas["base"])
                          .replace("__HEAD_SHA__", shas["head"]), encoding="utf-8")
+    comments = tmp_path / "comments.json"
+    comments.write_text(json.dumps({
+        "comments": json.loads((CASES / "comments.reuse.json").read_text(encoding="utf-8")),
+        "commits": [{"sha": shas["head"], "author": {"login": "dev-a"},
+                     "committer": {"login": "dev-a"}}]}), encoding="utf-8")
     p = subprocess.run(
         [sys.executable, "-m", "inferencex_tools", "ci", "plan", "--event", str(env_event),
          "--event-name", "pull_request", "--root", shas["repo"],
-         "--comments", str(CASES / "comments.reuse.json"), "--format", "json"],
+         "--comments", str(comments), "--format", "json"],
         env={k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
         capture_output=True, text=True, check=False, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -226,6 +236,18 @@ def test_reuse_authorization_skips_pr_sweep(tmp_path: Path, shas: dict[str, str]
     assert d["reuse_check"] == "pr" and d["sweep"]["run"] is False
     # dev-a's newer comment does not count (read permission); maintainer-b's pin does
     assert "maintainer-b" in d["sweep"]["reason"] and "run 17070001" in d["sweep"]["reason"]
+
+
+def test_reuse_authorization_by_the_pusher_does_not_skip(tmp_path: Path,
+                                                         shas: dict[str, str]) -> None:
+    """Issue 32 item 5: maintainer-b pushed the head to dev-a's PR, then pinned the run
+    (09:00, after the push): not the PR's author, but the pusher — the sweep runs, CI303
+    says why (was: skipped)."""
+    out = _reuse_plan(tmp_path, shas, "2026-08-21T08:00:00Z", pusher="maintainer-b")
+    d = out["info"]["decision"]
+    assert d["reuse_check"] == "pr" and d["sweep"]["run"] is True
+    f = next(f for f in out["findings"] if f["rule"] == "CI303")
+    assert "@maintainer-b pushed the head" in f["message"]
 
 
 def test_older_reuse_authorization_does_not_skip_a_later_push(tmp_path: Path,

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from inferencex_tools.ci.authorization import find_authorization
+from inferencex_tools.ci.authorization import (
+    CommitLogins,
+    PushedBy,
+    find_authorization,
+    find_commits,
+    self_authorization,
+)
 from inferencex_tools.ci.labels import Facts, decide, near_miss
 from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import InputError
@@ -52,6 +58,46 @@ def test_authorization(comments: list[dict[str, Any]], want: tuple[str, int | No
 def test_authorization_rejects_non_list() -> None:
     with pytest.raises(InputError):
         find_authorization({"body": "x"})
+
+SHA = "a" * 40
+
+
+def test_the_comments_file_carries_the_commits() -> None:
+    """The object form hands the PR's commits as GET …/pulls/{n}/commits returns them;
+    an account GitHub does not know is null; the list form carries none."""
+    data = {"comments": [c("/reuse-sweep-run", "2026-01-01")],
+            "commits": [{"sha": SHA, "author": {"login": "dev"}, "committer": None,
+                         "commit": {"author": {"email": "dev@x"}}}]}
+    assert find_authorization(data) == find_authorization(data["comments"])
+    assert find_commits(data) == (CommitLogins(SHA, "dev", None),)
+    assert find_commits(data["comments"]) is None
+    for bad in ("x", [{"sha": "not-a-sha"}], [None]):
+        with pytest.raises(InputError):
+            find_commits({"comments": [], "commits": bad})
+
+
+def _auth(login: str = "lead", body: str = "/reuse-sweep-run") -> Any:
+    return find_authorization([c(body, "2026-01-01", login=login)])
+
+
+@pytest.mark.parametrize(("pushed", "pr_author", "why"), [
+    (PushedBy("dev", (CommitLogins(SHA, "dev", "dev"),)), "dev", None),
+    (PushedBy("dev", (CommitLogins(SHA, "dev", "dev"),)), "lead", "PR's author"),
+    (PushedBy("dev", (CommitLogins(SHA, "dev", "dev"),)), None, "unknown"),
+    (None, "dev", "unknown"),
+    (PushedBy("lead", (CommitLogins(SHA, "dev", "dev"),)), "dev", "pushed the head"),
+    (PushedBy(None, (CommitLogins(SHA, "dev", "dev"),)), "dev", "no sender"),
+    (PushedBy("dev", (CommitLogins(SHA, "Lead", "dev"),)), "dev", "authored commit"),
+    (PushedBy("dev", (CommitLogins(SHA, "dev", "lead"),)), "dev", "committed commit"),
+    (PushedBy("dev", (CommitLogins(SHA, None, "dev"),)), "dev", "no account"),
+    (PushedBy("dev", (CommitLogins(SHA, "dev", "dev"),), count=2), "dev", "more commits"),
+    (PushedBy("dev", tuple(CommitLogins(f"{i:040x}", "dev", "dev") for i in range(250))),
+     "dev", "more commits"),
+])
+def test_self_authorization(pushed: PushedBy | None, pr_author: str | None,
+                            why: str | None) -> None:
+    got = self_authorization(_auth(), pushed, pr_author=pr_author)
+    assert (got is None) if why is None else (got is not None and why in got), got
 
 
 @pytest.mark.parametrize(("label", "meant"), [

@@ -21,6 +21,12 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "Maintainer", "GIT_COMMITTER_EMAIL": "maint@example.invalid",
 }
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, **IDENTITY}
+# the PR's author writes the PR's own commits; GitHub knows who each e-mail belongs to
+AUTHOR_ENV = {**ENV, "GIT_AUTHOR_NAME": "PR Author", "GIT_AUTHOR_EMAIL": "author@example.invalid",
+              "GIT_COMMITTER_NAME": "PR Author",
+              "GIT_COMMITTER_EMAIL": "author@example.invalid"}
+ACCOUNTS = {"maint@example.invalid": "maint", "author@example.invalid": "author",
+            "lead@example.invalid": "lead"}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -52,12 +58,14 @@ class World(ForgeWorld):
     on_step: dict[str, Callable[[], object]] = field(default_factory=dict)
 
     # -- building ------------------------------------------------------------------------
-    def commit_seed(self, rel: str, text: str, message: str) -> str:
+    def commit_seed(self, rel: str, text: str, message: str, *, env: dict[str, str] = ENV
+                    ) -> str:
         p = self.seed / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
         git(self.seed, "add", "-A")
-        git(self.seed, "commit", "-q", "--allow-empty", "-m", message)
+        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=self.seed,
+                       env=env, check=True, capture_output=True)
         return git(self.seed, "rev-parse", "HEAD")
 
     def open_pr(self, *, link: str = "XXX", labels: tuple[str, ...] = ("full-sweep-enabled",),
@@ -70,7 +78,8 @@ class World(ForgeWorld):
             (self.seed / rel).parent.mkdir(parents=True, exist_ok=True)
             (self.seed / rel).write_text(text)
         sha = self.commit_seed("perf-changelog.yaml",
-                               BASE + "\n" + entry(*PR_ENTRY, link), "add h200 entry")
+                               BASE + "\n" + entry(*PR_ENTRY, link), "add h200 entry",
+                               env=AUTHOR_ENV)
         git(self.seed, "push", "-q", "origin", "feat")
         git(self.seed, "checkout", "-q", "main")
         self.fake.add_pr(PR(PRN, "feat", title, list(labels), head_repo=head_repo))
@@ -167,6 +176,7 @@ def world(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     shutil.copytree(_template / "seed", seed, symlinks=True)
     git(seed, "remote", "set-url", "origin", str(bare))
     w = World.serve(tmp_path, bare, seed, ENV)
+    w.fake.accounts.update(ACCOUNTS)
     try:
         yield w
     finally:
@@ -228,9 +238,26 @@ def assert_refused(world: World, *expected: str, **kw: object) -> Result:
     return res
 
 
-def workflow_comments(world: World) -> list[dict[str, object]]:
-    """The fake's comments as pr-gate.yml's reuse-comments job hands them to ci plan:
-    the API objects, each with its author's permission from the API."""
+def pr_commits_via_api(world: World) -> list[dict[str, object]]:
+    """``GET /repos/{repo}/pulls/{n}/commits`` read with PyGithub, as pr-gate.yml's
+    reuse-comments job hands it to ci plan: each commit's SHA and the GitHub accounts of
+    its author and committer (null: the e-mail belongs to no account)."""
+    from github import Auth, Github
+
+    gh = Github(base_url=world.fake.api, auth=Auth.Token(world.fake.token), per_page=2,
+                lazy=True)
+
+    def account(user: object) -> dict[str, str] | None:
+        return None if user is None else {"login": user.login}  # type: ignore[attr-defined]
+
+    return [{"sha": c.sha, "author": account(c.author), "committer": account(c.committer)}
+            for c in gh.get_repo(SLUG).get_pull(PRN).get_commits()]
+
+
+def workflow_comments(world: World) -> dict[str, object]:
+    """The fake's comments and the PR's commits as pr-gate.yml's reuse-comments job hands
+    them to ci plan: the API objects, each comment with its author's permission from the
+    API."""
     out = []
     for c in world.fake.comments[PRN]:
         login = c["user"]["login"]
@@ -241,4 +268,4 @@ def workflow_comments(world: World) -> list[dict[str, object]]:
                     "user": {"login": login},
                     "author_permission": {"maintain": "write", "triage": "read"}.get(role,
                                                                                     role)})
-    return out
+    return {"comments": out, "commits": pr_commits_via_api(world)}

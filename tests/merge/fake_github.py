@@ -23,7 +23,10 @@ GitHub behaviours it reproduces because ixtool must not rely on the opposite:
   ``branch``, ``event``, ``status`` (a status *or* a conclusion, as documented),
   ``head_sha`` and ``exclude_pull_requests``;
 * ``GET …/pulls/{n}/commits`` lists at most 250 commits (``commits_cap``), oldest
-  first, with their real parents;
+  first, with their real parents and, as GitHub documents, the git author and committer
+  (``commit.author`` / ``commit.committer``) and the GitHub accounts their e-mails belong
+  to (``author`` / ``committer``: a user object, or null when ``accounts`` maps the e-mail
+  to no login);
 * ``GET …/collaborators/{login}/permission`` answers ``admin``/``write``/``read``/
   ``none`` (``maintain`` reports ``write``, ``triage`` reports ``read``), whatever the
   comment's ``author_association`` says.
@@ -143,6 +146,7 @@ class FakeGitHub:
         self.max_page = max_page
         self.prefix = ""  # "/api/v3" to act as GitHub Enterprise Server
         self.commits_cap = 250  # GitHub lists at most 250 commits of a PR
+        self.accounts: dict[str, str] = {}  # e-mail → login (GitHub's verified e-mails)
         self.run_prs_by = "head_sha"  # or "head_sha_or_branch" (see the module docstring)
         self.lose_merge_response = False
         self.prs: dict[int, PR] = {}
@@ -310,27 +314,39 @@ class FakeGitHub:
             "base": {"label": f"{self.slug.split('/')[0]}:{pr.base_ref}", "ref": pr.base_ref,
                      "sha": base_sha, "repo": self._repo_payload(self.slug)},
             "author_association": "CONTRIBUTOR",
+            "commits": len(self.pr_commits(pr)),  # every commit, however many are listed
         }
 
     def pr_commits(self, pr: PR) -> list[dict[str, Any]]:
         head = f"refs/pull/{pr.number}/head"
-        out = bare_git(self.bare, "log", "--reverse", "--format=%H %P%x00%B%x01",
+        out = bare_git(self.bare, "log", "--reverse",
+                       "--format=%H %P%x00%an%x00%ae%x00%cn%x00%ce%x00%B%x01",
                        f"refs/heads/{pr.base_ref}..{head}") if not pr.merged else ""
         items = []
         for rec in out.split("\x01"):
             rec = rec.strip("\n")
             if not rec:
                 continue
-            shas, msg = rec.split("\x00", 1)
+            shas, an, ae, cn, ce, msg = rec.split("\x00", 5)
             sha, *parents = shas.split()
             items.append({"sha": sha, "node_id": f"C_{sha[:8]}",
                           "url": f"{self.api}/repos/{self.slug}/commits/{sha}",
                           "html_url": f"https://github.com/{self.slug}/commit/{sha}",
-                          "commit": {"message": msg.strip("\n"), "author": {
-                              "name": "a", "email": "a@x", "date": ts(0)}},
+                          "commit": {"message": msg.strip("\n"),
+                                     "author": {"name": an, "email": ae, "date": ts(0)},
+                                     "committer": {"name": cn, "email": ce, "date": ts(0)}},
+                          "author": self.user(self.accounts.get(ae)),
+                          "committer": self.user(self.accounts.get(ce)),
                           "parents": [{"sha": p, "url": f"{self.api}/repos/{self.slug}/"
                                        f"commits/{p}"} for p in parents]})
         return items
+
+    def user(self, login: str | None) -> dict[str, Any] | None:
+        """A GitHub user object (None stays None: no account)."""
+        if login is None:
+            return None
+        return {"login": login, "id": abs(hash(login)) % 10**6, "type": "User",
+                "url": f"{self.api}/users/{login}"}
 
     def run_prs(self, r: Run) -> list[int]:
         """The numbers a run's ``pull_requests`` lists NOW (recomputed on every read)."""

@@ -4,8 +4,8 @@ the same authorization (the same run, from the same comment).
 ``merge-with-reuse`` reads the comments and each candidate author's permission
 from the (fake) GitHub API through PyGithub; ``ci plan`` reads the JSON file that
 pr-gate.yml's reuse-comments job writes from the same API objects (each with its
-author's permission) through its own file parser.  Equal timestamps, ids out of
-list order, read-only authors, non-canonical and out-of-range run ids, G14
+author's permission, and the PR's commits) through its own file parser.  Equal
+timestamps, ids out of list order, read-only authors, non-canonical and out-of-range run ids, G14
 newline pins, inline mentions and commands inside code fences, code spans, block
 quotes, indented code and HTML are all drawn on purpose.
 """
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from inferencex_tools.ci.service import PlanRequest, plan
 from inferencex_tools.io.github import Forge, RetryPolicy
 from inferencex_tools.merge.service import authorization_in_force
-from tests.merge.conftest import PRN, SLUG, World
+from tests.merge.conftest import PRN, SLUG, World, pr_commits_via_api
 
 LOGINS = ["alice", "bob", "carol", "dave", "renovate[bot]"]
 TIMES = [f"2026-08-01T00:0{m}:00Z" for m in range(3)]
@@ -47,6 +47,7 @@ def _event(tmp: Path) -> Path:
     sha = "a" * 40
     event = {"action": "synchronize", "number": PRN,
              "repository": {"full_name": SLUG, "default_branch": "main"},
+             "sender": {"login": "author"},  # the author pushed the head
              "pull_request": {"number": PRN, "draft": False, "user": {"login": "author"},
                               "updated_at": "2026-07-31T23:00:00Z",  # pushed before
                               "labels": [{"name": "full-sweep-enabled"}],
@@ -69,6 +70,7 @@ def test_ci_plan_and_merge_with_reuse_choose_the_same_run(
     fake = world.fake
     if PRN not in fake.prs:
         world.open_pr()
+    commits = pr_commits_via_api(world)  # the author's commit: no commenter wrote it
     fake.comments[PRN] = []
     fake.permissions = dict(perms, **{fake.login: "write"})
     for (body, login, created, assoc), cid in zip(comments, ids, strict=False):
@@ -86,7 +88,8 @@ def test_ci_plan_and_merge_with_reuse_choose_the_same_run(
                "author_permission": perms[c["user"]["login"]]} for c in fake.comments[PRN]]
     tmp = world.tmp / "prop"
     tmp.mkdir(exist_ok=True)
-    (tmp / "comments.json").write_text(json.dumps(handed), encoding="utf-8")
+    (tmp / "comments.json").write_text(json.dumps(
+        {"comments": handed, "commits": commits}), encoding="utf-8")
     decision, result = plan(PlanRequest(event_path=_event(tmp), event_name="pull_request",
                                         comments=tmp / "comments.json", use_git=False))
     by_ci = result.info["reuse_authorization"]

@@ -420,6 +420,7 @@ def ci_plan_choice(world: World, tmp_path: Path) -> object:
     base = git(world.bare, "rev-parse", "main")
     event = {"action": "synchronize", "number": PRN,
              "repository": {"full_name": SLUG, "default_branch": "main"},
+             "sender": {"login": "author"},  # who pushed the head
              "pull_request": {"number": PRN, "draft": False, "user": {"login": "author"},
                               "updated_at": "2026-08-01T00:00:00Z",  # the push
                               "labels": [{"name": "full-sweep-enabled"}],

@@ -32,27 +32,30 @@ def _edit(body: str) -> Callable[[dict[str, Any], World], None]:
     return edit
 
 
-# name → (who comments after the push and with what; an edit of that comment, then)
-CASES: dict[str, tuple[str, str, Callable[[dict[str, Any], World], None] | None, str]] = {
-    "the author's bare command": ("author", "/reuse-sweep-run", None, "PR's author"),
-    "the author's pin": ("author", "/reuse-sweep-run 1001", None, "PR's author"),
+# name → (who comments after the push and with what; an edit of that comment, then;
+# the rule that says why the sweep runs and a phrase of its message)
+CASES: dict[str, tuple[str, str, Callable[[dict[str, Any], World], None] | None, str,
+                       str]] = {
+    "the author's bare command": ("author", "/reuse-sweep-run", None, "CI303",
+                                  "PR's author"),
+    "the author's pin": ("author", "/reuse-sweep-run 1001", None, "CI303", "PR's author"),
     "a maintainer's comment edited into the command": (
-        "lead", "Thanks, looking at it", _edit("/reuse-sweep-run"), "edited"),
+        "lead", "Thanks, looking at it", _edit("/reuse-sweep-run"), "CI302", "edited"),
     "a maintainer's command edited to another pin": (
-        "lead", "/reuse-sweep-run 1001", _edit("/reuse-sweep-run 1002"), "edited"),
+        "lead", "/reuse-sweep-run 1001", _edit("/reuse-sweep-run 1002"), "CI302", "edited"),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_author_cannot_skip_their_own_sweep(world: World, case: str) -> None:
-    login, body, edit, why = CASES[case]
+    login, body, edit, rule, why = CASES[case]
     world.open_pr()
     head, at = pushed(world, RECIPE)
     c = world.fake.add_comment(PRN, body, login=login,
                                permission="write" if login == "author" else "admin")
     if edit is not None:
         edit(c, world)
-    assert_sweep_runs(world, head, at, why=why)
+    assert_sweep_runs(world, head, at, why=why, rule=rule)
 
 
 def test_a_maintainer_s_unedited_command_after_the_push_still_counts(world: World) -> None:

@@ -84,6 +84,9 @@ def decisions(world: World, head: str, *, action: str = "synchronize",
     event: dict[str, object] = {
         "action": action, "number": PRN,
         "repository": {"full_name": SLUG, "default_branch": "main"},
+        # who pushed: merge-with-reuse's user for its own commit, else the PR's author
+        "sender": {"login": world.fake.login if head in world.ixtool_commits_on_branch()
+                   else "author"},
         "pull_request": payload | {"updated_at": world.fake.tick()}}
     if action == "synchronize":
         event |= {"before": PREVIOUS.get(head) or git(world.bare, "rev-parse", f"{head}^"),

@@ -12,6 +12,7 @@ a full clone.  Before the fix every one of the "sweep runs" cases answered "no s
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -20,6 +21,7 @@ from inferencex_tools.ci import gate
 from inferencex_tools.ci.labels import Decision
 from inferencex_tools.ci.service import PlanRequest, plan
 from tests.merge.conftest import (
+    AUTHOR_ENV,
     BASE,
     CANON,
     PR_ENTRY,
@@ -34,14 +36,17 @@ from tests.merge.conftest import (
 )
 
 BEFORE: dict[str, str] = {}  # head → the head its push replaced (the event's "before")
+PUSHER: dict[str, str] = {}  # head → who pushed it (the synchronize event's sender)
 
 
 def pushed(world: World, files: dict[str, str] | None = None, *, merge_main: bool = False,
            before_push: Callable[[str], None] | None = None,
-           then_empty: bool = False) -> tuple[str, str]:
-    """The author pushes a commit (and, with ``then_empty``, an empty commit on top of
-    it in the same push); (the new head, the time GitHub recorded the push).
-    ``before_push(sha)`` runs between the commits and the push (to forge a record)."""
+           then_empty: bool = False, by: str = "author",
+           env: dict[str, str] = AUTHOR_ENV) -> tuple[str, str]:
+    """``by`` (the PR's author) pushes a commit written with ``env``'s git identity (and,
+    with ``then_empty``, an empty commit on top of it in the same push); (the new head,
+    the time GitHub recorded the push).  ``before_push(sha)`` runs between the commits
+    and the push (to forge a record)."""
     other = world.tmp / f"author-{len(list(world.tmp.iterdir()))}"
     git(world.tmp, "clone", "-q", str(world.bare), str(other))
     git(other, "checkout", "-q", "feat")
@@ -52,15 +57,27 @@ def pushed(world: World, files: dict[str, str] | None = None, *, merge_main: boo
         (other / rel).parent.mkdir(parents=True, exist_ok=True)
         (other / rel).write_text(text)
     git(other, "add", "-A")
-    git(other, "commit", "-q", "--allow-empty", "-m", "author's commit")
+    commit = ["git", "commit", "-q", "--allow-empty", "-m"]
+    subprocess.run([*commit, "author's commit"], cwd=other, env=env, check=True,
+                   capture_output=True)
     if then_empty:
-        git(other, "commit", "-q", "--allow-empty", "-m", "chore: refresh")
+        subprocess.run([*commit, "chore: refresh"], cwd=other, env=env, check=True,
+                       capture_output=True)
     sha = git(other, "rev-parse", "HEAD")
     if before_push is not None:
         before_push(sha)
     git(other, "push", "-q", "origin", "feat")
     BEFORE[sha] = old
+    PUSHER[sha] = by
     return sha, world.fake.tick()
+
+
+def pusher(world: World, head: str) -> str:
+    """Who pushed ``head``: recorded by :func:`pushed`, else merge-with-reuse (ixtool's
+    preparation commit, pushed by its user) or the PR's author (the PR's first commit)."""
+    if head in PUSHER:
+        return PUSHER[head]
+    return world.fake.login if head in world.ixtool_commits_on_branch() else "author"
 
 
 def decide(world: World, head: str, pushed_at: str) -> list[tuple[Decision, set[str]]]:
@@ -73,6 +90,7 @@ def decide(world: World, head: str, pushed_at: str) -> list[tuple[Decision, set[
     before = BEFORE.get(head) or git(world.bare, "rev-parse", f"{head}^")
     event = {"action": "synchronize", "number": PRN, "before": before, "after": head,
              "repository": {"full_name": SLUG, "default_branch": "main"},
+             "sender": {"login": pusher(world, head)},
              "pull_request": payload | {"updated_at": pushed_at}}
     tmp = world.tmp / f"ci-{len(list(world.tmp.iterdir()))}"
     tmp.mkdir()
@@ -93,21 +111,23 @@ def decide(world: World, head: str, pushed_at: str) -> list[tuple[Decision, set[
 
 
 def assert_sweep_runs(world: World, head: str, pushed_at: str, *, stale: bool = True,
-                      why: str = "") -> None:
+                      why: str = "", rule: str = "CI302") -> None:
+    """The sweep runs; ``rule`` (CI302: not for this head, CI303: by someone who pushed
+    or wrote what it covers) says why, with ``why`` in its message, when ``stale``."""
     for decision, rules in decide(world, head, pushed_at):
         assert decision.reuse_check == "pr"
         assert decision.sweep.run is True, decision.sweep.reason
         assert "CI301" not in rules
-        assert ("CI302" in rules) is stale
+        assert ({"CI302", "CI303"} & rules == {rule}) is stale, rules
         if why:
-            msg = next(f.message for f in decision.findings if f.rule == "CI302")
+            msg = next(f.message for f in decision.findings if f.rule == rule)
             assert why in msg, msg
 
 
 def assert_sweep_skipped(world: World, head: str, pushed_at: str) -> None:
     for decision, rules in decide(world, head, pushed_at):
         assert decision.sweep.run is False and "for-head" in rules, decision.findings
-        assert "CI302" not in rules
+        assert not {"CI302", "CI303"} & rules
 
 
 RECIPE = {"benchmarks/dsr1_h200.sh": "#!/bin/sh\nexec sglang --tp 8\n"}
