@@ -375,33 +375,40 @@ def _on_squash(r: HeadRun, f: dict[str, Any]) -> bool | None:
 
 
 def table(recs: list[HeadRun], j: dict[str, dict[str, str]]) -> str:
-    """Every error on a merged head, one row per (head, rule, file, judgement), with its
-    count and the first message; the judgement, class and reason."""
+    """Every error on a merged head: one row per (head, rule, judgement), with the count of
+    its errors, the files they are in and the first one's message; judged, class, why."""
     rows: dict[tuple[Any, ...], list[Any]] = {}
     for r in sorted((r for r in recs if r.merged), key=lambda r: r.pr):
         for f in errors(r):
             v = judgement(j, r, f) or {"judged": "not judged", "class": "", "why": ""}
-            key = (r.pr, f["rule"], f.get("file"), v["judged"], v.get("why"))
+            key = (r.pr, f["rule"], v["judged"], v.get("class"), v.get("why"))
             if key in rows:
                 rows[key][0] += 1
+                rows[key][4].add(f.get("file"))
                 continue
-            rows[key] = [1, r, f, v]
-    lines = ["| PR | opened | exit | rule | file:line (count) | finding | judged | class | why |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for n, r, f, v in rows.values():
+            rows[key] = [1, r, f, v, {f.get("file")}]
+    lines = ["| PR | opened | exit | rule | errors | first at | finding (first) | judged | class "
+             "| why |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for n, r, f, v, files in rows.values():
         msg = " ".join(str(f.get("message", "")).split())
-        msg = (msg if len(msg) <= 160 else msg[:157] + "…").replace("|", "\\|")
-        where = f"{f.get('file')}:{f.get('line')}" + (f" (×{n})" if n > 1 else "")
-        lines.append(f"| #{r.pr} | {r.date} | {r.exit} | {f['rule']} | `{where}` | {msg} | "
+        msg = (msg if len(msg) <= 110 else msg[:107] + "…").replace("|", "\\|")
+        where = f"`{f.get('file')}:{f.get('line')}`" + (f" (+{len(files) - 1} files)"
+                                                        if len(files) > 1 else "")
+        lines.append(f"| #{r.pr} | {r.date} | {r.exit} | {f['rule']} | {n} | {where} | {msg} | "
                      f"{v['judged']} | {v.get('class', '')} | "
-                     f"{str(v.get('why', '')).replace('|', '/')} |")
+                     f"{_short(str(v.get('why', ''))).replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 
-def _print_summary(s: dict[str, Any]) -> None:
+def _short(text: str, n: int = 200) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _print_summary(s: dict[str, Any], title: str = "", full: bool = True) -> None:
     jd = s["merged-judged"]
-    print(json.dumps(s, indent=1))
-    print(f"\nheads {s['heads']} (merged {s['merged']}, unmerged {s['unmerged']}); "
+    if full:
+        print(json.dumps(s, indent=1))
+    print(f"\n{title}heads {s['heads']} (merged {s['merged']}, unmerged {s['unmerged']}); "
           f"internal errors {len(s['internal'])}")
     print(f"merged heads with an error: {s['merged-with-an-error']} "
           f"({s['merged-with-an-error-%']} %); with a false error: "
@@ -435,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--judgements", type=Path,
                     default=Path(__file__).with_name("pr_heads_judgements.json"))
     ap.add_argument("--table", type=Path, help="write the Markdown table of merged errors")
+    ap.add_argument("--split", metavar="DATE",
+                    help="also the figures of heads opened before and from DATE")
     args = ap.parse_args(argv)
     j = json.loads(args.judgements.read_text()) if args.judgements.is_file() else {}
     if not args.report:
@@ -443,6 +452,13 @@ def main(argv: list[str] | None = None) -> int:
             return code
     recs = list(load(args.out).values())
     _print_summary(summary(recs, j))
+    if args.split:  # the same figures for heads opened before and from the date
+        for title, part in ((f"opened before {args.split}: ", [r for r in recs
+                                                                if r.date < args.split]),
+                            (f"opened from {args.split}: ", [r for r in recs
+                                                              if r.date >= args.split])):
+            if part:
+                _print_summary(summary(part, j), title, full=False)
     if args.table:
         args.table.write_text(table(recs, j))
     return 0
