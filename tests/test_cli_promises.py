@@ -335,6 +335,59 @@ def test_policy_check_prints_progress_lines_to_a_log(own_repo: Path,
     assert code == 0 and "traces" not in err, err
 
 
+def test_a_quiet_step_still_beats_in_a_log() -> None:
+    """One long step without counts (a whole gate stage, the base's configs): the log
+    gets a line after log_first seconds and then one per log_every while it lasts."""
+    import io
+
+    from inferencex_tools.cli.progress import ProgressLine
+
+    clock, log = _Clock(), io.StringIO()
+    line = ProgressLine("config validate", stream=log, mode="log", clock=clock)
+    line(0, None, "the merge-base of origin/main and HEAD")
+    for _ in range(95):  # 95 s, a beat a second
+        clock.now += 1.0
+        line.beat()
+    lines = log.getvalue().splitlines()
+    assert lines == ["config validate: the merge-base of origin/main and HEAD (10s in this step)",
+                     "config validate: the merge-base of origin/main and HEAD (40s in this step)",
+                     "config validate: the merge-base of origin/main and HEAD (1m10s in this "
+                     "step)"], lines
+
+
+@pytest.mark.parametrize(("argv", "steps"), [
+    (["config", "validate", "--base", "main"], ["the working tree", "the merge-base of main"]),
+    (["review", "--base", "main"], ["changelog", "the gate"]),
+])
+def test_long_commands_say_where_they_are_in_a_log(
+        own_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], argv: list[str], steps: list[str]) -> None:
+    """config validate --base and review (each can take more than 5 s) print their steps
+    to a log as policy check does; nothing under -q (they used to print nothing, or two
+    lines whatever -q said)."""
+    import shutil
+
+    from inferencex_tools.cli.progress import ProgressLine
+    from tests.conftest import git
+
+    root = tmp_path / "repo"
+    shutil.copytree(own_repo, root)
+    git(root, "checkout", "-q", "-b", "pr")
+    with (root / "configs" / "nvidia-master.yaml").open("a") as fh:
+        fh.write("# reviewed\n")
+    git(root, "commit", "-qam", "touch a config")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(ProgressLine, "log_first", 0.0)
+    monkeypatch.setattr(ProgressLine, "log_every", 0.0)
+    label = argv[0] if argv[0] == "review" else " ".join(argv[:2])
+    _code, _out, err = _run(argv, capsys)
+    for step in steps:
+        assert f"{label}: {step}" in err, err
+    _code, _out, err = _run([*argv, "-q"], capsys)
+    assert f"{label}:" not in err, err
+
+
 # ------------------------------------------------------------- 11: completion of names
 
 def _complete(cwd: Path, line: str) -> list[str]:
@@ -530,7 +583,9 @@ def _imports(*args: str, env: dict[str, str] | None = None) -> tuple[str, list[s
     return p.stdout, mods
 
 
-@pytest.mark.parametrize("args", [["-V"], ["--version"], ["--help"], ["-h"]])
+@pytest.mark.parametrize("args", [["-V"], ["--version"], ["--help"], ["-h"],
+                                  ["sweep", "full", "--help"], ["policy", "check", "-h"],
+                                  ["sweep", "--help"]])
 def test_version_and_help_import_no_cli_framework(args: list[str]) -> None:
     """`ixtool -V` / `--help` answer from constants: no Typer, no command module (the
     slow part of start-up: `benchmarks/startup.py` measures the whole process)."""
@@ -549,6 +604,11 @@ def test_fast_help_is_the_cli_help() -> None:
     from inferencex_tools.cli import roothelp
 
     assert roothelp.render() == roothelp.TEXT, "stale: python -m inferencex_tools.cli.roothelp"
+    paths = roothelp.command_paths()
+    assert sorted(roothelp.COMMANDS) == sorted(paths), "stale: python -m …cli.roothelp"
+    for path in paths:
+        assert roothelp.render(path) == roothelp.COMMANDS[path], (
+            f"ixtool {path} --help is stale: python -m inferencex_tools.cli.roothelp")
     fast, _ = _imports("--help")
     assert fast == roothelp.TEXT
     narrow, mods = _imports("--help", env={"COLUMNS": "60"})
@@ -585,4 +645,6 @@ def test_ci_gate_policy_stage_prints_progress_to_a_log(own_repo: Path, tmp_path:
     monkeypatch.setattr(ProgressLine, "log_every", 0.0)
     _code, out, err = _run(["ci", "gate", "--root", str(root), "--base", "main"], capsys)
     assert "policy ok" in out or "policy 1 finding" in out, out
-    assert "ci gate (policy): 0/" in err and "traces" in err, err
+    assert "ci gate: 0/" in err and "traces" in err, err
+    for stage in ("changelog", "configs", "policy"):  # each stage says it started
+        assert f"ci gate: {stage} stage" in err, err

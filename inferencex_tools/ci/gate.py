@@ -156,8 +156,11 @@ def _layout_moved(blobs: _Blobs, head: str, result: Result) -> None:
             "(located by the base revision's workflows and settings)"))
 
 
-def _stage(result: Result, stages: dict[str, str], name: str, fn: Callable[[], Any]) -> Any:
+def _stage(result: Result, stages: dict[str, str], name: str, fn: Callable[[], Any],
+           progress: ProgressFn | None = None) -> Any:
     """Run one stage; an input error becomes a finding of that stage, never a crash."""
+    if progress is not None:
+        progress(0, None, f"{name} stage")
     before = len(result.findings)
     try:
         out = fn()
@@ -384,7 +387,8 @@ def _validated(ctx: GateContext, blobs: _Blobs, ref: str, files: _Side) -> list[
                  if runners is not None else None),
         exists=paths.__contains__ if paths else None,
         base_keys=base_keys,
-        scripts=_launch_scripts(blobs, ref, paths) if paths else None))
+        scripts=_launch_scripts(blobs, ref, paths) if paths else None,
+        positions=ref == ctx.head))  # the base's findings are matched without lines
     spans = {p: s for p, _, s in files}
     return [_remap(f, spans.get(f.file) or []) for f in res.findings]
 
@@ -699,19 +703,21 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
         analysis = None
         if decision.changelog_gate:
             analysis = _stage(result, stages, "changelog", lambda: _changelog(
-                req, ctx, blobs, masters, result))
-            _stage(result, stages, "configs", lambda: _configs(ctx, blobs, masters, result))
+                req, ctx, blobs, masters, result), req.progress)
+            _stage(result, stages, "configs", lambda: _configs(ctx, blobs, masters, result),
+                   req.progress)
             present = ctx.present
         else:
             stages["changelog"] = stages["configs"] = "skipped"
         if decision.policy_check and policy_stage is not None:
-            _stage(result, stages, "policy", lambda: result.extend(policy_stage(ctx)))
+            _stage(result, stages, "policy", lambda: result.extend(policy_stage(ctx)),
+                   req.progress)
         else:
             stages["policy"] = "skipped"
         sweep_ok = decision.sweep.run and not _errors(req, result)
         if sweep_ok:
             matrix = _stage(result, stages, "matrix", lambda: _matrix(
-                req, ctx, blobs, masters, analysis, result))
+                req, ctx, blobs, masters, analysis, result), req.progress)
         else:
             stages["matrix"] = "skipped"
         if matrix is not None and req.matrix_out is not None:

@@ -320,7 +320,7 @@ def gate(
     run_id = os.environ.get("GITHUB_RUN_ID")  # the queue namespace of the reference
     namespace = queue_namespace or (
         f"{run_id}:{os.environ.get('GITHUB_RUN_ATTEMPT', '1')}" if run_id else "local")
-    with ProgressLine("ci gate (policy)") as progress:
+    with ProgressLine("ci gate") as progress:
         outcome = run_gate(GateRequest(
             event_path=event, event_name=event_name or env.event_name, base=base,
             head=head, pr=pr, labels=tuple(label or ()), repo=root, changelog=changelog,

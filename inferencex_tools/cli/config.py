@@ -56,10 +56,12 @@ def validate(
       ixtool config validate
       ixtool config validate --base origin/main --format github
     """
+    from inferencex_tools.cli.progress import ProgressLine
     from inferencex_tools.sweep.service import run_config_validate
 
-    result, at_base = run_config_validate(list(files) if files else None, runner_config,
-                                          scripts_dir, base)
+    with ProgressLine("config validate") as progress:
+        result, at_base = run_config_validate(list(files) if files else None, runner_config,
+                                              scripts_dir, base, progress=progress)
     from inferencex_tools.report.adopt import TrustedBase
 
     adoption = Adoption(baseline, write_baseline, at_base, f"at {base}",

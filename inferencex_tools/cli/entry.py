@@ -1,10 +1,11 @@
 """The process entry of ``ixtool`` (console script, ``python -m inferencex_tools``).
 
-``ixtool -V`` and ``ixtool --help`` answer without importing Typer or any command
-(the start-up budget: ≤ 4× a bare ``python3 -c pass``, ``benchmarks/startup.py``):
-the version is a constant, and the root help is the text :mod:`.roothelp` holds (a
-generated file a test keeps equal to what click renders), used when the output is at
-least 80 columns wide, where click renders it the same.  Everything else goes to
+``ixtool -V``, ``ixtool --help`` and ``ixtool COMMAND… --help`` answer without importing
+Typer or any command (the start-up budget: ``-V``/``--help`` ≤ 4×, a command's help
+≤ 2× a bare ``python3 -c pass``, ``benchmarks/startup.py``): the version is a constant,
+and the help texts are the ones :mod:`.roothelp` holds (a generated file a test keeps
+equal to what click renders), used when the output is at least 80 columns wide, where
+click renders them the same.  Everything else goes to
 :func:`inferencex_tools.cli.main.main`.
 """
 
@@ -23,11 +24,13 @@ def main() -> None:
         from inferencex_tools import __version__
 
         _print(f"ixtool {__version__}\n")
-    if len(args) == 1 and args[0] in _HELP and _wide():
+    if args and args[-1] in _HELP and all(a[:1] not in ("", "-") for a in args[:-1]) \
+            and _wide():  # ixtool [COMMAND…] --help
         from inferencex_tools.cli import roothelp
 
-        if roothelp.TEXT:
-            _print(roothelp.TEXT)
+        text = roothelp.COMMANDS.get(" ".join(args[:-1])) if args[:-1] else roothelp.TEXT
+        if text:
+            _print(text)
     from inferencex_tools.cli.main import main as full
 
     full()

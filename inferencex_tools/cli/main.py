@@ -276,7 +276,7 @@ def _run(argv: list[str] | None) -> NoReturn:
     args = _reference_argv(_take_global_flags(list(sys.argv[1:] if argv is None else argv)))
     command = typer.main.get_command(app)
     if _wants_help(args):
-        _normalize_metavars(command)
+        _normalize_metavars(command, args)
     try:
         code = command.main(args=args, prog_name="ixtool", standalone_mode=False)
     except IxtoolError as exc:
@@ -361,11 +361,24 @@ def main() -> NoReturn:
         os._exit(code)
 
 
-def _normalize_metavars(command: Any) -> None:
+def _normalize_metavars(command: Any, args: list[str]) -> None:
+    """Metavars for the help of the command ``args`` name — only that one is built (its
+    group's other commands, and the other groups, are not imported: a command's
+    ``--help`` costs what the command's own module costs)."""
     try:
         from inferencex_tools.cli.metavars import normalize
 
-        normalize(command)
+        target = command
+        for tok in args:
+            if tok == "--" or not isinstance(target, typer.core.TyperGroup):
+                break
+            if tok.startswith("-"):
+                continue
+            sub = target.get_command(None, tok)  # type: ignore[arg-type]  # not read
+            if sub is None:
+                break
+            target = sub
+        normalize(target, deep=False)
     except Exception:  # cosmetic: never let the help text fail a command
         if SETTINGS.traceback:
             raise

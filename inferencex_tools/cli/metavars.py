@@ -54,13 +54,14 @@ def metavar_for(param: Any) -> str | None:
     return meta
 
 
-def normalize(command: Any) -> None:
-    """Give every option and argument below ``command`` its metavar (idempotent)."""
+def normalize(command: Any, *, deep: bool = True) -> None:
+    """Give every option and argument of ``command`` — with ``deep``, of every command
+    below it too — its metavar (idempotent)."""
     for param in command.params:
         if isinstance(param, TyperOption | TyperArgument):
             meta = metavar_for(param)
             if meta:
                 param.metavar = meta
-    if isinstance(command, TyperGroup):
+    if deep and isinstance(command, TyperGroup):
         for sub in command.commands.values():
             normalize(sub)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -72,6 +73,10 @@ class ProgressLine:
         self._drawn = False
         self._phase: str | None = None
         self._phase_start = self._started
+        self._state: tuple[int, int | None] = (0, None)  # the phase's last (done, total)
+        self._lock = threading.Lock()
+        self._stop: threading.Event | None = None
+        self._beats: threading.Thread | None = None
 
     @property
     def enabled(self) -> bool:
@@ -80,18 +85,51 @@ class ProgressLine:
     def __call__(self, done: int, total: int | None = None, what: str = "") -> None:
         if self.mode is None:
             return
-        now = self.clock()
-        if what != self._phase:  # a new phase: its own total, rate and time left
-            self._phase, self._phase_start = what, now
-        if self.mode == "log":
-            if now - self._started < self.log_first or now - self._last < self.log_every:
+        with self._lock:
+            now = self.clock()
+            if what != self._phase:  # a new phase: its own total, rate and time left
+                self._phase, self._phase_start = what, now
+            self._state = (done, total)
+            if self.mode == "log":
+                self._start_beats()
+                if now - self._started < self.log_first or now - self._last < self.log_every:
+                    return
+            elif not (total is not None and done >= total) and now - self._last < _MIN_INTERVAL:
                 return
-        elif not (total is not None and done >= total) and now - self._last < _MIN_INTERVAL:
+            self._last = now
+            self._show(self._text(done, total, what, now - self._phase_start))
+
+    def beat(self) -> None:
+        """In a log, a line for a phase that has gone quiet (one long step: a big file,
+        a whole gate stage): at most one per :attr:`log_every`, never before
+        :attr:`log_first`, so a log shows the command is alive."""
+        with self._lock:
+            now = self.clock()
+            if self.mode != "log" or self._phase is None or \
+                    now - self._started < self.log_first or now - self._last < self.log_every:
+                return
+            self._last = now
+            done, total = self._state
+            spent = now - self._phase_start
+            self._show(self._text(done, total, self._phase, spent)
+                       + f" ({_duration(spent)} in this step)")
+
+    def _start_beats(self) -> None:
+        """A daemon thread calling :meth:`beat` every second (a real clock only)."""
+        if self._beats is not None or self.clock is not time.monotonic:
             return
-        self._last = now
-        self._show(self._text(done, total, what, now - self._phase_start))
+        stop = self._stop = threading.Event()
+
+        def run() -> None:
+            while not stop.wait(1.0):
+                self.beat()
+
+        self._beats = threading.Thread(target=run, name="ixtool-progress", daemon=True)
+        self._beats.start()
 
     def _text(self, done: int, total: int | None, what: str, spent: float) -> str:
+        if total is None and done == 0:  # a step without a count: what it is doing
+            return f"{self.label}: {what}" if what else self.label
         count = f"{done}/{total}" if total is not None else str(done)
         line = f"{self.label}: {count}" + (f" {what}" if what else "")
         if done > 0 and spent >= _RATE_AFTER:
@@ -113,7 +151,11 @@ class ProgressLine:
         self.stream.flush()
 
     def close(self) -> None:
-        """Clear the terminal line (the result is printed next)."""
+        """Stop the log's beats; clear the terminal line (the result is printed next)."""
+        if self._stop is not None and self._beats is not None:
+            self._stop.set()
+            self._beats.join()
+            self._beats = self._stop = None
         if self._drawn:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()

@@ -89,10 +89,14 @@ def review(
 
     # a review judges a change: the settings and baseline are its base's, as ci gate's
     adopted, _ = adopter(TrustedBase(base or _default_base(root)), root)
-    req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, progress=info,
-                        timeout=timeout, adopted=adopted, al_audit=_al_section(al_audit))
+    from inferencex_tools.cli.progress import ProgressLine
+
+    req = ReviewRequest(root=root, base=base, pr=pr, repo=repo, timeout=timeout,
+                        adopted=adopted, al_audit=_al_section(al_audit))
     forge = _pull_inputs(req, event, post=post, api_url=api_url)
-    result = build_review(req)
+    with ProgressLine("review") as line:
+        req.progress = lambda step: line(0, None, step.removeprefix("review: "))
+        result = build_review(req)
     summary = render.summary_markdown(result)
     if post and forge is not None and pr is not None:
         from inferencex_tools.review.service import check_head

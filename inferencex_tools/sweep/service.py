@@ -171,7 +171,8 @@ def _looks_like_runners(path: Path) -> bool:
 
 
 def run_config_validate(files: list[Path] | None, runner_config: Path | None,
-                        scripts_dir: Path | None, base: str | None) -> tuple[Any, Any]:
+                        scripts_dir: Path | None, base: str | None, *,
+                        progress: ProgressFn = no_progress) -> tuple[Any, Any]:
     """(result of the working tree, result of the same files at the merge-base of
     ``base`` and HEAD — None without ``base``)."""
     from inferencex_tools.io.files import read_bytes
@@ -210,9 +211,11 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
         base_keys=_base_keys(base, masters) if base else None,
         scripts=launch_scripts(root) if root is not None else None,
     )
+    progress(0, None, "the working tree")
     result = validate(inp)
     if base is None:
         return result, None
+    progress(0, None, f"the merge-base of {base} and HEAD")
     return result, validate(_input_at(base, masters, runners, root))
 
 
@@ -244,7 +247,8 @@ def _input_at(base: str, masters: list[Path], runners: Path | None,
         reader.close()
     return ValidateInput(masters=found, runners=at(runners) if runners else None,
                          exists=paths.__contains__ if root is not None else None,
-                         scripts=follow_git_symlinks(scripts) if root is not None else None)
+                         scripts=follow_git_symlinks(scripts) if root is not None else None,
+                         positions=False)  # matched without lines
 
 
 # ------------------------------------------------------------------ from-changelog

@@ -89,6 +89,9 @@ class ValidateInput:
     # shell scripts (runners/*.sh, benchmarks/multi_node/**/*.sh: path → text): where the
     # launchers take multinode recipes from (sweep/recipes.py); None: not known
     scripts: dict[str, str] | None = None
+    # False: findings without line and column (what the base has is matched without its
+    # lines, so nothing is spent finding them)
+    positions: bool = True
 
 
 @dataclass
@@ -99,6 +102,9 @@ class _File:
     rt: Any = None
     rt_loaded: bool = False
     findings: list[Finding] = field(default_factory=list)
+    positions: bool = True
+    blocks: dict[str, Any] | None = None  # top-level key → sweep.blocks.Block
+    block_rt: dict[str, Any] = field(default_factory=dict)  # key → its block, round trip
 
     def _scan(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
         """Fast path for ``(key,)`` / ``(key, field)`` in block style: a line scan."""
@@ -128,8 +134,14 @@ class _File:
     def position(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
         from inferencex_tools.io.yamlio import load_rt, rt_path_position
 
+        if not self.positions:
+            return (None, None)
         if 1 <= len(path) <= 2 and not self.rt_loaded:
             pos = self._scan(path)
+            if pos[0] is not None:
+                return pos
+        if path and not self.rt_loaded:
+            pos = self._in_block(path)
             if pos[0] is not None:
                 return pos
         if not self.rt_loaded:
@@ -141,6 +153,30 @@ class _File:
         if self.rt is None:
             return (None, None)
         return rt_path_position(self.rt, list(path))
+
+    def _in_block(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
+        """The position of a deeper path from a round-trip load of only the top-level
+        block of ``path[0]`` (a block loads alone as exactly its key: sweep.blocks),
+        its lines shifted to the file's: a 7,500-line master config is not loaded whole
+        (round trip: ~1 s) for a finding in one block."""
+        from inferencex_tools.io.yamlio import load_rt, rt_path_position
+        from inferencex_tools.sweep.blocks import split
+
+        if self.blocks is None:
+            self.blocks = {b.key: b for b in split(self.raw.decode("utf-8", "replace")) or []}
+        block = self.blocks.get(str(path[0]))
+        if block is None:
+            return (None, None)
+        if block.key not in self.block_rt:
+            try:
+                self.block_rt[block.key] = load_rt(block.text.encode(), source=self.label)
+            except YamlError:
+                self.block_rt[block.key] = None
+        rt = self.block_rt[block.key]
+        if rt is None:
+            return (None, None)
+        line, col = rt_path_position(rt, list(path))
+        return (None if line is None else line + block.line - 1, col)
 
     def add(self, rule: Rule, path: tuple[Any, ...], msg: str, *,
             severity: Severity | None = None, hint: str | None = None) -> None:
@@ -435,7 +471,7 @@ def validate(inp: ValidateInput) -> Result:
     runners_data: Any = None
     rf: _File | None = None
     if inp.runners is not None:
-        rf = _File(inp.runners.label, inp.runners.raw)
+        rf = _File(inp.runners.label, inp.runners.raw, positions=inp.positions)
         files.append(rf)
         result.checked.append(rf.label)
         _invisible_text(rf, set())
@@ -449,7 +485,7 @@ def validate(inp: ValidateInput) -> Result:
                  learn(inp.scripts) if inp.scripts is not None else None,
                  _label_launchers(runners_data) if labels is not None else {})
     for mf in inp.masters:
-        f = _File(mf.label, mf.raw)
+        f = _File(mf.label, mf.raw, positions=inp.positions)
         files.append(f)
         result.checked.append(f.label)
         if _load(f, YAML) and _is_mapping(f):

@@ -345,6 +345,7 @@ COMMANDS: list[tuple[str, list[str], set[int]]] = [
     ("review", ["review", "--base", "origin/main", "--pr", str(PRN), "--repo", SLUG, "--post"],
      {0}),
     ("merge-with-reuse", ["merge-with-reuse", str(PRN), "--repo", SLUG, "--dry-run"], {1}),
+    ("hook", ["hook", "changelog", "perf-changelog.yaml"], {0}),
     ("changelog add", ["changelog", "add", "-k", KEY, "-d", "A note."], {0}),  # writes: last
 ]
 
