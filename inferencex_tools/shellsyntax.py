@@ -320,9 +320,16 @@ def pieces(n: Node, env: Mapping[str, str]) -> list[tuple[str, bool]]:
     raise Unknown(text(n))
 
 
+class Known(dict[str, str]):
+    """An environment that holds every variable whose value is known: one it lacks is
+    :class:`Unknown` (a plain mapping's missing variable is unset, empty)."""
+
+
 def _variable(name: str, env: Mapping[str, str]) -> str:
-    if re.fullmatch(r"[A-Za-z_]\w*", name) or name in env:
-        return env.get(name, "")
+    if name in env:
+        return env[name]
+    if re.fullmatch(r"[A-Za-z_]\w*", name) and not isinstance(env, Known):
+        return ""
     raise Unknown("$" + name)
 
 
@@ -359,10 +366,7 @@ def expansion(n: Node, env: Mapping[str, str]) -> str:
         return str(len(_variable(text(kids[1]), env)))
     if not kids or kids[0].type != "variable_name":
         raise Unknown(text(n))
-    name = text(kids[0])
-    if not re.fullmatch(r"[A-Za-z_]\w*", name) and name not in env:
-        raise Unknown(text(n))
-    val = env.get(name)
+    val = _lookup(n, text(kids[0]), env)
     if len(kids) == 1:
         return val or ""
     op, rest = text(kids[1]), kids[2:]
@@ -371,6 +375,15 @@ def expansion(n: Node, env: Mapping[str, str]) -> str:
         return substring(val or "", nums[0], nums[1] if len(nums) > 1 else None) \
             if nums else (val or "")
     return _operate(n, op, val, "".join(value(c, env) for c in rest))
+
+
+def _lookup(n: Node, name: str, env: Mapping[str, str]) -> str | None:
+    """A variable's value (None: unset); :class:`Unknown` for a special parameter the
+    environment lacks, or any variable a :class:`Known` environment lacks."""
+    if name not in env and (isinstance(env, Known) or not re.fullmatch(r"[A-Za-z_]\w*",
+                                                                       name)):
+        raise Unknown(text(n))
+    return env.get(name)
 
 
 def _operate(n: Node, op: str, val: str | None, operand: str) -> str:
@@ -446,35 +459,23 @@ def _bad(n: Node) -> int:
     raise Unknown(text(n))
 
 
-def pattern(n: Node, env: Mapping[str, str], *, values: Callable[[str], list[str] | None]
-            | None = None) -> str:
+UNKNOWN = "\x00"  # what :func:`pattern` puts for a part not known when asked to mark it
+
+
+def pattern(n: Node, env: Mapping[str, str], *, unknown: str = "*") -> str:
     """The word ``n`` as a glob pattern of the strings it can be: literal parts kept
     (unquoted ``*?[`` stay glob characters, quoted ones are escaped), a part whose value
-    is not known becomes ``*`` (``"${0%.sh}.al"`` → ``*.al`` without ``$0``).  ``values``
-    gives the value of a variable the environment does not have when there is exactly
-    one (None: unknown)."""
+    is not known becomes ``*`` (``"${0%.sh}.al"`` → ``*.al`` without ``$0``; pass a
+    :class:`Known` environment to make every variable it lacks unknown)."""
     try:
         return "".join(_glob_piece(p, q) for p, q in pieces(n, env))
     except Unknown:
         pass
-    t = n.type
-    if t in ("concatenation", "string"):
-        kids = n.children if t == "concatenation" else n.named_children
-        return re.sub(r"\*+", "*", "".join(pattern(c, env, values=values) for c in kids))
-    if t == "simple_expansion" and values is not None:
-        vs = values(text(n)[1:])
-        if vs is not None and len(vs) == 1:
-            return _escape(vs[0])
-    if t == "expansion" and values is not None:
-        kids = [c for c in n.children if c.type not in ("${", "}")]
-        if len(kids) >= 1 and kids[0].type == "variable_name":
-            vs = values(text(kids[0]))
-            if vs is not None and len(vs) == 1:
-                try:
-                    return _escape(expansion(n, {**env, text(kids[0]): vs[0]}))
-                except Unknown:
-                    pass
-    return "*"
+    if n.type in ("concatenation", "string"):
+        kids = n.children if n.type == "concatenation" else n.named_children
+        out = "".join(pattern(c, env, unknown=unknown) for c in kids)
+        return re.sub(re.escape(unknown) + "+", unknown, out)
+    return unknown
 
 
 def _glob_piece(p: str, quoted: bool) -> str:

@@ -21,6 +21,7 @@ Pure: texts in, a key out.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from inferencex_tools import shellsyntax as S
+from inferencex_tools.policy.reach import MAX_VALUES, alternatives
 from inferencex_tools.policy.shellcalls import reaches_every_function
 from inferencex_tools.sandbox import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 
@@ -61,6 +63,131 @@ class Closure:
     # plain names whose value the text only hands to recorders, prints or tests for
     # presence (see :func:`inert_names`): jobs may share a trace across their values
     inert: frozenset[str] = frozenset()
+
+
+
+
+# variables bash (or the sandbox) sets whatever the job's environment holds
+_SHELL_SET = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "TMPDIR", "USER", "LOGNAME",
+                        "SHELL", "TERM", "LANG", "HOSTNAME", "RANDOM", "SRANDOM", "SECONDS",
+                        "EPOCHSECONDS", "EPOCHREALTIME", "LINENO", "UID", "EUID", "PPID",
+                        "SHLVL", "IFS", "OSTYPE", "HOSTTYPE", "MACHTYPE", "GROUPS",
+                        "FUNCNAME", "PIPESTATUS", "DIRSTACK", "REPLY", "OPTARG", "OPTIND",
+                        "COLUMNS", "LINES", "HISTFILE", "PS4", "_"})
+
+
+def _known(parts: list[str], env: Mapping[str, str], exact: bool = False
+           ) -> dict[str, tuple[str, ...]]:
+    """The values a variable of shell text can hold, where they are known: each value an
+    assignment of the text gives it (evaluated with the job's environment and the
+    variables already known; every branch counts), or the job's value when the text
+    never assigns it.  A variable the text builds from something not known (a command's
+    output, ``+=``, ``read``, ``for``) or that neither sets is left out (not known) —
+    with ``exact`` (the job's environment is all there is) it is empty."""
+    assigns: dict[str, list[Node] | None] = {}
+    named: set[str] = set()
+    for part in parts:
+        got, spelt = _part_assigns(part)
+        named |= spelt
+        for k, nodes in got.items():
+            have = assigns.setdefault(k, [])
+            if nodes is None or have is None:
+                assigns[k] = None
+            else:
+                have.extend(nodes)
+    # flow-insensitive: a variable the job sets and the text assigns can hold either
+    known: dict[str, tuple[str, ...]] = {k: (v,) for k, v in env.items()
+                                         if assigns.get(k, []) is not None}
+    if exact:
+        known.update({v: ("",) for v in named - env.keys() - assigns.keys() - _SHELL_SET
+                      if not v.startswith("BASH")})
+    for _ in range(6):  # values built from other variables: until nothing changes
+        new = {k: v for k, v in known.items() if k not in assigns}
+        for var, nodes in assigns.items():
+            vals = _values_of(nodes, known) if nodes is not None else None
+            if vals is not None and var in env:
+                vals = tuple(sorted({*vals, env[var]}))
+            if vals is not None and len(vals) <= MAX_VALUES:
+                new[var] = vals
+        if new == known:
+            break
+        known = new
+    return known
+
+
+@lru_cache(maxsize=4096)
+def _part_assigns(part: str) -> tuple[dict[str, list[Node] | None], frozenset[str]]:
+    """The assignments of shell text (variable → value nodes; None: one it cannot
+    follow) and the variables it names."""
+    syn = S.parse(part)
+    if not syn.ok:
+        return {}, frozenset()
+    assigns: dict[str, list[Node] | None] = {}
+    named: set[str] = set()
+    for n in S.walk(syn.root):
+        if n.type == "variable_name" and re.fullmatch(r"[A-Za-z_]\w*", S.text(n)):
+            named.add(S.text(n))
+        if n.type != "variable_assignment":
+            continue
+        name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+        if name is None or name.type != "variable_name":
+            continue
+        got = assigns.setdefault(S.text(name), [])
+        if got is None or value is None or value.type == "array" or \
+                any(c.type == "+=" for c in n.children):
+            assigns[S.text(name)] = None
+        else:
+            got.append(value)
+    for other in _assigned(syn.root):  # read, for, mapfile, declare …
+        assigns.setdefault(other, None)
+    return assigns, frozenset(named)
+
+
+def _values_of(nodes: list[Node], known: Mapping[str, tuple[str, ...]]
+               ) -> tuple[str, ...] | None:
+    out: set[str] = set()
+    for v in nodes:
+        printed = _printed(v)
+        if printed is not None:
+            out |= printed
+            continue
+        for alt in alternatives(v, known):
+            try:
+                out.add(S.value(v, alt))
+            except S.Unknown:
+                return None
+            if len(out) > MAX_VALUES:
+                return None
+    return tuple(sorted(out)) if len(out) <= MAX_VALUES else None
+
+
+def _printed(v: Node) -> set[str] | None:
+    """What a substitution made only of tests and ``printf``/``echo`` of literal words
+    can print (``$([[ $X == mtp ]] && printf '_mtp' || printf '')``); None otherwise."""
+    if v.type != "command_substitution":
+        return None
+    out: set[str] = set()
+    for n in S.walk(v):
+        if n.type in ("command_substitution", "list", "test_command", "binary_expression",
+                      "unary_expression", "string", "raw_string", "string_content", "word",
+                      "simple_expansion", "expansion", "variable_name", "test_operator",
+                      "command_name", "extglob_pattern", "regex", "number") or \
+                not n.is_named:
+            continue
+        if n.type != "command":
+            return None
+        words = S.command_words(n)
+        if not words or S.text(words[0]) not in ("printf", "echo") or len(words) > 2:
+            return None
+        try:
+            out.add("".join(S.value(w, {}) for w in words[1:]) if len(words) > 1 else "")
+        except S.Unknown:
+            return None
+    return out or None
+
+
+_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
+                         "process_substitution", "arithmetic_expansion"})
 
 
 def _fn(n: Node) -> bool:
@@ -253,9 +380,24 @@ def _shell_file(text: str) -> _Parsed:
         return _Parsed(text, {}, frozenset(_FILE_REF.findall(text)), True, frozenset())
     funcs = {name: "\n".join(S.without_comments(b) for b in bodies)
              for name, bodies in S.functions(syn).items()}
+    whole = S.without_comments(syn.root)
     return _Parsed(S.without_comments(syn.root, cut=_fn), funcs,
-                   frozenset(_FILE_REF.findall(S.without_comments(syn.root))), False,
-                   _conditions(syn.root))
+                   frozenset(_FILE_REF.findall(whole)) | _read_names([whole], {}, set(funcs)),
+                   False, _conditions(syn.root))
+
+
+def _read_names(parts: list[str], env: Mapping[str, str], defined: set[str],
+                exact: bool = False) -> frozenset[str]:
+    """The file-name globs shell text can read that its syntax bounds (:mod:`.reach`:
+    operands of reading commands, input redirections, ``for`` lists, commands run by
+    path; a name computed whole is not among them)."""
+    from inferencex_tools.policy.reach import shell_reads
+
+    known = _known(parts, env, exact)
+    out: set[str] = set()
+    for part in parts:
+        out |= shell_reads(part, known, frozenset(defined)).names
+    return frozenset(out)
 
 
 class Analyzer:
@@ -264,8 +406,11 @@ class Analyzer:
 
     def __init__(self, read: Callable[[str], str | None],
                  by_name: Mapping[str, list[str]], *,
-                 replaced: frozenset[str] = REPLACED) -> None:
-        self.read, self.by_name, self.replaced = read, by_name, replaced
+                 replaced: frozenset[str] = REPLACED,
+                 link: Callable[[str], str | None] | None = None) -> None:
+        self.read, self.by_name, self.replaced, self.link = read, by_name, replaced, link
+        self._matches: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._dir_index: dict[str, set[str]] | None = None
         self._parsed: dict[str, _Parsed | None] = {}
         self._files: dict[str, tuple[str, ...]] = {}
         self._closures: dict[tuple[Any, ...], Closure] = {}
@@ -281,7 +426,9 @@ class Analyzer:
             elif not path.endswith(_SCRIPTS):  # data a script reads: a leaf, no text
                 self._parsed[path] = _Parsed("", {}, frozenset(), False, frozenset())
             elif path.endswith(".py"):
-                self._parsed[path] = _Parsed(text, {}, frozenset(_FILE_REF.findall(text)),
+                from inferencex_tools.policy.reach import python_reads
+
+                self._parsed[path] = _Parsed(text, {}, python_reads(text).names,
                                              bool(_DYNAMIC_PY.search(text)), frozenset())
             else:
                 self._parsed[path] = _shell_file(text)
@@ -309,8 +456,14 @@ class Analyzer:
                 p = self.parsed(path)
                 if p is None:
                     continue
-                for ref in sorted(p.refs):
-                    todo.extend(q for q in self.by_name.get(ref, []) if q not in seen)
+                # a script under a listed directory or matched by a glob is data there,
+                # not run (a script a launcher runs by a computed name is a job's entry)
+                for q in sorted(self.matching(p.refs, scripts=False)):
+                    if q not in seen:
+                        todo.append(q)
+                        t = self._target(q)
+                        if t is not None and t not in seen:
+                            todo.append(t)
             self._files[entry] = tuple(seen)
         return self._files[entry]
 
@@ -328,31 +481,87 @@ class Analyzer:
         return self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")),
                            env).text
 
-    def reachable_files(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
-        """The files of ``entry``'s closure it can run: itself, the files named in the
-        shell text it can run (:meth:`reachable_shell_text`), and, transitively, the files
-        the Python files among them name (Python is taken whole); None when a file it
-        reaches is dynamic (anything may run)."""
+    def reachable_files(self, entry: str, env: Mapping[str, str], *, exact: bool = False
+                        ) -> frozenset[str] | None:
+        """The files of ``entry``'s closure it can read: itself, the files the shell text
+        it can run (:meth:`reachable_shell_text`) names or reads (:func:`_read_names`:
+        globs, a directory's files), the targets of symbolic links among them, and,
+        transitively, what the Python files among them import or name; None when a file
+        it reaches is dynamic (anything may run).  ``exact``: ``env`` is the whole
+        environment (a launcher's): a variable nothing sets is empty."""
         words = self.reachable_words(entry, env)
         if words is None:
             return None
-        names = set(_FILE_REF.findall(self.reachable_shell_text(entry, env)))
+        shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
+        r = self._reach(shell, env)
+        defined = {n for f in shell if (p := self.parsed(f)) for n in p.funcs}
+        names = set(_FILE_REF.findall(r.text)) | _read_names(list(r.shell), env, defined,
+                                                             exact)
         own = self.parsed(entry)
         if entry.endswith(".py") and own is not None:
             names |= own.refs
-        files = self.files(entry)
+        files = set(self.files(entry))
         out = {entry}
         grew = True
         while grew:
             grew = False
-            for f in files:
-                if f not in out and f.rsplit("/", 1)[-1] in names:
-                    out.add(f)
-                    grew = True
-                    p = self.parsed(f)
-                    if f.endswith(".py") and p is not None:
-                        names |= p.refs
+            for f in sorted((self.matching(frozenset(names)) & files) - out):
+                out.add(f)
+                grew = True
+                t = self._target(f)
+                if t is not None:
+                    out.add(t)
+                p = self.parsed(f)
+                if f.endswith(".py") and p is not None:
+                    names |= p.refs
         return frozenset(out)
+
+    def matching(self, names: frozenset[str], *, scripts: bool = True) -> set[str]:
+        """The repository files a name glob (:func:`.reach.tail`: one or more last
+        components) matches: by their path's end, or by a directory above them (a
+        listing, a recursive copy).  ``scripts`` False: a script only when a name spells
+        it (not through a glob or a directory)."""
+        from inferencex_tools.policy.reach import suffix_match
+
+        out: set[str] = set()
+        for name in names:
+            if name not in self._matches:
+                last = name.rsplit("/", 1)[-1]
+                glob = any(c in last for c in "*?[")
+                hit: set[str] = set()
+                for base, paths in self.by_name.items() if glob else \
+                        [(last, self.by_name.get(last, []))]:
+                    if fnmatch.fnmatchcase(base, last):
+                        hit.update(p for p in paths if suffix_match(name, p))
+                under: set[str] = set()
+                for d, files in self._dirs().items():
+                    if fnmatch.fnmatchcase(d, last):
+                        under.update(f for f in files if suffix_match(name, f))
+                self._matches[name] = (frozenset(hit), frozenset(under - hit))
+            by_base, by_dir = self._matches[name]
+            spelt = scripts or not any(c in name for c in "*?[")
+            out |= {f for f in by_base | by_dir if (spelt and f in by_base) or
+                    scripts or not f.endswith(_SCRIPTS)}
+        return out
+
+    def _dirs(self) -> dict[str, set[str]]:
+        """Directory name → the files under a directory of that name."""
+        if self._dir_index is None:
+            self._dir_index = {}
+            for paths in self.by_name.values():
+                for f in paths:
+                    for d in f.split("/")[:-1]:
+                        self._dir_index.setdefault(d, set()).add(f)
+        return self._dir_index
+
+    def _target(self, path: str) -> str | None:
+        """The repository path a symbolic link leads to (None: not a link)."""
+        t = self.link(path) if self.link is not None else None
+        if t is None:
+            return None
+        import posixpath
+
+        return posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
 
     def reachable_words(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
         """The names spelt in the shell text ``entry`` can run (:meth:`reachable_shell_text`)
@@ -371,7 +580,8 @@ class Analyzer:
 
     def _reach(self, files: tuple[str, ...], env: Mapping[str, str]) -> _Reach:
         tops: list[str] = []
-        files = tuple(f for f in files if self.parsed(f) is not None)
+        # the text that can run: scripts (a data file a script reads is a leaf, no text)
+        files = tuple(f for f in files if f.endswith(_SCRIPTS) and self.parsed(f) is not None)
         for path in files:
             p = self.parsed(path)
             assert p is not None

@@ -226,7 +226,12 @@ class RepoIndex:
         for f in files:
             by_name.setdefault(os.path.basename(f), []).append(f)
         self.files = set(files)
-        self.analyzer = Analyzer(self._read, by_name)
+        self.analyzer = Analyzer(self._read, by_name, link=self._link)
+
+    def _link(self, path: str) -> str | None:
+        """Where a repository symbolic link points (as written; None: not a link)."""
+        p = self.repo / path
+        return os.readlink(p) if path in self.files and p.is_symlink() else None
 
     def _read(self, path: str) -> str | None:
         """A repository file as the repository has it (not the sandbox's copy)."""

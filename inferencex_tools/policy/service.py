@@ -5,7 +5,6 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping
@@ -113,30 +112,44 @@ def _every_row_inputs(changes: Any, layouts: tuple[Layout, Layout]) -> bool:
 
 def _read_by_scripts(root: Path, changes: Any, layouts: tuple[Layout, Layout]) -> set[str]:
     """The changed files, other than scripts, the layout's own inputs and the curves,
-    whose name a script of the checkout spells (``cat "$(dirname "$0")/al.txt"``,
-    ``source site.env``): a recipe can read them at run time, so they select the rows
-    whose closure names them (``effective._FILE_REF``: a leaf).  A name a script only
-    computes is not seen (docs/security.md)."""
-    from inferencex_tools.io.layout import SKIP_DIRS
-
+    that a script of the checkout can read (:mod:`.reach`: a name it spells, a glob or
+    pattern its reading commands, redirections and loops bound, a Python import, a
+    directory it lists; through a symbolic link to them): they select the rows whose
+    closure reaches them.  A name a script computes whole is not seen
+    (docs/security.md)."""
     cdir = DEFAULT_REGISTRY.parent.as_posix() + "/"
-    names = {f.rsplit("/", 1)[-1]: f for f in changes.files
-             if not f.endswith(_SCRIPT_SUFFIXES) and not f.startswith(cdir)
-             and not any(lay.is_input(f) for lay in layouts)}
-    if not names:
+    wanted = {f for f in changes.files
+              if not f.endswith(_SCRIPT_SUFFIXES) and not f.startswith(cdir)
+              and not any(lay.is_input(f) for lay in layouts)}
+    if not wanted:
         return set()
-    found: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-        for n in filenames:
-            if not n.endswith(_SCRIPT_SUFFIXES):
-                continue
-            try:
-                text = read_bytes(Path(dirpath) / n).decode("utf-8", "replace")
-            except InputError:
-                continue
-            found.update(f for name, f in names.items() if name in text)
-    return found
+    index = RepoIndex(root)
+    an = index.analyzer
+    # a changed file counts under each name it has: its own, and every link to it
+    aliases: dict[str, set[str]] = {f: {f} for f in wanted}
+    for path in index.files:
+        t = an.link(path) if an.link is not None else None
+        if t is not None:
+            import posixpath
+
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
+            if target in aliases:
+                aliases[target].add(path)
+    names: set[str] = set()
+    for path in index.files:
+        if path.endswith(_SCRIPT_SUFFIXES) and (p := an.parsed(path)) is not None:
+            names |= p.refs
+    reached = an.matching(frozenset(names))
+    return {f for f, alias in aliases.items() if alias & reached or any(
+        _name_matches(a, names) for a in alias)}
+
+
+def _name_matches(path: str, names: Iterable[str]) -> bool:
+    """Does a name glob match the path's end or a directory above it (a file the change
+    deletes is in no index)?"""
+    from inferencex_tools.policy.reach import suffix_match
+
+    return any(suffix_match(n, path) for n in names)
 
 
 def _named_by(texts: Iterable[str], changes: Any) -> bool:
@@ -604,14 +617,15 @@ class _Deltas:
                     self._deltas[path] = ShellDelta.of(old, new)
         return self._deltas[path]
 
-    def reached(self, entry: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    def reached(self, entry: str, env: Mapping[str, str], exact: bool = False
+                ) -> tuple[str, ...]:
         if entry not in self.index.files:
             return (entry,)
         an = self.index.analyzer
         changed = [f for f in an.files(entry) if f in self.changes.files]
         if not changed:
             return ()
-        runs = an.reachable_files(entry, env)
+        runs = an.reachable_files(entry, env, exact=exact)
         out: list[str] = []
         words: frozenset[str] | None = None
         asked = False
@@ -630,8 +644,12 @@ class _Deltas:
         return tuple(out)
 
 
-def _reached(deltas: _Deltas, env: Mapping[str, str], entry: str) -> tuple[str, ...]:
-    return deltas.reached(entry, env)
+def _reached(deltas: _Deltas, j: Job, entry: str) -> tuple[str, ...]:
+    """The changed files ``entry`` of job ``j`` reaches: the launcher's environment is
+    the job's, all of it; a script's is what the launcher passes on, not known here."""
+    if entry == j.launcher:
+        return deltas.reached(entry, j.env, exact=True)
+    return deltas.reached(entry, {})
 
 
 def _entries(req: CheckRequest, j: Job) -> list[str]:
@@ -652,7 +670,7 @@ def _view_edited(j: Job, files: list[str], changes: Any, deltas: _Deltas) -> boo
     runners.yaml unreadably), or a file under ``runners/`` the job reaches?"""
     label = str(j.row.config.get("runner"))
     return (changes.runner_labels is None or label in changes.runner_labels
-            or any(f.startswith("runners/") for e in files for f in deltas.reached(e, j.env)))
+            or any(f.startswith("runners/") for e in files for f in _reached(deltas, j, e)))
 
 
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
@@ -678,7 +696,7 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
             key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
-            closure=functools.partial(_reached, deltas, j.env))
+            closure=functools.partial(_reached, deltas, j))
         moved = _job_changed(req, j, base_wf, index) if buckets is None or (
             buckets and bucket_of(j.row.matrix) in buckets) else None
         if moved:

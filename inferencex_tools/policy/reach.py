@@ -1,0 +1,312 @@
+"""What a launch can read: the file names shell and Python text can open, list or run,
+from their syntax trees (the static half of the ``--base`` selection, docs/policy.md).
+
+A text's reads are **names**: globs on a path's last component that a file (or, for a
+listing or a recursive copy, a directory above it) must match.  They come from
+
+* every name-like token of its literal text (``al.txt``, ``site.env`` — in strings,
+  here-documents and comments of Python alike: ``_FILE_REF``);
+* every word a reading command gets as an operand (``source``, ``bash``, ``python``,
+  ``cat``, ``sed``, ``envsubst``, ``cp``, ``ls``, ``find``, a ``[ -f … ]`` test … :
+  :data:`READERS`), an input redirection's target, a ``for`` list and a command run by
+  path, as a pattern of the strings it can be (:func:`shellsyntax.pattern`: literal parts
+  kept, the job's environment and variables assigned only literals substituted, anything
+  else a ``*``).  Only the text after the last unknown part of the last component is
+  sure (an unknown part may hold a ``/``): ``"${0%.sh}.al"`` reads ``*.al``,
+  ``conf.d/*.env`` reads ``*.env``; a word that ends in an unknown part (``source "$f"``)
+  reads **anything**;
+* the operands of other programs (servers, cluster tools) by the names they spell, and
+  by a pattern when it ends in a literal suffix (``--config "$D/x.yaml"``);
+* Python: its imports (``import a.b`` reads ``a``, ``b``, ``b.py``, ``__init__.py``),
+  its string constants (``"al.txt"``; a leading-dot suffix ``".al"`` reads ``*.al``);
+  ``__import__``, ``importlib``, ``exec``, ``runpy`` or a ``-m`` module built at run time
+  read anything.
+
+Pure: syntax in, names out.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from inferencex_tools import shellsyntax as S
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+_FILE_REF = re.compile(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
+# programs whose operands are files (or directories) they read, list, run or test
+READERS = frozenset({
+    "source", ".", "bash", "sh", "dash", "zsh", "ksh", "python", "python3", "perl", "ruby",
+    "node", "cat", "tac", "head", "tail", "less", "more", "sed", "awk", "gawk", "grep",
+    "egrep", "fgrep", "rg", "jq", "yq", "envsubst", "cp", "rsync", "scp", "tar", "zip",
+    "unzip", "ls", "find", "du", "tree", "readlink", "realpath", "stat", "file", "test",
+    "diff", "cmp", "sha256sum", "sha1sum", "md5sum", "cksum", "wc", "sort", "uniq",
+    "cut", "paste", "join", "base64", "xxd", "od", "hexdump", "strings", "dd", "patch",
+    "eval",
+})
+# readers whose first operand is a program or pattern, not a file
+_SCRIPTED = frozenset({"sed", "awk", "gawk", "grep", "egrep", "fgrep", "rg", "jq", "yq"})
+_FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r",
+                         "-s", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S"})
+# programs that read nothing their operands name (their operands are text or numbers)
+_QUIET = frozenset({"echo", "printf", "local", "export", "declare", "typeset", "readonly",
+                    "unset", "shift", "return", "exit", "set", "shopt", "true", "false",
+                    ":", "sleep", "kill", "wait", "cd", "pushd", "popd", "let", "break",
+                    "continue", "mkdir", "basename", "dirname", "seq", "nproc", "date",
+                    "hostname", "id", "whoami", "uname", "trap", "ulimit", "umask",
+                    "check_env_vars"})
+_DATA_SUFFIX = re.compile(r"\.(?:ya?ml|json|toml|env|txt|cfg|conf|ini|sh|py|bash|patch|diff)$")
+_LISTERS = frozenset({"ls", "find", "du", "tree"})
+
+
+MAX_VALUES = 8  # values of a variable followed; more: not known
+
+
+def alternatives(w: Node, known: Mapping[str, tuple[str, ...]]) -> list[S.Known]:
+    """The environments a word can be evaluated in: one per combination of the values
+    of the variables it reads (at most :data:`MAX_VALUES`; beyond, one in which none
+    of them is known)."""
+    names = sorted({S.text(c) for c in S.walk(w) if c.type == "variable_name"})
+    combos: list[dict[str, str]] = [{}]
+    for n in names:
+        if n not in known:
+            continue
+        combos = [{**c, n: v} for c in combos for v in known[n]]
+        if len(combos) > MAX_VALUES:
+            return [S.Known()]
+    return [S.Known(c) for c in combos]
+
+
+@dataclass(frozen=True)
+class Reads:
+    """Names a text can read (globs on a path's last component), and, when it can read
+    anything, why (``unbounded``)."""
+
+    names: frozenset[str] = frozenset()
+    unbounded: str | None = None
+
+    def __or__(self, other: Reads) -> Reads:
+        return Reads(self.names | other.names, self.unbounded or other.unbounded)
+
+
+def tail(pattern: str) -> str | None:
+    """What a path matching ``pattern`` (unknown parts marked ``shellsyntax.UNKNOWN``)
+    is sure to end with, as a glob of one or more components: the components after the
+    last unknown part (an unknown part may hold a ``/``), that component's text after
+    it behind a ``*`` (``"${0%.sh}.al"`` → ``*.al``; ``"$D/conf.d/a.env"`` →
+    ``conf.d/a.env``).  ``""``: the empty word, no file.  None when it can be anything
+    (an unknown part at its end, ``.``, ``..``, ``/``)."""
+    if pattern == "":
+        return ""
+    comps = pattern.split("/")
+    marked = [i for i, c in enumerate(comps) if S.UNKNOWN in c]
+    if marked:
+        i = marked[-1]
+        rest = comps[i][comps[i].rindex(S.UNKNOWN) + 1:]
+        comps = (["*" + rest] if rest else []) + comps[i + 1:]
+    if ".." in comps:
+        comps = comps[len(comps) - comps[::-1].index(".."):]
+    comps = [c for c in comps if c not in ("", ".")]
+    if not comps or not comps[-1].strip("*"):
+        return None
+    return "/".join(comps)
+
+
+def suffix_match(name: str, path: str) -> bool:
+    """Does ``path`` (or a directory above it: a listing, a recursive copy) end with
+    the components of the glob ``name``?  Where the path is shorter, its components
+    count (a workspace prefix of an absolute name is no repository component)."""
+    want = name.split("/")
+    comps = path.split("/")
+    for end in range(len(comps), 0, -1):  # the path, then each directory above it
+        have = comps[:end]
+        k = min(len(want), len(have))
+        if all(fnmatch.fnmatchcase(h, w) for h, w in zip(have[-k:], want[-k:], strict=True)):
+            return True
+    return False
+
+
+def _lead_off(words: list[Node]) -> list[Node]:
+    """The words from the program run on (``env X=1``, ``timeout 5``, ``nohup``,
+    ``exec``, ``command``, ``sudo`` and their options dropped)."""
+    i = 0
+    while i < len(words):
+        w = S.text(words[i])
+        if w in ("env", "nohup", "exec", "command", "builtin", "sudo", "time", "nice"):
+            i += 1
+            while i < len(words) and (S.text(words[i]).startswith("-") or
+                                      re.match(r"[A-Za-z_]\w*=", S.text(words[i]))):
+                i += 1
+        elif w == "timeout":
+            i += 1
+            while i < len(words) and not re.fullmatch(r"[\d.]+[smhd]?", S.text(words[i])):
+                i += 1
+            i += 1
+        else:
+            break
+    return words[i:]
+
+
+Known = Mapping[str, tuple[str, ...]]
+
+
+def _word(w: Node, env: Known, *, reading: bool) -> Reads:
+    """The names the word ``w`` reads as an operand (``reading``: of a reading command;
+    else only a pattern ending in a literal data suffix counts)."""
+    text = S.text(w)
+    if text.startswith("-") and "=" in text:  # --config=FILE
+        text = text.split("=", 1)[1]
+        syn = S.parse(f": {text}\n")
+        cmd = next(S.commands(syn.root), None) if syn.ok else None
+        ws = S.command_words(cmd)[1:] if cmd is not None else []
+        return _word(ws[0], env, reading=reading) if ws else Reads()
+    if text.startswith("-"):
+        return Reads()
+    names: set[str] = set()
+    for alt in alternatives(w, env):
+        name = tail(S.pattern(w, alt, unknown=S.UNKNOWN))
+        if name is None:
+            return Reads(unbounded=f"{text[:60]}") if reading else Reads()
+        if name and (reading or _DATA_SUFFIX.search(name)):
+            names.add(name)
+    return Reads(frozenset(names))
+
+
+def _command(cmd: Node, env: Known, defined: frozenset[str]
+             ) -> Reads:
+    words = _lead_off(S.command_words(cmd))
+    if not words:
+        return Reads()
+    head = S.text(words[0])
+    prog = head.rsplit("/", 1)[-1]
+    out = Reads()
+    if "/" in head or "$" in head:  # run by path
+        out |= _word(words[0], env, reading=True)
+    if prog in _QUIET or head in defined:
+        return out  # a function's arguments are read where its body uses them
+    reading = prog in READERS or prog.startswith("python")
+    operands = words[1:]
+    if prog in _SCRIPTED:  # its program or pattern first
+        first = next((i for i, w in enumerate(operands) if not S.text(w).startswith("-")),
+                     None)
+        if first is not None:
+            operands = operands[:first] + operands[first + 1:]
+    for w in operands:
+        out |= _word(w, env, reading=reading)
+    if prog in _LISTERS and not any(not S.text(w).startswith("-") for w in words[1:]):
+        out |= Reads(unbounded=f"line {S.line_of(cmd)}: {prog} of the working directory")
+    return out
+
+
+def _redirect(r: Node, env: Known) -> Reads:
+    op = next((S.text(c) for c in r.children if not c.is_named), "")
+    if op not in ("<", "<>", "<&"):
+        return Reads()
+    dest = r.child_by_field_name("destination") or (r.named_children[-1]
+                                                    if r.named_children else None)
+    return _word(dest, env, reading=True) if dest is not None else Reads()
+
+
+def shell_reads(text: str, known: Known, defined: frozenset[str]) -> Reads:
+    """The names shell ``text`` can read with the values of its variables ``known``
+    (``defined``: the functions it can call, whose arguments are not read at the call);
+    cached by the values of the variables the text names."""
+    syn = S.parse(text)
+    if not syn.ok:
+        return Reads(unbounded=f"the parser refuses it ({syn.problem})")
+    spelt = _spelt(text)
+    key = (text, tuple((n, known.get(n)) for n in spelt), defined & spelt)
+    hit = _READS_CACHE.get(key)
+    if hit is None:
+        if len(_READS_CACHE) > 50_000:
+            _READS_CACHE.clear()
+        hit = _READS_CACHE[key] = _shell_reads(
+            syn, {n: known[n] for n in spelt if n in known}, defined)
+    return hit
+
+
+_READS_CACHE: dict[tuple[object, ...], Reads] = {}
+
+
+@lru_cache(maxsize=4096)
+def _spelt(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[A-Za-z_][\w-]*", text))
+
+
+def _shell_reads(syn: S.Syntax, env: Known, defined: frozenset[str]) -> Reads:
+    text = S.text(syn.root)
+    out = Reads(frozenset(_tokens(text)))
+    for n in S.walk(syn.root):
+        if n.type == "command":
+            out |= _command(n, env, defined)
+        elif n.type == "file_redirect":
+            out |= _redirect(n, env)
+        elif n.type == "unary_expression" and n.children and \
+                S.text(n.children[0]) in _FILE_TESTS and len(n.children) == 2:
+            out |= _word(n.children[1], env, reading=True)
+        elif n.type == "for_statement":
+            var = n.child_by_field_name("variable")
+            for v in n.named_children:
+                if v.type not in ("do_group", "comment", "variable_name") and (
+                        var is None or v.start_byte != var.start_byte):
+                    out |= _word(v, env, reading=True)
+    return out
+
+
+def _tokens(text: str) -> set[str]:
+    """Name-like tokens of a text (a file it names, whatever its suffix)."""
+    return set(_FILE_REF.findall(text))
+
+
+@lru_cache(maxsize=2048)
+def python_reads(text: str) -> Reads:
+    """The names a Python file can read: its imports, its string constants, anything
+    when it imports or runs code named at run time."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return Reads(frozenset(_tokens(text)), "Python the parser refuses")
+    names = set(_tokens(text))
+    why: str | None = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import | ast.ImportFrom):
+            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else \
+                [n.module or "", *(f"{n.module}.{a.name}" for a in n.names)]
+            if isinstance(n, ast.ImportFrom) and n.level:
+                names.add("__init__.py")
+            for m in mods:
+                for part in filter(None, m.split(".")):
+                    names.update({part, part + ".py"})
+                names.add("__init__.py")
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value:
+            names.update(_python_string(n.value))
+        elif isinstance(n, ast.Call) and _runs_code(n):
+            why = why or f"line {n.lineno}: code named at run time"
+    return Reads(frozenset(names), why)
+
+
+def _python_string(s: str) -> Iterable[str]:
+    s = s.strip()
+    if "\n" in s or len(s) > 200 or not s:
+        return ()
+    if s.startswith(".") and re.fullmatch(r"\.[\w.-]+", s):
+        return ("*" + s,)  # a suffix joined to a computed stem
+    name = tail(s)
+    return (name,) if name is not None and re.fullmatch(r"[\w.*?-]+", name) else ()
+
+
+def _runs_code(n: ast.Call) -> bool:
+    f = n.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+        else ""
+    if name in ("__import__", "import_module", "exec", "run_module", "run_path",
+                "spec_from_file_location", "load_source"):
+        return not (n.args and isinstance(n.args[0], ast.Constant))
+    return False

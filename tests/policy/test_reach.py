@@ -1,0 +1,87 @@
+"""What a launch can read (``policy/reach.py``): names from the syntax tree, globs, the
+words reading commands get, Python imports, symbolic links (the static half of the
+``--base`` selection)."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferencex_tools.policy.effective import Analyzer
+from inferencex_tools.policy.reach import python_reads, suffix_match, tail
+
+
+@pytest.mark.parametrize(("pattern", "expected"), [
+    ("\x00.al", "*.al"),  # "${0%.sh}.al" without $0
+    ("\x00/al.txt", "al.txt"),
+    ("/github/workspace/data/tuned.yaml", "github/workspace/data/tuned.yaml"),
+    ("\x00/conf.d/*.env", "conf.d/*.env"),
+    ("\x00/../../benchmark_lib.sh", "benchmark_lib.sh"),
+    ("\x00", None),  # a word computed whole: anything
+    ("a/\x00", None),
+    ("..", None),
+    ("", ""),  # the empty word names no file
+])
+def test_the_tail_a_path_is_sure_to_have(pattern: str, expected: str | None) -> None:
+    assert tail(pattern) == expected
+
+
+@pytest.mark.parametrize(("name", "path", "hit"), [
+    ("al.txt", "benchmarks/x/al.txt", True),
+    ("*.al", "benchmarks/x/recipe.al", True),
+    ("conf.d/*.env", "benchmarks/x/conf.d/al.env", True),
+    ("conf.d/*.env", "benchmarks/x/other/al.env", False),
+    ("recipes/vllm/kimi-k3/agentic", "benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k3/"
+     "agentic/a.yaml", False),  # a directory copied, not every directory of its name
+    ("srt-slurm-recipes/vllm/kimi-k3/agentic",
+     "benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k3/agentic/a.yaml", True),
+    ("github/workspace/benchmarks/x.sh", "benchmarks/x.sh", True),
+])
+def test_a_name_matches_a_path_by_its_end_or_a_directory_above(name: str, path: str,
+                                                                hit: bool) -> None:
+    assert suffix_match(name, path) is hit
+
+
+def test_python_reads_its_imports_and_string_constants() -> None:
+    r = python_reads("import sys\nfrom al_values import VALUE\nopen(name + '.al')\n"
+                     "open('data/x.json')\n")
+    assert {"al_values.py", "*.al", "x.json"} <= r.names and r.unbounded is None
+    assert python_reads("import importlib\nimportlib.import_module(name)\n").unbounded
+
+
+FILES = {
+    "run.sh": 'SYNTHETIC=$(cat "${0%.sh}.al")\nfor f in "$(dirname "$0")"/conf.d/*.env; do\n'
+              '  source "$f"\ndone\nX=$(python3 "$(dirname "$0")/helper.py")\n'
+              'Y=$(envsubst < "$(dirname "$0")/al-template")\nZ=$(cat "$(dirname "$0")/al.txt")\n',
+    "run.al": "2.78\n",
+    "conf.d/a.env": "A=1\n",
+    "helper.py": "from al_values import VALUE\nprint(VALUE)\n",
+    "al_values.py": "VALUE = 1\n",
+    "al-template": "$AL\n",
+    "al.txt": "@link data/value",
+    "data/value": "2.78\n",
+    "unrelated.txt": "x\n",
+}
+
+
+def _analyzer() -> Analyzer:
+    by_name: dict[str, list[str]] = {}
+    for f in FILES:
+        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+
+    def link(path: str) -> str | None:
+        t = FILES.get(path, "")
+        return "../" * path.count("/") + t[6:] if t.startswith("@link ") else None
+
+    return Analyzer(FILES.get, by_name, link=link)
+
+
+def test_a_launch_reaches_what_it_reads_however_it_names_it() -> None:
+    """The two-step reads of issue 32: a computed data-file name, a glob-sourced env
+    file, a Python module a helper imports, an envsubst template, a symlinked data
+    file (its target) — and not a file it never reads."""
+    an = _analyzer()
+    runs = an.reachable_files("run.sh", {})
+    assert runs is not None
+    assert {"run.al", "conf.d/a.env", "helper.py", "al_values.py", "al-template", "al.txt",
+            "data/value"} <= runs
+    assert "unrelated.txt" not in runs
