@@ -646,10 +646,9 @@ class _Deltas:
 
 def _reached(deltas: _Deltas, j: Job, entry: str) -> tuple[str, ...]:
     """The changed files ``entry`` of job ``j`` reaches: the launcher's environment is
-    the job's, all of it; a script's is what the launcher passes on, not known here."""
-    if entry == j.launcher:
-        return deltas.reached(entry, j.env, exact=True)
-    return deltas.reached(entry, {})
+    the job's, all of it (``exact``); a script's is what the launcher passes on, taken
+    as the job's (its branches pruned by it, as the trace-sharing analysis does)."""
+    return deltas.reached(entry, j.env, exact=entry == j.launcher)
 
 
 def _entries(req: CheckRequest, j: Job) -> list[str]:
