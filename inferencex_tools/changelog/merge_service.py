@@ -93,13 +93,12 @@ class ResolveRequest:
 def read_stages(git_repo: GitRepo, rel: str) -> tuple[bytes, bytes, bytes]:
     """Stages 1 (merge-base), 2 (ours) and 3 (theirs) of ``rel`` from the git index."""
     try:
-        index = git_repo.repo.index
-        entries = index.entries
-    except Exception as exc:  # a corrupt or unreadable index
-        raise GitError(f"cannot read the git index: {exc}") from None
-    stages = {s: entries.get((rel, s)) for s in (1, 2, 3)}
+        entries = git_repo.index_stages(rel)
+    except GitError as exc:  # a corrupt or unreadable index
+        raise GitError(f"cannot read the git index: {exc.message}") from None
+    stages = {s: entries.get(s) for s in (1, 2, 3)}
     if all(e is None for e in stages.values()):
-        state = ("is not in a merge conflict" if (rel, 0) in entries
+        state = ("is not in a merge conflict" if 0 in entries
                  else "is not in the git index")
         raise ConflictError(f"{rel} {state} (no index stages 1-3)",
                             hint="run during a conflicted merge, or pass "
@@ -110,7 +109,7 @@ def read_stages(git_repo: GitRepo, rel: str) -> tuple[bytes, bytes, bytes]:
         if e is None:
             raise ConflictError(f"could not read stage {s} ({STAGES[s]}) of {rel} from the git "
                                 f"index: {_MISSING_WHY[s]}; resolve by hand")
-        out.append(git_repo.repo.odb.stream(e.binsha).read())
+        out.append(e)
     return out[0], out[1], out[2]
 
 

@@ -228,7 +228,7 @@ def _local_facts(facts: Facts, repo: Any, changelog: str) -> tuple[Facts, list[F
 
 
 class _Repo:
-    """The gate's git handle (io.gitcat: no GitPython); the gate never moves a ref."""
+    """The gate's git handle (io.gitcat); the gate never moves a ref."""
 
     def __init__(self, path: Path) -> None:
         from inferencex_tools.io.gitcat import GitReader

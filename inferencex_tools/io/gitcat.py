@@ -1,5 +1,6 @@
 """Read-only git access for hot paths (``ixtool ci gate``): plain ``git`` processes and
-one ``git cat-file --batch`` for every blob, without importing GitPython (~0.1 s).
+one ``git cat-file --batch`` for every blob; :class:`~inferencex_tools.io.git.GitRepo`
+reads through it too.
 
 Same rules as :mod:`inferencex_tools.io.git`: user and system configuration neutralised,
 no shell, refs checked before use (``--end-of-options``); reads go through the object

@@ -30,10 +30,9 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from inferencex_tools.errors import GitError
-from inferencex_tools.io.git import _GIT_ENV, GitRepo
+from inferencex_tools.io.git import GitRepo, run_git, run_git_bytes
 
 # Variables that would point a user-config git process at another repository.
 _LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
@@ -42,17 +41,9 @@ _LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRE
 NETWORK_TIMEOUT = 900.0  # seconds for one fetch/push (a hung remote must not hang ixtool)
 
 
-def _run(repo: Any, *args: str, check: bool = True) -> tuple[int, str, str]:
-    """A git command through GitPython with ixtool's isolated configuration."""
-    import git
-
-    try:
-        status, out, err = repo.git.execute(["git", *args], with_extended_output=True,
-                                            with_exceptions=check)
-    except git.GitCommandError as exc:
-        stderr = (exc.stderr or "").strip().removeprefix("stderr: ").strip("'\n ")
-        raise GitError(f"git {' '.join(args)} failed: {stderr or exc}") from None
-    return int(status), str(out), str(err)
+def _run(cwd: Path, *args: str, check: bool = True) -> tuple[int, str, str]:
+    """A git command in ``cwd`` with ixtool's isolated configuration."""
+    return run_git(cwd, *args, check=check)
 
 
 def _last_error(text: str) -> str:
@@ -122,7 +113,7 @@ class Workspace:
             base.pop(var, None)
         # never wait for a password on a terminal; C messages (parsed for hints)
         self._user_env = base | {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C"}
-        self._wt: Any = None
+        self._wt: Path | None = None
 
     # -- git as the user ------------------------------------------------------------
     def _as_user(self, cwd: Path, *args: str, timeout: float = NETWORK_TIMEOUT
@@ -139,12 +130,12 @@ class Workspace:
 
     @property
     def _root(self) -> Path:
-        return Path(self.repo.repo.working_tree_dir or self.repo.repo.git_dir)
+        return Path(self.repo.root)
 
     # -- read-only checks ------------------------------------------------------------
     def dirty(self) -> list[str]:
         """``git status --porcelain`` lines of the user's checkout."""
-        _, out, _ = _run(self.repo.repo, "status", "--porcelain")
+        _, out, _ = _run(self.repo.root, "status", "--porcelain")
         return [ln for ln in out.splitlines() if ln.strip()]
 
     def identity(self) -> Probe:
@@ -207,18 +198,18 @@ class Workspace:
         return f"refs/ixtool/pr-{pr}/prepared"
 
     def is_ancestor(self, a: str, b: str) -> bool:
-        status, _, _ = _run(self.repo.repo, "merge-base", "--is-ancestor", a, b, check=False)
+        status, _, _ = _run(self.repo.root, "merge-base", "--is-ancestor", a, b, check=False)
         return status == 0
 
     def parents(self, sha: str) -> list[str]:
-        _, out, _ = _run(self.repo.repo, "rev-list", "--parents", "-n", "1", sha)
+        _, out, _ = _run(self.repo.root, "rev-list", "--parents", "-n", "1", sha)
         return out.split()[1:]
 
     def commits_between(self, base: str, head: str, *exclude: str) -> list[tuple[str, str]]:
         """(sha, message) of commits in ``head`` but not in ``base`` (nor in any of
         ``exclude``), oldest first — what GitHub lists as a PR's commits, without its
         250-commit cap."""
-        _, out, _ = _run(self.repo.repo, "log", "--reverse", "--format=%H%x00%B%x01",
+        _, out, _ = _run(self.repo.root, "log", "--reverse", "--format=%H%x00%B%x01",
                          head, f"^{base}", *(f"^{x}" for x in exclude), "--")
         items = []
         for rec in out.split("\x01"):
@@ -231,7 +222,7 @@ class Workspace:
     def merge_tree(self, ours: str, theirs: str) -> MergeTree:
         """Merge ``theirs`` into ``ours`` in memory (``git merge-tree --write-tree``):
         every conflicted path with the index stages it has.  Nothing is checked out."""
-        status, out, err = _run(self.repo.repo, "merge-tree", "--write-tree", "-z",
+        status, out, err = _run(self.repo.root, "merge-tree", "--write-tree", "-z",
                                 "--no-messages", ours, theirs, check=False)
         if status not in (0, 1):
             raise GitError(f"git merge-tree failed: {_last_error(err)}",
@@ -249,37 +240,33 @@ class Workspace:
 
     # -- ixtool's own state ------------------------------------------------------------
     def recorded_prepared(self, pr: int) -> str | None:
-        status, out, _ = _run(self.repo.repo, "rev-parse", "--verify", "--quiet",
+        status, out, _ = _run(self.repo.root, "rev-parse", "--verify", "--quiet",
                               f"{self.prepared_ref(pr)}^{{commit}}", check=False)
         return out.strip() if status == 0 and out.strip() else None
 
     def record_prepared(self, pr: int, sha: str) -> None:
-        _run(self.repo.repo, "update-ref", self.prepared_ref(pr), sha)
+        _run(self.repo.root, "update-ref", self.prepared_ref(pr), sha)
 
     # -- the private worktree ------------------------------------------------------------
     def worktree_path(self, pr: int) -> Path:
-        return Path(self.repo.repo.git_dir) / "ixtool" / f"merge-pr-{pr}"
+        return self.repo.git_dir / "ixtool" / f"merge-pr-{pr}"
 
     def prepare_worktree(self, pr: int, sha: str) -> Path:
         """A fresh detached worktree at ``sha`` (a leftover one is discarded)."""
-        import git
-
         path = self.worktree_path(pr)
         self.discard_worktree(pr)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _run(self.repo.repo, "worktree", "add", "--quiet", "--detach", str(path), sha)
-        wt = git.Repo(path)
-        wt.git.update_environment(**_GIT_ENV)
-        self._wt = wt
+        _run(self.repo.root, "worktree", "add", "--quiet", "--detach", str(path), sha)
+        self._wt = path
         return path
 
     def discard_worktree(self, pr: int) -> None:
         path = self.worktree_path(pr)
         if path.exists():
-            _run(self.repo.repo, "worktree", "remove", "--force", str(path), check=False)
+            _run(self.repo.root, "worktree", "remove", "--force", str(path), check=False)
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
-        _run(self.repo.repo, "worktree", "prune", check=False)
+        _run(self.repo.root, "worktree", "prune", check=False)
         self._wt = None
 
     @contextlib.contextmanager
@@ -288,21 +275,21 @@ class Workspace:
         the files a check at that commit reads (``ixtool al audit`` of a reused run).
         A worktree, not ``git archive``: the tree's own ``export-ignore`` attributes
         cannot hide a file from the check."""
-        path = Path(self.repo.repo.git_dir) / "ixtool" / f"tree-{sha[:16]}"
+        path = self.repo.git_dir / "ixtool" / f"tree-{sha[:16]}"
         if path.exists():
-            _run(self.repo.repo, "worktree", "remove", "--force", str(path), check=False)
+            _run(self.repo.root, "worktree", "remove", "--force", str(path), check=False)
             shutil.rmtree(path, ignore_errors=True)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _run(self.repo.repo, "worktree", "add", "--quiet", "--detach", str(path), sha)
+        _run(self.repo.root, "worktree", "add", "--quiet", "--detach", str(path), sha)
         try:
             yield path
         finally:
-            _run(self.repo.repo, "worktree", "remove", "--force", str(path), check=False)
+            _run(self.repo.root, "worktree", "remove", "--force", str(path), check=False)
             shutil.rmtree(path, ignore_errors=True)
-            _run(self.repo.repo, "worktree", "prune", check=False)
+            _run(self.repo.root, "worktree", "prune", check=False)
 
     @property
-    def wt(self) -> Any:
+    def wt(self) -> Path:
         if self._wt is None:
             raise GitError("internal: no worktree prepared")
         return self._wt
@@ -322,31 +309,24 @@ class Workspace:
 
     def stage(self, stage: int, path: str) -> bytes | None:
         """Bytes of ``path`` at index stage 1/2/3 during a conflict."""
-        import git
-
-        try:
-            data: bytes = self.wt.git.execute(["git", "show", f":{stage}:{path}"],
-                                              stdout_as_string=False,
-                                              strip_newline_in_stdout=False)
-        except git.GitCommandError:
-            return None
-        return data
+        code, data, _ = run_git_bytes(self.wt, "show", f":{stage}:{path}")
+        return data if code == 0 else None
 
     def read(self, path: str) -> bytes:
         from inferencex_tools.io.files import read_bytes
 
-        return read_bytes(Path(self.wt.working_tree_dir) / path)
+        return read_bytes(self.wt / path)
 
     def write(self, path: str, data: bytes) -> None:
         from inferencex_tools.io.files import atomic_write
 
-        atomic_write(Path(self.wt.working_tree_dir) / path, data)
+        atomic_write(self.wt / path, data)
         _run(self.wt, "add", "--", path)
 
     def commit(self, message: str) -> str:
         """Commit the worktree's index as the user (their identity, signing, hooks
         except pre-commit/commit-msg); the identity is never guessed."""
-        wt_dir = Path(self.wt.working_tree_dir)
+        wt_dir = self.wt
         got = self._as_user(wt_dir, "-c", "user.useConfigOnly=true", "commit", "--quiet",
                             "--allow-empty", "--no-verify", "--cleanup=verbatim",
                             "-m", message, timeout=300)

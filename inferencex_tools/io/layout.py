@@ -50,7 +50,7 @@ def master_paths_at(repo: GitRepo, ref: str) -> list[str]:
 
 
 def repo_layout_at(repo: GitRepo, ref: str) -> Layout:
-    """:func:`layout_at` through a GitPython-backed :class:`~.git.GitRepo`."""
+    """:func:`layout_at` through a :class:`~.git.GitRepo`."""
 
     def listing(folder: str) -> list[str]:
         return repo.list_files(ref, re.escape(folder + "/") + r"[^/]+") if folder else []
