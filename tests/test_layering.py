@@ -36,8 +36,8 @@ ENV_READERS = {
     "io/github.py": "the API credentials and root ($GITHUB_TOKEN/$GH_TOKEN, $GITHUB_API_URL)",
     "io/gitops.py": "the user's git identity/environment for git processes that act as "
                     "the user (commit, push)",
-    "io/gitcat.py": "the environment of its read-only git processes (with user/system "
-                    "configuration neutralised), as io/git.py gives GitPython",
+    "io/gitcat.py": "the environment of the git processes of io/gitcat.py and io/git.py "
+                    "(with user/system configuration neutralised)",
 }
 # Not part of ixtool's runtime: the program the sandbox runs in place of the
 # GPU tools, the trace server it runs inside its namespaces and the subreaper of

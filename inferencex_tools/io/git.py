@@ -20,18 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferencex_tools.errors import GitError, ShallowCloneError
-from inferencex_tools.io.gitcat import GitReader
-
-# Neutralise global/system configuration for every git process ixtool starts, and
-# replace refs (refs/replace/*: anyone who can push a ref could make a base revision's
-# blob read as other content; docs/security.md).
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_NO_REPLACE_OBJECTS": "1",
-    "LC_ALL": "C",
-}
+from inferencex_tools.io.gitcat import GitReader, process_env
 
 
 def run_git(cwd: str | os.PathLike[str], *args: str, check: bool = True
@@ -49,7 +38,7 @@ def run_git(cwd: str | os.PathLike[str], *args: str, check: bool = True
 def run_git_bytes(cwd: str | os.PathLike[str], *args: str) -> tuple[int, bytes, str]:
     """``git ARGS`` as :func:`run_git`, stdout as bytes, never raising for its status."""
     try:
-        p = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **_GIT_ENV},
+        p = subprocess.run(["git", *args], cwd=cwd, env=process_env(),
                            capture_output=True, stdin=subprocess.DEVNULL, check=False)
     except OSError as exc:
         raise GitError(f"cannot run git: {exc.strerror}") from None

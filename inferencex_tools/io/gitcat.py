@@ -17,9 +17,15 @@ from typing import IO
 
 from inferencex_tools.errors import GitError, ShallowCloneError
 
-# replace refs ignored: a pushed refs/replace/<id> must not change what a revision holds
-_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C"}
+
+def process_env() -> dict[str, str]:
+    """The environment of a git process started now (io/git.py's): this process's, with
+    user and system configuration neutralised, no prompts, replace refs ignored (a pushed
+    refs/replace/<id> must not change what a revision holds)."""
+    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C"}
+
+
 MAX_BLOB = 32 * 1024 * 1024
 _HUNK = re.compile(r"(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _SLUG = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
@@ -44,7 +50,7 @@ class GitReader:
     def _run(self, *args: str) -> str:
         if args in self._memo:  # queries about immutable objects (resolved ids) only
             return self._memo[args]
-        p = subprocess.run(["git", *args], cwd=self._cwd, env=_ENV, capture_output=True,
+        p = subprocess.run(["git", *args], cwd=self._cwd, env=process_env(), capture_output=True,
                            check=False)
         if p.returncode != 0:
             err = p.stderr.decode("utf-8", "replace").strip()
@@ -53,7 +59,7 @@ class GitReader:
 
     def _status(self, *args: str) -> tuple[int, str]:
         """(exit status, stdout) of a git command whose status is an answer."""
-        p = subprocess.run(["git", *args], cwd=self._cwd, env=_ENV, capture_output=True,
+        p = subprocess.run(["git", *args], cwd=self._cwd, env=process_env(), capture_output=True,
                            check=False)
         return p.returncode, p.stdout.decode("utf-8", "replace")
 
@@ -67,7 +73,7 @@ class GitReader:
     def _cat(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None:
             self._batch = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self._cwd,
-                                           env=_ENV, stdin=subprocess.PIPE,
+                                           env=process_env(), stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert self._batch.stdin is not None and self._batch.stdout is not None
         return self._batch.stdin, self._batch.stdout
