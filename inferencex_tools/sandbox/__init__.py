@@ -7,8 +7,9 @@ the names below and never reaches inside (``tests/test_layering.py`` enforces it
 
 Public interface
     :class:`Session` (one repository copy, many traces, thread-safe ``trace``),
-    :func:`trace_script` (a one-trace session), the results :class:`TraceResult` and
-    :class:`Record`, the per-trace bounds :class:`Limits`, :class:`SandboxUnavailable`
+    :func:`trace_script` (a one-trace session), the results :class:`TraceResult`,
+    :class:`Record` and :class:`ReadSet` (what a trace read of the repository), the
+    per-trace bounds :class:`Limits`, :class:`SandboxUnavailable`
     (exit 2), :func:`namespaces_available`,
     and the benchmark_lib helpers the sandbox replaces by recorders
     (:data:`WAIT_FUNCTIONS`, :data:`RECORD_FUNCTIONS`).
@@ -35,6 +36,15 @@ What it guarantees (docs/security.md §2 has the details and the tests)
       its stop mark and notes arrive through a FIFO only ixtool reads; its stdout,
       stderr and ``set -x`` stream through pipes only ixtool holds.  Files the script
       writes mean nothing.  A delivered record cannot be removed, changed or reordered.
+    * **Reads known, or unknown — never partial.**  In namespace mode a trace's
+      :attr:`TraceResult.reads` is every repository path its processes looked up,
+      listed or found missing, whatever program did it: the checkout is reachable only
+      through the trace server's read-recording view (a FUSE file system it serves
+      itself, one trace at a time, its cache dropped after each; the workspace an
+      overlay on it).  It is None where no
+      such view exists (bubblewrap, basic, a host without FUSE or overlays in user
+      namespaces), when the view failed during the trace, and for a trace the sandbox
+      stopped.
     * **Fail closed.**  A trace the sandbox stopped (time, memory, processes, disk,
       output) or whose ledger it refuses (a line not from a stub, any cap reached, a
       record cut off) has ``stopped_by`` set (``"<kind>: <why>"``) and ``ok == False``:
@@ -57,6 +67,7 @@ from inferencex_tools.sandbox._stubs import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 from inferencex_tools.sandbox.isolation import SandboxUnavailable
 from inferencex_tools.sandbox.supervise import Limits
 from inferencex_tools.sandbox.trace import (
+    ReadSet,
     Record,
     Session,
     TraceResult,
@@ -68,6 +79,7 @@ __all__ = [
     "RECORD_FUNCTIONS",
     "WAIT_FUNCTIONS",
     "Limits",
+    "ReadSet",
     "Record",
     "SandboxUnavailable",
     "Session",

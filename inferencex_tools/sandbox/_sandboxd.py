@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -121,20 +122,37 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def enter_namespaces() -> None:
-    """New user, mount and network namespaces for this server.
+def _open_fuse() -> int | None:
+    """``/dev/fuse`` opened in this user namespace (a FUSE mount needs its device opened
+    by the namespace that mounts it), or None: then no trace's reads are known.  Above
+    the descriptors a trace's first process is given (closed there before the exec)."""
+    try:
+        fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return None
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+def enter_namespaces() -> int | None:
+    """New user, mount and network namespaces for this server; ``/dev/fuse`` opened in
+    the new user namespace (None when it cannot be).
 
     As root: the supplementary groups are dropped first, and the namespace's root is
     mapped to the unprivileged :data:`SANDBOX_ID` by a helper that stays outside (only a
     process in the parent namespace may map to another uid), so a trace cannot read what
-    only root may (``/etc/shadow``) nor use root's groups.  As any other user: its own uid
-    and gid, setgroups denied."""
+    only root may (``/etc/shadow``) nor use root's groups; the device (0600 root on many
+    hosts) is opened while the server still has host root's file access, just before it
+    becomes that unprivileged uid.  As any other user: its own uid and gid, setgroups
+    denied."""
     uid, gid = os.geteuid(), os.getegid()
     if uid != 0:
         unshare(CLONE_NEWUSER)
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"0 {uid} 1")
         _write("/proc/self/gid_map", f"0 {gid} 1")
+        fuse = _open_fuse()
     else:
         os.setgroups([])
         go_r, go_w = os.pipe()
@@ -159,11 +177,13 @@ def enter_namespaces() -> None:
         os.waitpid(helper, 0)
         if ok != b"1":
             raise OSError("the uid map of the sandbox could not be written")
+        fuse = _open_fuse()
         # become the namespace's root, i.e. the unprivileged host uid (the credentials
         # are still host root, which has no mapping in the new namespace)
         os.setresgid(0, 0, 0)
         os.setresuid(0, 0, 0)
     unshare(CLONE_NEWNS | CLONE_NEWNET)
+    return fuse
 
 
 def prepare(stage: str) -> str:
@@ -184,6 +204,41 @@ def prepare(stage: str) -> str:
     _FLAGS.clear()
     _FLAGS.update(mountinfo())  # the view's mounts as every trace will find them
     return host
+
+
+def mount_reads(fd: int | None, stage: str, repo: str) -> Any:
+    """Once per server: the repository copy ``repo`` (a host path) seen through the
+    read-recording file system at ``stage/repofs`` (:mod:`._readfs`); None when FUSE
+    cannot be mounted here (then no trace's reads are known)."""
+    if fd is None:
+        return None
+    import _readfs  # type: ignore[import-not-found]  # (the copy beside this file)
+
+    point = os.path.join(stage, "repofs")
+    os.mkdir(point)
+    try:
+        _overlay_works(stage)
+        mount("ixtool-repo", point, "fuse", MS_RDONLY | MS_NOSUID | MS_NODEV,
+              f"fd={fd},{_readfs.MOUNT_OPTIONS}")
+        fs = _readfs.ReadFS(fd, os.path.join(stage, "host") + repo)
+        fs.handshake()
+    except (OSError, _readfs.Failed):
+        with contextlib.suppress(OSError):
+            libc.umount2(point.encode(), MNT_DETACH)
+        os.close(fd)
+        return None
+    return fs
+
+
+def _overlay_works(stage: str) -> None:
+    """Can this server's traces get their workspace as an overlay (user namespaces may
+    mount one since Linux 5.11)?  Tried once on empty directories; OSError if not."""
+    probe = os.path.join(stage, "probe")
+    for d in ("l", "u", "w", "m"):
+        os.makedirs(os.path.join(probe, d))
+    mount("overlay", f"{probe}/m", "overlay", 0,
+          f"lowerdir={probe}/l,upperdir={probe}/u,workdir={probe}/w,userxattr")
+    libc.umount2(f"{probe}/m".encode(), MNT_DETACH)
 
 
 def build_root(req: dict[str, Any], host: str) -> None:
@@ -220,10 +275,18 @@ def build_root(req: dict[str, Any], host: str) -> None:
     inner = f"{r}{req['inner_root']}"
     os.makedirs(inner)
     mount(trace, inner, None, MS_BIND | MS_REC)
-    bind_ro(req["repo_view"].replace("@HOST@", host), f"{inner}/repo")
+    reads = req.get("reads")
+    if reads:  # the read-recording view (the trace server serves it)
+        bind_ro(reads, f"{inner}/repo")
+        # the workspace is the checkout itself, writable: an overlay whose lower layer is
+        # the recorded view (a lookup of a name the checkout does not have reaches it)
+        mount("overlay", f"{inner}/ws", "overlay", 0,
+              f"lowerdir={reads},upperdir={trace}/ws,workdir={trace}/.ovl,userxattr")
+    else:
+        bind_ro(req["repo_view"].replace("@HOST@", host), f"{inner}/repo")
     for path, sub in req["binds"]:
         os.makedirs(f"{r}{path}", exist_ok=True)
-        src = f"{trace}/ws" + (f"/{sub}" if sub else "")
+        src = f"{inner}/ws" + (f"/{sub}" if sub else "")
         mount(src, f"{r}{path}", None, MS_BIND)
 
 
@@ -429,13 +492,15 @@ def main() -> int:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with ixtool
     with open("/proc/sys/kernel/cap_last_cap", "rb") as fh:
         CAP_LAST[0] = int(fh.read())
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its _readfs
     try:
-        enter_namespaces()
+        fuse = enter_namespaces()
         host = prepare(stage)
     except OSError as exc:
         send(sock, {"ready": False, "error": str(exc)})
         return 1
-    send(sock, {"ready": True})
+    reads = mount_reads(fuse, stage, sys.argv[3]) if len(sys.argv) > 3 else None
+    send(sock, {"ready": True, "reads": reads is not None})
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     # what the server holds stays shared with its forks: no collection walks (and so
     # copies) those pages in a trace's short-lived processes
@@ -445,7 +510,12 @@ def main() -> int:
         if req is None:
             return 0
         start = time.monotonic()
+        mine = os.times()
         report_r, report_w = os.pipe()
+        if reads is not None:
+            reads.serve()  # (nothing should be waiting: no trace runs)
+            reads.begin()
+            req["reads"] = os.path.join(stage, "repofs")
         pid = os.fork()
         if pid == 0:
             gc.disable()
@@ -456,28 +526,45 @@ def main() -> int:
         os.close(report_w)
         for fd in fds:
             os.close(fd)
-        timed_out, over = watch(pid, start + float(req["timeout"]), req["trace"])
+        timed_out, over = watch(pid, start + float(req["timeout"]), req["trace"], reads)
         _, status, usage = os.wait4(pid, 0)
         os.set_blocking(report_r, False)
         with contextlib.suppress(OSError):
             over = over or os.read(report_r, 200).decode(errors="replace") or None
         os.close(report_r)
         rc = os.waitstatus_to_exitcode(status)
+        got = None
+        if reads is not None:
+            reads.serve()  # what the trace's last processes asked before they ended
+            reads.end()
+            got = reads.result()
+        now = os.times()
         send(sock, {"rc": rc, "timed_out": timed_out, "limit": over,
-                    "cpu": usage.ru_utime + usage.ru_stime})
+                    "cpu": usage.ru_utime + usage.ru_stime, "reads": got,
+                    "server_cpu": now.user + now.system - mine.user - mine.system})
 
 
-def watch(pid: int, deadline: float, trace: str) -> tuple[bool, str | None]:
-    """Wait for the trace's waiter; kill it (and with it the trace's pid namespace) at
-    the deadline or when the trace directory grows past its limits.  (timed out, the
-    limit that stopped it — or that it passed before it ended on its own)."""
+def watch(pid: int, deadline: float, trace: str, reads: Any = None) -> tuple[bool, str | None]:
+    """Wait for the trace's waiter, serving the read-recording file system meanwhile;
+    kill it (and with it the trace's pid namespace) at the deadline or when the trace
+    directory grows past its limits.  (timed out, the limit that stopped it — or that it
+    passed before it ended on its own)."""
     pidfd = os.pidfd_open(pid)
+    wait = [pidfd] if reads is None else [pidfd, reads.fd]
+    look = 0.0
     try:
         while True:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([pidfd], [], [], max(0.0, min(left, 0.25)))
+            now = time.monotonic()
+            left = deadline - now
+            ready, _, _ = select.select(wait, [], [], max(0.0, min(left, look - now, 0.25)))
+            if reads is not None:
+                reads.serve()
+            ended = pidfd in ready
+            if not ended and time.monotonic() < look and left > 0:
+                continue  # a request served: the trace directory is looked at on its cadence
+            look = time.monotonic() + 0.25
             over = usage_over(trace)  # after the end too: a fast trace passes between looks
-            if ready:
+            if ended:
                 return False, over
             if left <= 0 or over:
                 with contextlib.suppress(ProcessLookupError):

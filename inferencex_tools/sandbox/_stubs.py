@@ -426,15 +426,18 @@ ix_checkout_copies() {  # note each mount source of a job step holding a copy of
             --container-mounts|-v|--volume) next=1 ;;
         esac
     done
+    local -a tops=()  # the checkout's top-level names (listed by ixtool, not read here)
+    mapfile -t tops < "${IX_BIN%/bin}/tops" 2>/dev/null
+    ((${#tops[@]})) || return 0
     for spec in "${specs[@]}"; do
         local IFS=,
         for m in $spec; do
             src=${m%%:*}
             [[ $m == *:* && -d $src && ! $src -ef $ws ]] || continue
-            for e in "$IX_ROOT"/repo/*; do
-                [[ -e $src/${e##*/} ]] || continue 2
+            for e in "${tops[@]}"; do
+                [[ -e $src/$e ]] || continue 2
             done
-            [[ -e $e ]] && ix_note "checkout copy: $src"
+            ix_note "checkout copy: $src"
         done
     done
     return 0

@@ -114,6 +114,50 @@ class Record:
         return self.tool.startswith("fn:")
 
 
+@dataclass(frozen=True)
+class ReadSet:
+    """The repository paths one trace's processes touched, whatever program did it
+    (bash, python, cat, a committed binary…), as paths relative to the checkout's root
+    (the root itself is ``""``):
+
+    * ``files``   looked up (a path walk, stat, open, exec) and existing; a symbolic
+                  link's target as well as the link;
+    * ``listed``  directories whose entries were read (a file added there can change
+                  the run);
+    * ``missing`` looked up and not there (a change that adds it changes the run).
+
+    Recorded by the trace server's read-recording view of the checkout (namespace mode);
+    :attr:`TraceResult.reads` is None where that view is not available (bubblewrap,
+    unsandboxed, a host without FUSE or overlays in user namespaces) or failed during
+    the trace, and for a trace the sandbox stopped: unknown, never partial."""
+
+    files: frozenset[str]
+    listed: frozenset[str]
+    missing: frozenset[str]
+
+
+MAX_READ_PATHS = 200_000  # per trace, the three sets together (the server's cap too)
+
+
+def _read_set(got: Any) -> ReadSet | None:
+    """The trace server's read set, checked (repository-relative strings only)."""
+    if not isinstance(got, dict):
+        return None
+    sets: list[frozenset[str]] = []
+    total = 0
+    for name in ("files", "listed", "missing"):
+        items = got.get(name)
+        if not isinstance(items, list):
+            return None
+        total += len(items)
+        if total > MAX_READ_PATHS or not all(
+                isinstance(p, str) and not p.startswith("/") and
+                ".." not in p.split("/") for p in items):
+            return None
+        sets.append(frozenset(items))
+    return ReadSet(*sets)
+
+
 @dataclass
 class TraceResult:
     script: str
@@ -142,6 +186,8 @@ class TraceResult:
     # the most the trace's processes held in memory / numbered at once (as sampled)
     peak_memory: int = 0
     peak_processes: int = 0
+    # the repository paths the trace touched (None: unknown, see :class:`ReadSet`)
+    reads: ReadSet | None = None
 
     @property
     def ok(self) -> bool:
@@ -822,11 +868,14 @@ class _Server:
         # itself (_sandboxd.enter_namespaces)
         cmd = [sys.executable, "-I", "-S", str(session.dir / "sandboxd.py"),
                str(child.fileno()), str(stage)]
+        if session.record_reads:  # the checkout served through the read-recording view
+            cmd.append(str(session.repo))
         self.proc = spawn(cmd, env={"PATH": BASE_PATH}, pass_fds=(child.fileno(),),
                           capture=False)
         child.close()
         hello = _recv_json(parent)
         self.ok = bool(hello and hello.get("ready"))
+        self.reads = bool(hello and hello.get("reads"))  # the read-recording view works
         self.error = str((hello or {}).get("error") or "the trace server did not answer")[:300]
 
     def close(self) -> None:
@@ -841,7 +890,8 @@ class Session:
     """One run's sandbox: the repository materialised once, traces in parallel."""
 
     def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False,
-                 allow_unsandboxed: bool = False, limits: Limits | None = None) -> None:
+                 allow_unsandboxed: bool = False, limits: Limits | None = None,
+                 record_reads: bool = True) -> None:
         self.limits = limits or Limits()
         # fail closed: no isolation is an error unless unsandboxed runs are allowed
         # namespace mode is the trace server's (no fallback with a weaker layout)
@@ -853,6 +903,8 @@ class Session:
                                allow_unsandboxed=allow_unsandboxed)
         self.isolate = iso.mode == "namespaces"
         self.bwrap = iso.bwrap
+        # False: no read-recording view (every read set unknown; to measure its cost)
+        self.record_reads = record_reads
         self.keep = keep
         self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-", dir=_session_base())).resolve()
         self.repo = self.dir / "repo"
@@ -877,6 +929,7 @@ class Session:
         self._servers: list[_Server] = []
         if self.isolate:
             shutil.copyfile(Path(__file__).with_name("_sandboxd.py"), self.dir / "sandboxd.py")
+            shutil.copyfile(Path(__file__).with_name("_readfs.py"), self.dir / "_readfs.py")
         # with namespaces every trace sees the session's stubs at SHARED_ROOT and its own
         # directory at INNER_ROOT: one set of stubs serves them all
         self.shared = self.isolate
@@ -983,6 +1036,7 @@ class Session:
         (conf, ledger) at ``book``)."""
         (ix / "bin").mkdir(parents=True)
         (ix / "py").mkdir()
+        (ix / "tops").write_text("".join(f"{t}\n" for t in self.tops))
         stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@TRACE@", _q(book))
                 .replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
@@ -1019,7 +1073,8 @@ class Session:
     def inner_script(self, inner: str) -> str:
         return f"{SHARED_ROOT}/inner.sh" if self.shared else f"{inner}/.ix/inner.sh"
 
-    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str) -> _LedgerPipe:
+    def _install(self, host: Path, inner: str, stop: Iterable[str], gpu: str, *,
+                 overlay: bool = False) -> _LedgerPipe:
         ix = host / ".ix"
         ix.mkdir(exist_ok=True)
         book = self.book_dir(host)
@@ -1033,8 +1088,11 @@ class Session:
         else:
             os.symlink(str(self.repo), host / "repo")
             (host / "fs").mkdir()
-        for top in self.tops:  # absolute: the workspace is also seen at container paths
-            os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
+        if overlay:  # the workspace is an overlay on the checkout (_sandboxd.build_root)
+            (host / ".ovl").mkdir()
+        else:
+            for top in self.tops:  # absolute: the workspace is also seen at container paths
+                os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
         if not self.shared:
             self._tools(ix, inner, f"{inner}/.ix", str(book))
             os.symlink(book, ix / "trace")  # for the benchmark_lib shim
@@ -1075,7 +1133,9 @@ class Session:
              env: Mapping[str, str], *, timeout: float, stop: tuple[str, ...],
              workspace_at: tuple[str | tuple[str, str], ...], cwd: str | None) -> TraceResult:
         gpu = str(env.get("RUNNER_NAME", "h200")).split("-", 1)[0].split("_", 1)[0].upper()
-        ledger = self._install(host, inner, stop, gpu or "H200")
+        srv = self._server() if self.isolate else None
+        ledger = self._install(host, inner, stop, gpu or "H200",
+                               overlay=srv is not None and srv.reads)
         ws = f"{inner}/ws"
         pairs = _workspace_pairs(host, workspace_at)
         local = [(p, f"{ws}/{sub}".rstrip("/")) for p, sub in pairs.items()]
@@ -1094,7 +1154,8 @@ class Session:
                      "LANG": "C.UTF-8"})
         try:
             if self.isolate:
-                res = self._run_served(self._server(), host, inner, rootdir, script, env,
+                assert srv is not None
+                res = self._run_served(srv, host, inner, rootdir, script, env,
                                        full, workdir, pairs, timeout, ledger)
             else:
                 res = self._run_spawned(host, inner, script, env, full, workdir, timeout,
@@ -1194,6 +1255,7 @@ class Session:
             script=script, env=dict(env), root=workdir, isolation=self.isolation,
             returncode=None if timed_out or limit else int(reply.get("rc", 97)),
             timed_out=timed_out, seconds=seconds, sandbox=inner, cpu_seconds=reply.get("cpu"),
+            reads=_read_set(reply.get("reads")),
         )
         if limit:  # stopped by the sandbox: no verdict from a partial trace
             res.stopped_by = limit
@@ -1246,6 +1308,8 @@ class Session:
             res.stopped_by = res.stopped_by or f"ledger: {problem}"
             res.events.append("stopped by the sandbox: the trace's bookkeeping was tampered "
                               f"with ({problem})")
+        if res.stopped_by is not None or res.timed_out:
+            res.reads = None  # a trace cut short read only part of what it would have
         return res
 
 
