@@ -41,8 +41,9 @@ SIDE_EFFECT_TOOLS = (
 WRAPPER_TOOLS = ("numactl", "taskset")
 DAEMON_TOOLS = ("mooncake_master", "mooncake_client", "etcd", "nats-server")
 PYTHON_TOOLS = ("python", "python3", "python3.10", "python3.11", "python3.12", "python3.13")
-# In-place editors that must tolerate container-only files (TRACING-NOTES "Pitfalls").
-TOLERANT_TOOLS = ("sed",)
+# In-place editors that must tolerate container-only files (TRACING-NOTES "Pitfalls"):
+# sed -i, and patch of the image's own files (its stand-ins here)
+TOLERANT_TOOLS = ("sed", "patch")
 SLEEP_TOOLS = ("sleep",)
 ALL_TOOLS = (SERVER_TOOLS + SIDE_EFFECT_TOOLS + WRAPPER_TOOLS + DAEMON_TOOLS + PYTHON_TOOLS
              + TOLERANT_TOOLS + SLEEP_TOOLS)
@@ -115,7 +116,10 @@ LEDGER_FNS = r'''
 
 STUB = r'''#!/bin/bash
 # ixtool trace stub: every stubbed tool of one trace is a symlink to this file.
-trap '' TERM INT HUP
+# A signal waits until the record in progress is complete (never a record cut off);
+# then it ends the stub as it would have ended the program (ix_serve).
+ix_term=""
+trap 'ix_term=1' TERM INT HUP
 IX_TOOL=${0##*/}
 IX_AS=${IX_AS_TOOL-}  # a command the trace's PATH does not have (command_not_found_handle)
 unset IX_AS_TOOL
@@ -137,6 +141,7 @@ IX_ENV=@ENV@
 IX_HEAD=@HEAD@
 IX_MKDIR=@MKDIR@
 IX_SED=@SED@
+IX_PATCH=@PATCH@
 IX_STOP="" IX_GPU=""
 { read -r IX_STOP; read -r IX_GPU; } < "$IX_TRACE/conf" 2>/dev/null
 IX_STOP=" $IX_STOP "
@@ -220,6 +225,116 @@ ix_opt() {  # value of --name=V / --name V in "$@" (first) in IX_OPT; $1 = optio
     return 0
 }
 
+# A call that starts a server (a program that runs until it is killed): a daemon, or a
+# command word among its first ones such as serve, server, *_server, launch_server,
+# *router, frontend (vllm serve, lmcache server, trtllm-serve, nats-server, dynamo.frontend)
+ix_serves() {
+    local w n=0
+    case " $IX_DAEMONS " in *" $1 "*) return 0 ;; esac
+    for w in "$@"; do
+        case $w in -*) continue ;; esac
+        case ${w##*[/.]} in
+            serve|server|*-serve|*-server|*_server|launch_server|*router|frontend) return 0 ;;
+        esac
+        ((++n > 4)) && return 1
+    done
+    return 1
+}
+
+# Started in the background (stdin is /dev/null: the traced shell's own stdin is another
+# empty file, so a foreground call is told apart), a server registers at once (a health
+# check finds it alive from then until it is killed), records in a subshell (a kill of
+# the server cannot cut its record off) and then stays alive until it is killed.  In the
+# foreground it returns at once, as a recorder would.
+ix_bg=""
+[[ /proc/self/fd/0 -ef /dev/null ]] && ix_bg=1
+
+ix_server_record() {  # the arguments of ix_record
+    [[ -d $IX_ROOT/.ix/serving ]] || "$IX_MKDIR" -p "$IX_ROOT/.ix/serving" 2>/dev/null
+    : > "$IX_ROOT/.ix/serving/$$" 2>/dev/null
+    ( ix_record "$@" )
+}
+
+ix_serve() {  # alive until killed (a signal received while it recorded ends it now)
+    if [[ -n $ix_fd ]]; then exec {ix_fd}>&-; fi
+    trap - TERM INT HUP
+    [[ -n $ix_term ]] && exit 143
+    exec "$IX_SLEEP" infinity
+}
+
+# Would a local server refuse the connection?  Yes when servers were started in the
+# background and none of them is alive now (killed, or a zombie nobody waited for); no
+# server ever started (a download, a remote host, a server ixtool does not model): the
+# call succeeds, as before.
+ix_refused() {
+    ix_alive_server && return 1
+    ix_wait_starting
+    ix_alive_server && return 1
+    local f
+    for f in "$IX_ROOT"/.ix/serving/*; do
+        [[ -e $f ]] && return 0
+    done
+    return 1
+}
+
+ix_alive_server() {  # is a registered server alive (not ended, not a zombie)?
+    local f st
+    for f in "$IX_ROOT"/.ix/serving/*; do
+        st=""
+        { read -r st < "/proc/${f##*/}/stat"; } 2>/dev/null || continue
+        st=${st##*) }
+        case ${st:0:1} in Z|X) ;; *) return 0 ;; esac
+    done
+    return 1
+}
+
+# A server started in the background and not registered yet (its process starts while
+# the recipe goes on): a health check waits for it (at most a second) — a server stub
+# not registered yet, or a process its shell forked that has not run its program yet —
+# so whether a recipe finds its server up never depends on scheduling.
+ix_wait_starting() {
+    local p a i found st parent=""
+    mapfile -d '' -t parent < "/proc/$PPID/cmdline" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do
+        found=""
+        for p in /proc/[0-9]*; do
+            [[ ${p#/proc/} == "$$" || ${p#/proc/} == "$PPID" ]] && continue
+            [[ -e $IX_ROOT/.ix/serving/${p#/proc/} ]] && continue
+            mapfile -d '' -t a < "$p/cmdline" 2>/dev/null || continue
+            if [[ ${a[1]-} == "$IX_BIN"/* ]]; then
+                [[ $p/fd/0 -ef /dev/null ]] 2>/dev/null || continue
+                # (a container tool runs as .stub: its name is not in its command line)
+                [[ ${a[1]##*/} == .stub ]] || ix_serves "${a[1]##*/}" "${a[@]:2}" || continue
+            elif [[ "${a[*]}" == "${parent[*]}" ]]; then  # forked, not yet its program
+                { read -r st < "$p/stat"; } 2>/dev/null || continue
+                st=${st##*) }
+                [[ ${st#* } == "$PPID "* ]] || continue
+            else
+                continue
+            fi
+            found=1
+            break
+        done
+        [[ -n $found ]] || return 0
+        "$IX_SLEEP" 0.02
+    done
+}
+
+ix_local_url() {  # does a URL among the arguments name this host?
+    local a h
+    for a in "$@"; do
+        case $a in
+            *://*) h=${a#*://}; h=${h%%/*}; h=${h##*@}
+                   case $h in \[*) h=${h%%]*}; h=${h#[} ;; *) h=${h%%:*} ;; esac
+                   case $h in
+                       localhost|0.0.0.0|127.*|::1|"${HOSTNAME:-localhost}") return 0 ;;
+                   esac
+                   return 1 ;;
+        esac
+    done
+    return 1
+}
+
 ix_runs_script() {  # is one of the arguments a .sh script (the benchmark step)?
     local a
     for a in "$@"; do
@@ -230,6 +345,15 @@ ix_runs_script() {  # is one of the arguments a .sh script (the benchmark step)?
 
 case $IX_TOOL in
     python|python3|python3.*) source "$IX_LIB-py"; ix_python "$@" ;;
+    patch)  # the image's own files (a stand-in tree here) cannot be patched: noted
+        "$IX_PATCH" "$@" && exit 0
+        rc=$?
+        source "$IX_LIB-job"
+        if ix_patches_image "$@"; then
+            ix_note "container content step stubbed: patch $* (the image's files are stand-ins here)"
+            exit 0
+        fi
+        exit $rc ;;
     sed)
         "$IX_SED" "$@" && exit 0
         rc=$?
@@ -254,10 +378,21 @@ case $IX_TOOL in
         exec "$@" ;;
 esac
 
+ix_server=""
+[[ -n $ix_bg ]] && ix_serves "$IX_TOOL" "$@" && ix_server=1
 if [[ -n $IX_AS ]]; then  # not a repository file, not modelled: a tool of the container
-    ix_record "container:$IX_TOOL" "$IX_AS" "$@"
+    if [[ -n $ix_server ]]; then
+        ix_server_record "container:$IX_TOOL" "$IX_AS" "$@"
+    else
+        ix_record "container:$IX_TOOL" "$IX_AS" "$@"
+    fi
     ix_note "container tool stubbed: $IX_AS"
+    [[ -n $ix_server ]] && ix_serve
     exit 0
+fi
+if [[ -n $ix_server ]]; then
+    ix_server_record "$IX_TOOL" "$IX_TOOL" "$@"
+    ix_serve
 fi
 ix_record "$IX_TOOL" "$IX_TOOL" "$@"
 
@@ -346,13 +481,21 @@ case $IX_TOOL in
             ix_fake_venv "${d:-.venv}"
         fi ;;
     curl|wget)
+        if ix_local_url "$@" && ix_refused; then  # the local server is gone
+            [[ $IX_TOOL == curl ]] && exit 7
+            exit 4
+        fi
         out=""
         { ix_opt -o "$@" || ix_opt --output "$@"; } && out=$IX_OPT
         [[ -n $out && $out != - ]] && : > "$out" 2>/dev/null ;;
+    nvidia-smi|amd-smi)  # a monitor (-l, --loop, -w, --watch) runs until it is killed
+        for a in "$@"; do
+            case $a in
+                -l|-l*|--loop|--loop=*|-lms|-w|--watch|--watch=*)
+                    [[ -n $ix_bg ]] && ix_serve ;;
+            esac
+        done ;;
     flock) ;;
-esac
-case " $IX_DAEMONS " in
-    *" $IX_TOOL "*) trap - TERM INT HUP; exec "$IX_SLEEP" 30 ;;
 esac
 exit 0
 '''
@@ -415,6 +558,21 @@ ix_sbcast() {  # the node is the sandbox: the file is copied where the job step 
     done
     ((${#pos[@]} == 2)) || return 0
     cp "${keep[@]}" -f -- "${pos[0]}" "${pos[1]}"
+}
+
+ix_patches_image() {  # does this patch call target the image's stand-in packages?
+    local a dir=$PWD next=0
+    for a in "$@"; do
+        if [[ $next == 1 ]]; then dir=$a; next=0; continue; fi
+        case $a in
+            -d|--directory) next=1 ;;
+            --directory=*) dir=${a#*=} ;;
+            -d*) dir=${a#-d} ;;
+        esac
+    done
+    [[ $dir == /* ]] || dir=$PWD/$dir
+    local fake=$IX_ROOT/.ix/pyfake
+    [[ $dir == "$fake" || $dir == "$fake"/* ]]
 }
 
 ix_checkout_copies() {  # note each mount source of a job step holding a copy of the checkout
@@ -498,6 +656,11 @@ ix_python() {
         local m
         for m in $IX_STUB_MODULES; do
             if [[ $mod == "$m" || $mod == "$m".* ]]; then
+                if [[ -n $ix_bg ]] && { [[ $mod == dynamo.* ]] || ix_serves "$mod" "${@:i+1}"; }
+                then  # a server (or a dynamo worker) started in the background
+                    ix_server_record "python -m $mod" "$IX_TOOL" "$@"
+                    ix_serve
+                fi
                 ix_record "python -m $mod" "$IX_TOOL" "$@"
                 [[ $mod == pip ]] && ix_pip "${@:i+1}"
                 if [[ $mod == venv ]]; then
@@ -750,8 +913,11 @@ __ix_pid() {
 __ix_wait() {
     __ix_rec "$@"
     local pid
-    if pid=$(__ix_pid "${@:2}"); then
-        wait "$pid" 2>/dev/null || while kill -0 "$pid" 2>/dev/null; do @SLEEP@ 0.02; done
+    local comm
+    if pid=$(__ix_pid "${@:2}"); then  # until the server is up (its stub has recorded)
+        while { read -r comm < "/proc/$pid/comm"; } 2>/dev/null && [[ $comm != sleep ]]; do
+            @SLEEP@ 0.02
+        done
     fi
     return 0
 }
@@ -778,10 +944,10 @@ source() {
     builtin source "$@"
 }
 .() { source "$@"; }
-command_not_found_handle() { IX_AS_TOOL=$1 @STUB@ "${@:2}"; }
+command_not_found_handle() { IX_AS_TOOL=$1 exec @STUB@ "${@:2}"; }
 export -f command_not_found_handle
 PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; builtin source "$0"'
-@BASH@ --noprofile --norc -c "$TRACED" "$1" < /dev/null
+@BASH@ --noprofile --norc -c "$TRACED" "$1" < @STDIN@
 ix_rc=$?
 # a stub still writing its record when the script ended (started in the background and
 # not waited for) gets up to a second to finish it: a record cut off fails the trace

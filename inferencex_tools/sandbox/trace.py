@@ -1041,7 +1041,8 @@ class Session:
                 .replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
                 .replace("@HEAD@", _tool("head")).replace("@MKDIR@", _tool("mkdir"))
-                .replace("@SED@", _tool("sed")).replace("@PYDIR@", f"{seen}/py")
+                .replace("@SED@", _tool("sed")).replace("@PATCH@", _tool("patch"))
+                .replace("@PYDIR@", f"{seen}/py")
                 .replace("@BIN@", _q(f"{seen}/bin"))
                 .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
                 .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
@@ -1059,7 +1060,9 @@ class Session:
         (ix / "bin" / "sed").write_text(_stubs.SED_FRONT.replace("@BIN@", _q(f"{seen}/bin"))
                                         .replace("@SED@", _tool("sed")))
         (ix / "bin" / "sed").chmod(0o755)
+        (ix / "stdin").write_text("")  # the traced shell's stdin: empty, not /dev/null
         (ix / "inner.sh").write_text(_stubs.INNER.replace("@BASH@", _tool("bash"))
+                                     .replace("@STDIN@", _q(f"{seen}/stdin"))
                                      .replace("@BIN@", f"{seen}/bin")
                                      .replace("@SLEEP@", _tool("sleep"))
                                      .replace("@LEDGER@", _q(f"{book}/ledger"))
@@ -1297,7 +1300,8 @@ class Session:
             if line.startswith("sed -i failed") and \
                     "write outside the sandbox directory blocked" not in res.events:
                 res.events.append("write outside the sandbox directory blocked")
-            elif line.startswith(("missing runner file", "container tool stubbed: ")) and \
+            elif line.startswith(("missing runner file", "container tool stubbed: ",
+                                  "container content step stubbed: ")) and \
                     line not in res.notes:
                 res.notes.append(line)
             elif line.startswith("checkout copy: ") and line[15:] not in res.checkout_copies:

@@ -545,7 +545,9 @@ def test_concurrent_stubs_deliver_whole_records(tmp_path: Path) -> None:
     """Lines of stubs that record at the same time never mix (each is one atomic write),
     also for items longer than one line."""
     big = "x" * 5000
-    tr = _trace(tmp_path, f"for i in $(seq 1 12); do vllm serve m$i --big {big} & done\n"
+    # (a client, not a server: a server started in the background runs until it is
+    # killed, and `wait` would wait for it as in a job)
+    tr = _trace(tmp_path, f"for i in $(seq 1 12); do aiperf profile m$i --big {big} & done\n"
                 "wait\n")
     assert not tr.events, tr.events
     got = sorted(r.argv[2] for r in tr.records)

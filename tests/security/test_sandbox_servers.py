@@ -1,0 +1,175 @@
+"""Issue 33 D2/D5: stubs that behave like the programs they replace.
+
+A server started in the background (``lmcache server … &``, ``vllm serve … &``, a
+daemon) stays alive until it is killed and answers its health check, so a recipe's own
+liveness checks (``kill -0 $PID``, ``curl --fail …/health``) pass or fail as in a job —
+never by scheduling: each formerly flaky case runs 20 times.  A step that changes the
+container image's own files (``patch -d $VLLM_SITE_PACKAGES``) runs against the image's
+stand-in and is noted, instead of failing the trace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferencex_tools.sandbox import Session, TraceResult
+from inferencex_tools.sandbox.trace import namespaces_available
+
+NS = pytest.mark.skipif(not namespaces_available(), reason="user namespaces unavailable")
+RUNS = 20
+
+
+def _repo(tmp: Path, body: str, extra: dict[str, str] | None = None) -> Path:
+    repo = tmp / "repo"
+    (repo / "benchmarks").mkdir(parents=True)
+    (repo / "benchmarks" / "t.sh").write_text("#!/bin/bash\nset -euo pipefail\n" + body)
+    for rel, text in (extra or {}).items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    return repo
+
+
+def _runs(repo: Path, n: int = RUNS, **kw: object) -> list[TraceResult]:
+    with Session(repo, **kw) as s:  # type: ignore[arg-type]
+        return [s.trace("benchmarks/t.sh", {}, workspace_at=["/workspace"], timeout=30)
+                for _ in range(n)]
+
+
+LIVENESS = """{start} > "$PWD/server.log" 2>&1 &
+PID=$!
+sleep 1
+if ! kill -0 "$PID" 2>/dev/null; then echo "server died during startup" >&2; exit 1; fi
+curl --output /dev/null --silent --fail "http://127.0.0.1:8080/healthcheck" || exit 2
+kill "$PID"
+wait "$PID" 2>/dev/null || true
+if kill -0 "$PID" 2>/dev/null; then echo "still alive after kill" >&2; exit 3; fi
+if curl --silent --fail "http://127.0.0.1:8080/healthcheck"; then exit 4; fi
+echo done
+"""
+
+SERVERS = {
+    "container tool": "lmcache server --host 127.0.0.1 --port 5555 --http-port 8080",
+    "vllm": "vllm serve /models/m --port 8080",
+    "sglang module": "python3 -m sglang.launch_server --model-path /m --port 8080",
+    "daemon": "mooncake_master --port 8080",
+    "router": "vllm-router --port 8080",
+}
+
+
+@NS
+@pytest.mark.parametrize("server", sorted(SERVERS))
+def test_a_background_server_lives_until_killed_and_answers_its_health_check(
+        tmp_path: Path, server: str) -> None:
+    repo = _repo(tmp_path, LIVENESS.format(start=SERVERS[server]))
+    for tr in _runs(repo):
+        assert tr.ok and tr.stdout_tail.strip() == "done", \
+            (tr.returncode, tr.last_line, tr.stderr_tail[-500:])
+
+
+def test_a_background_server_lives_in_basic_mode_too(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from inferencex_tools.sandbox import trace
+
+    monkeypatch.setattr(trace, "find_bwrap", lambda path, **kw: None)
+    repo = _repo(tmp_path, LIVENESS.format(start=SERVERS["container tool"]))
+    for tr in _runs(repo, n=5, isolate=False, allow_unsandboxed=True):
+        assert tr.ok and tr.stdout_tail.strip() == "done", (tr.last_line, tr.stderr_tail)
+
+
+@NS
+def test_a_server_called_in_the_foreground_returns(tmp_path: Path) -> None:
+    """Only a server started in the background waits to be killed: one called in the
+    foreground (or a daemon) returns at once, as the recorders did."""
+    repo = _repo(tmp_path, "vllm serve /models/m --port 8080 > /dev/null 2>&1\n"
+                           "mooncake_master --port 1\n"
+                           "( lmcache server --port 2 )\necho after\n")
+    tr = _runs(repo, n=1)[0]
+    assert tr.ok and tr.stdout_tail.strip() == "after" and tr.seconds < 20, tr.last_line
+
+
+@NS
+def test_a_health_check_of_a_server_that_died_fails(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, """vllm serve /m --port 8080 &
+PID=$!
+until curl --fail -s http://0.0.0.0:8080/health; do sleep 1; done
+kill -9 "$PID"; wait "$PID" 2>/dev/null || true
+for i in 1 2 3; do
+    if curl --fail -s http://localhost:8080/health; then echo "answered"; exit 1; fi
+done
+echo down
+""")
+    for tr in _runs(repo):
+        assert tr.ok and tr.stdout_tail.strip() == "down", (tr.last_line, tr.stderr_tail)
+
+
+PATCH = """--- a/vllm/model_executor/gate.py
++++ b/vllm/model_executor/gate.py
+@@ -1,1 +1,1 @@
+-x = 1
++x = 2
+"""
+
+
+@NS
+def test_a_patch_of_the_image_runs_against_its_stand_in(tmp_path: Path) -> None:
+    """D5: the recipe patches the container's vLLM (its files are not in the sandbox):
+    the step is noted, never a failed trace — whatever the scheduling."""
+    repo = _repo(tmp_path, """VLLM_PACKAGE_DIR=$(python3 -c "import importlib.util; \
+print(importlib.util.find_spec('vllm').submodule_search_locations[0])")
+VLLM_SITE_PACKAGES=$(dirname "$VLLM_PACKAGE_DIR")
+patch --dry-run -p1 -d "$VLLM_SITE_PACKAGES" < benchmarks/patches/gate.patch >/dev/null \\
+    || { echo "does not apply" >&2; exit 1; }
+patch -p1 -d "$VLLM_SITE_PACKAGES" < benchmarks/patches/gate.patch \\
+    || { echo "patch failed" >&2; exit 1; }
+vllm serve /m --port 8000 > /dev/null 2>&1 &
+until curl --fail -s http://0.0.0.0:8000/health; do sleep 1; done
+echo launched
+""", {"benchmarks/patches/gate.patch": PATCH})
+    for tr in _runs(repo, n=5):
+        assert tr.ok and "launched" in tr.stdout_tail, (tr.last_line, tr.stderr_tail[-400:])
+        assert any("container content" in n and "patch" in n for n in tr.notes), tr.notes
+        assert any(r.tool == "vllm" for r in tr.records)
+
+
+@NS
+def test_a_patch_of_the_checkout_that_fails_still_fails(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "patch -p1 -d . < benchmarks/patches/gate.patch\necho after\n",
+                 {"benchmarks/patches/gate.patch": PATCH})
+    tr = _runs(repo, n=1)[0]
+    assert not tr.ok and "after" not in tr.stdout_tail
+
+
+@NS
+def test_the_real_lmcache_recipe_is_traced_the_same_every_time(real_tree: Path) -> None:
+    """The real tree (843c6254f) starts `lmcache server … &` and checks it with
+    `kill -0` and curl in dsv4_fp4_mi355x_vllm_mtp.sh."""
+    env = {"MODEL": "deepseek-ai/DeepSeek-V4-Pro", "TP": "8", "CONC": "4",
+           "KV_OFFLOADING": "dram", "KV_OFFLOAD_BACKEND": "lmcache",
+           "TOTAL_CPU_DRAM_GB": "2500", "RESULT_DIR": "/workspace/results",
+           "DURATION": "1800", "EP_SIZE": "1", "DP_ATTENTION": "false", "PORT": "8888",
+           "EVAL_ONLY": "false", "IS_AGENTIC": "1", "MODEL_PREFIX": "dsv4",
+           "RUNNER_NAME": "mi355x-amds_0"}
+    script = "benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh"
+    with Session(real_tree) as s:
+        for _ in range(RUNS):
+            tr = s.trace(script, env, workspace_at=["/workspace"], timeout=60)
+            assert tr.ok, (tr.returncode, tr.last_line, tr.stderr_tail[-600:])
+            tools = [r.tool for r in tr.records]
+            assert "container:lmcache" in tools and "vllm" in tools, tools
+
+
+@pytest.fixture(scope="module")
+def real_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import tarfile
+
+    from tests.conftest import SHARED
+
+    tar = SHARED / "corpus" / "inferencex-tree-843c6254f.tar.xz"
+    if not tar.exists():
+        pytest.skip(f"{tar} not here")
+    dest = tmp_path_factory.mktemp("real")
+    with tarfile.open(tar) as t:
+        t.extractall(dest, filter="data")
+    return dest / "inferencex"
