@@ -206,13 +206,12 @@ def prepare(stage: str) -> str:
     return host
 
 
-def mount_reads(fd: int | None, stage: str, repo: str) -> Any:
+def mount_reads(fd: int | None, stage: str, repo: str, _readfs: Any) -> Any:
     """Once per server: the repository copy ``repo`` (a host path) seen through the
-    read-recording file system at ``stage/repofs`` (:mod:`._readfs`); None when FUSE
-    cannot be mounted here (then no trace's reads are known)."""
+    read-recording file system at ``stage/repofs`` (``_readfs``, the module); None when
+    FUSE cannot be mounted here (then no trace's reads are known)."""
     if fd is None:
         return None
-    import _readfs  # type: ignore[import-not-found]  # (the copy beside this file)
 
     point = os.path.join(stage, "repofs")
     os.mkdir(point)
@@ -492,14 +491,17 @@ def main() -> int:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with ixtool
     with open("/proc/sys/kernel/cap_last_cap", "rb") as fh:
         CAP_LAST[0] = int(fh.read())
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its _readfs
+    # the standalone copy beside this file, loaded while the server can still read the
+    # interpreter's own library (it may live where the sandbox's uid cannot)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    readfs = __import__("_readfs")
     try:
         fuse = enter_namespaces()
         host = prepare(stage)
     except OSError as exc:
         send(sock, {"ready": False, "error": str(exc)})
         return 1
-    reads = mount_reads(fuse, stage, sys.argv[3]) if len(sys.argv) > 3 else None
+    reads = mount_reads(fuse, stage, sys.argv[3], readfs) if len(sys.argv) > 3 else None
     send(sock, {"ready": True, "reads": reads is not None})
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     # what the server holds stays shared with its forks: no collection walks (and so

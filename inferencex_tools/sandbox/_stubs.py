@@ -350,7 +350,8 @@ case $IX_TOOL in
         rc=$?
         source "$IX_LIB-job"
         if ix_patches_image "$@"; then
-            ix_note "container content step stubbed: patch $* (the image's files are stand-ins here)"
+            ix_note "container content step stubbed: patch $* (the image's files are" \
+                "stand-ins here)"
             exit 0
         fi
         exit $rc ;;
