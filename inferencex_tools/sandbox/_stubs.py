@@ -132,6 +132,52 @@ if [[ $IX_TOOL == sed ]]; then  # only an in-place edit needs the stub (tolerate
     case ${a-} in -i|-i*|--in-place*) ;; *) exec @SED@ "$@" ;; esac
 fi
 IX_ROOT=@ROOT@
+IX_DAEMONS="@DAEMONS@"
+IX_STUB_MODULES=" @STUB_MODULES@ "
+# A call that starts a server (a program that runs until it is killed): a daemon, or a
+# command word among its first ones such as serve, server, *_server, launch_server,
+# *router, frontend (vllm serve, lmcache server, trtllm-serve, nats-server, dynamo.frontend)
+ix_serves() {
+    local w n=0
+    case " $IX_DAEMONS " in *" $1 "*) return 0 ;; esac
+    for w in "$@"; do
+        case $w in -*) continue ;; esac
+        case ${w##*[/.]} in
+            serve|server|*-serve|*-server|*_server|launch_server|*router|frontend) return 0 ;;
+        esac
+        ((++n > 4)) && return 1
+    done
+    return 1
+}
+
+# Started in the background (stdin is /dev/null: the traced shell's own stdin is another
+# empty file, so a foreground call is told apart), a server registers at once (a health
+# check finds it alive from then until it is killed), records in a subshell (a kill of
+# the server cannot cut its record off) and then stays alive until it is killed.  In the
+# foreground it returns at once, as a recorder would.
+ix_bg=""
+[[ /proc/self/fd/0 -ef /dev/null ]] && ix_bg=1
+ix_server=""
+if [[ -n $ix_bg ]]; then  # (first thing: a health check finds it from now on)
+    case $IX_TOOL in
+        python|python3|python3.*)
+            for ((ix_i = 1; ix_i < $#; ix_i++)); do
+                [[ ${!ix_i} == -m ]] || continue
+                ix_j=$((ix_i + 1)) ix_m=""
+                for ix_s in $IX_STUB_MODULES; do
+                    [[ ${!ix_j} == "$ix_s" || ${!ix_j} == "$ix_s".* ]] && ix_m=${!ix_j}
+                done
+                if [[ -n $ix_m ]] && { [[ $ix_m == dynamo.* ]] || ix_serves "$ix_m" "${@:ix_j+1}"; }
+                then ix_server=1; fi  # a stubbed server module (or a dynamo worker)
+                break
+            done ;;
+        *) ix_serves "$IX_TOOL" "$@" && ix_server=1 ;;
+    esac
+    if [[ -n $ix_server ]]; then
+        [[ -d $IX_ROOT/.ix/serving ]] || @MKDIR@ -p "$IX_ROOT/.ix/serving" 2>/dev/null
+        : > "$IX_ROOT/.ix/serving/$$" 2>/dev/null
+    fi
+fi
 IX_TRACE=@TRACE@
 IX_BIN=@BIN@
 IX_JOBS=$IX_ROOT/.ix/jobs
@@ -145,8 +191,6 @@ IX_PATCH=@PATCH@
 IX_STOP="" IX_GPU=""
 { read -r IX_STOP; read -r IX_GPU; } < "$IX_TRACE/conf" 2>/dev/null
 IX_STOP=" $IX_STOP "
-IX_STUB_MODULES=" @STUB_MODULES@ "
-IX_DAEMONS="@DAEMONS@"
 IX_NO_ENV="@NO_ENV@"
 IX_LIB=@LIB@
 
@@ -225,33 +269,7 @@ ix_opt() {  # value of --name=V / --name V in "$@" (first) in IX_OPT; $1 = optio
     return 0
 }
 
-# A call that starts a server (a program that runs until it is killed): a daemon, or a
-# command word among its first ones such as serve, server, *_server, launch_server,
-# *router, frontend (vllm serve, lmcache server, trtllm-serve, nats-server, dynamo.frontend)
-ix_serves() {
-    local w n=0
-    case " $IX_DAEMONS " in *" $1 "*) return 0 ;; esac
-    for w in "$@"; do
-        case $w in -*) continue ;; esac
-        case ${w##*[/.]} in
-            serve|server|*-serve|*-server|*_server|launch_server|*router|frontend) return 0 ;;
-        esac
-        ((++n > 4)) && return 1
-    done
-    return 1
-}
-
-# Started in the background (stdin is /dev/null: the traced shell's own stdin is another
-# empty file, so a foreground call is told apart), a server registers at once (a health
-# check finds it alive from then until it is killed), records in a subshell (a kill of
-# the server cannot cut its record off) and then stays alive until it is killed.  In the
-# foreground it returns at once, as a recorder would.
-ix_bg=""
-[[ /proc/self/fd/0 -ef /dev/null ]] && ix_bg=1
-
-ix_server_record() {  # the arguments of ix_record
-    [[ -d $IX_ROOT/.ix/serving ]] || "$IX_MKDIR" -p "$IX_ROOT/.ix/serving" 2>/dev/null
-    : > "$IX_ROOT/.ix/serving/$$" 2>/dev/null
+ix_server_record() {  # the arguments of ix_record (registered at the top already)
     ( ix_record "$@" )
 }
 
@@ -289,13 +307,14 @@ ix_alive_server() {  # is a registered server alive (not ended, not a zombie)?
 }
 
 # A server started in the background and not registered yet (its process starts while
-# the recipe goes on): a health check waits for it (at most a second) — a server stub
-# not registered yet, or a process its shell forked that has not run its program yet —
-# so whether a recipe finds its server up never depends on scheduling.
+# the recipe goes on): a health check waits for it — a server stub not registered yet
+# (at most 30 s: it registers first thing), or a process the same shell forked that does
+# not run its program yet (at most 2 s: a background subshell never will) — so whether a
+# recipe finds its server up does not depend on scheduling.
 ix_wait_starting() {
     local p a i found st parent=""
     mapfile -d '' -t parent < "/proc/$PPID/cmdline" 2>/dev/null
-    for ((i = 0; i < 50; i++)); do
+    for ((i = 0; i < 1500; i++)); do
         found=""
         for p in /proc/[0-9]*; do
             [[ ${p#/proc/} == "$$" || ${p#/proc/} == "$PPID" ]] && continue
@@ -305,14 +324,15 @@ ix_wait_starting() {
                 [[ $p/fd/0 -ef /dev/null ]] 2>/dev/null || continue
                 # (a container tool runs as .stub: its name is not in its command line)
                 [[ ${a[1]##*/} == .stub ]] || ix_serves "${a[1]##*/}" "${a[@]:2}" || continue
-            elif [[ "${a[*]}" == "${parent[*]}" ]]; then  # forked, not yet its program
+                found=stub
+            elif ((i < 100)) && [[ "${a[*]}" == "${parent[*]}" ]]; then  # forked only
                 { read -r st < "$p/stat"; } 2>/dev/null || continue
                 st=${st##*) }
                 [[ ${st#* } == "$PPID "* ]] || continue
+                found=fork
             else
                 continue
             fi
-            found=1
             break
         done
         [[ -n $found ]] || return 0
@@ -379,8 +399,6 @@ case $IX_TOOL in
         exec "$@" ;;
 esac
 
-ix_server=""
-[[ -n $ix_bg ]] && ix_serves "$IX_TOOL" "$@" && ix_server=1
 if [[ -n $IX_AS ]]; then  # not a repository file, not modelled: a tool of the container
     if [[ -n $ix_server ]]; then
         ix_server_record "container:$IX_TOOL" "$IX_AS" "$@"
@@ -657,8 +675,7 @@ ix_python() {
         local m
         for m in $IX_STUB_MODULES; do
             if [[ $mod == "$m" || $mod == "$m".* ]]; then
-                if [[ -n $ix_bg ]] && { [[ $mod == dynamo.* ]] || ix_serves "$mod" "${@:i+1}"; }
-                then  # a server (or a dynamo worker) started in the background
+                if [[ -n $ix_server ]]; then  # a server (or a dynamo worker), background
                     ix_server_record "python -m $mod" "$IX_TOOL" "$@"
                     ix_serve
                 fi
