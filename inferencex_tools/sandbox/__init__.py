@@ -10,7 +10,7 @@ Public interface
     :func:`trace_script` (a one-trace session), the results :class:`TraceResult`,
     :class:`Record` and :class:`ReadSet` (what a trace read of the repository), the
     per-trace bounds :class:`Limits`, :class:`SandboxUnavailable`
-    (exit 2), :func:`namespaces_available`,
+    (exit 2), :class:`Cancelled`, :func:`namespaces_available`,
     and the benchmark_lib helpers the sandbox replaces by recorders
     (:data:`WAIT_FUNCTIONS`, :data:`RECORD_FUNCTIONS`).
 
@@ -25,9 +25,13 @@ What it guarantees (docs/security.md §2 has the details and the tests)
       ``/proc``, ``/dev``, ``/tmp``, ``/run``; the only writable host path is its own
       trace directory.  Namespace mode shows only the host's system directories
       (read-only); bubblewrap shows the host read-only as that unprivileged user.
-    * **Nothing outlives the trace.**  Every process it starts ends with it (pid
-      namespace; in basic mode a subreaper); so does its System V shared memory (its
-      own IPC namespace).
+    * **Nothing outlives the trace, nor ixtool.**  Every process it starts ends with it
+      (pid namespace; in basic mode a subreaper); so does its System V shared memory (its
+      own IPC namespace).  The trace server, its waiters and the subreaper die with
+      ixtool however it ends (parent-death signals); a SIGTERM, SIGINT or SIGHUP ends
+      every trace of every live :class:`Session` at once (:meth:`Session.cancel`) and
+      unwinds into :class:`Cancelled` (exit 128 + the signal; SIGINT: KeyboardInterrupt),
+      which removes the sessions' folders.
     * **Bounded.**  Per process the kernel's limits (address space, file size, …); per
       trace, in every mode, ixtool's supervisor: the memory and the number of all its
       processes together, its output (:class:`Limits`), what it writes, a wall-clock
@@ -64,7 +68,7 @@ What it does not guarantee
 from __future__ import annotations
 
 from inferencex_tools.sandbox._stubs import RECORD_FUNCTIONS, WAIT_FUNCTIONS
-from inferencex_tools.sandbox.isolation import SandboxUnavailable
+from inferencex_tools.sandbox.isolation import Cancelled, SandboxUnavailable
 from inferencex_tools.sandbox.supervise import Limits
 from inferencex_tools.sandbox.trace import (
     ReadSet,
@@ -78,6 +82,7 @@ from inferencex_tools.sandbox.trace import (
 __all__ = [
     "RECORD_FUNCTIONS",
     "WAIT_FUNCTIONS",
+    "Cancelled",
     "Limits",
     "ReadSet",
     "Record",

@@ -5,7 +5,8 @@ Used where the trace has no pid namespace of its own (``--allow-unsandboxed``): 
 but not its ancestry.  With PR_SET_CHILD_SUBREAPER every orphan of the trace is
 re-parented to this process, which kills its children (their children become its
 children in turn) until none is left.  Ends the same way on SIGTERM, SIGINT or SIGHUP
-(ixtool's timeout).  The command runs in a process group of its own (a stub's
+(ixtool's timeout), and when ixtool ends (the parent-death signal is SIGTERM).  The
+command runs in a process group of its own (a stub's
 ``kill 0`` ends the trace, not its reaper).
 
 Standalone (stdlib only, Python >= 3.7): copied into the session and run by path by the
@@ -22,6 +23,7 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 GIVE_UP = 5.0  # seconds: a fork bomb outrunning the kills is left to the caller's SIGKILL
 
 
@@ -87,8 +89,13 @@ def main() -> int:
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.stderr.write("ixtool trace: cannot become a subreaper\n")
         return 97
+    parent = os.getppid()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _stop)
+    # ixtool ending (however) ends the trace: SIGTERM, and every process is ended below
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        return 137
     pid = os.fork()
     if pid == 0:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -212,7 +212,6 @@ def mount_reads(fd: int | None, stage: str, repo: str, _readfs: Any) -> Any:
     FUSE cannot be mounted here (then no trace's reads are known)."""
     if fd is None:
         return None
-
     point = os.path.join(stage, "repofs")
     os.mkdir(point)
     try:
@@ -495,11 +494,17 @@ def main() -> int:
     # interpreter's own library (it may live where the sandbox's uid cannot)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     readfs = __import__("_readfs")
+    parent = os.getppid()
     try:
         fuse = enter_namespaces()
         host = prepare(stage)
     except OSError as exc:
         send(sock, {"ready": False, "error": str(exc)})
+        return 1
+    # becoming the unprivileged uid cleared the parent-death signal (prctl(2)): armed
+    # again, so the server (and every trace with it) ends with ixtool however it ends
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # ixtool ended meanwhile
         return 1
     reads = mount_reads(fuse, stage, sys.argv[3], readfs) if len(sys.argv) > 3 else None
     send(sock, {"ready": True, "reads": reads is not None})
@@ -518,8 +523,13 @@ def main() -> int:
             reads.serve()  # (nothing should be waiting: no trace runs)
             reads.begin()
             req["reads"] = os.path.join(stage, "repofs")
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
+            # the waiter ends with the server (and the trace's pid namespace with it)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != server:
+                os._exit(99)
             gc.disable()
             sock.close()
             os.close(report_r)

@@ -81,6 +81,23 @@ class SandboxUnavailable(IxtoolError):
     allowed (exit 2: fail closed)."""
 
 
+class Cancelled(IxtoolError):
+    """The run was stopped (SIGTERM, SIGINT, SIGHUP) or its session cancelled: every
+    process of its traces is ended and no trace gives a result any more.  Exit status
+    128 + the signal, as a shell reports a process the signal ended."""
+
+    def __init__(self, signum: int = 15) -> None:
+        import signal
+
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        super().__init__(f"stopped by {name}: every process of the run's traces was ended "
+                         "and its sandbox folders removed")
+        self.exit_code = 128 + signum
+
+
 @dataclass(frozen=True)
 class Isolation:
     """How traces run: ``namespaces`` (ixtool's own user/mount/pid/net namespaces),

@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -52,6 +53,7 @@ from typing import Any
 from inferencex_tools.io.layout import SKIP_DIRS
 from inferencex_tools.sandbox import _stubs
 from inferencex_tools.sandbox.isolation import (
+    Cancelled,
     Child,
     SandboxUnavailable,
     bwrap_argv,
@@ -885,6 +887,54 @@ class _Server:
             self.proc.kill()
             self.proc.wait()
 
+    def kill(self) -> None:
+        """End the server now, and with it every trace it runs (its waiters, and their
+        pid namespaces, die with it: PR_SET_PDEATHSIG)."""
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+
+
+# ----------------------------------------------------------------- cancellation
+# Every live session of this process.  A SIGTERM, SIGINT or SIGHUP ends their traces at
+# once (servers killed, the unsandboxed reapers told to end their trees) before the
+# signal is turned into an exception in the main thread, which unwinds every `with
+# Session(...)` (its folder removed).  The handlers are installed while a session lives
+# (from the main thread: only it may) and the previous ones restored after the last.
+_LIVE: weakref.WeakSet[Session] = weakref.WeakSet()
+_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+_PREVIOUS: dict[int, Any] = {}
+_REGISTRY = threading.Lock()
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    for session in list(_LIVE):
+        session.cancel()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Cancelled(signum)
+
+
+def _watch(session: Session) -> None:
+    with _REGISTRY:
+        _LIVE.add(session)
+        if _PREVIOUS or threading.current_thread() is not threading.main_thread():
+            return
+        for sig in _SIGNALS:
+            with contextlib.suppress(ValueError, OSError):
+                _PREVIOUS[sig] = signal.signal(sig, _on_signal)
+
+
+def _unwatch(session: Session) -> None:
+    with _REGISTRY:
+        _LIVE.discard(session)
+        if _LIVE or not _PREVIOUS or \
+                threading.current_thread() is not threading.main_thread():
+            return
+        for sig, previous in _PREVIOUS.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, previous)
+        _PREVIOUS.clear()
+
 
 class Session:
     """One run's sandbox: the repository materialised once, traces in parallel."""
@@ -936,6 +986,9 @@ class Session:
         if self.shared:
             self._tools(self.dir / ".ix", INNER_ROOT, SHARED_ROOT, f"{SHARED_ROOT}/trace")
             (self.dir / ".ix" / "trace").mkdir()  # where each trace's book is bound
+        self.cancelled = False
+        self._children: dict[int, Child] = {}  # running traces without the trace server
+        _watch(self)
 
     # -- setup
     def _shim(self) -> None:
@@ -982,9 +1035,14 @@ class Session:
     def _server(self) -> _Server:
         srv: _Server | None = getattr(self._local, "server", None)
         if srv is None:
+            if self.cancelled:
+                raise Cancelled()
             srv = _Server(self)
             with self._lock:
                 self._servers.append(srv)
+            if self.cancelled:  # (cancelled while it started: cancel() did not see it)
+                srv.kill()
+                raise Cancelled()
             if not srv.ok:  # fail closed: no trace without the server's namespaces
                 raise SandboxUnavailable(
                     f"the trace sandbox could not start: {srv.error}",
@@ -994,10 +1052,29 @@ class Session:
             self._local.server = srv
         return srv
 
+    def cancel(self) -> None:
+        """End every trace of this session now and refuse new ones (:class:`Cancelled`);
+        a trace in flight gives no result.  Safe from a signal handler: it only sends
+        signals."""
+        self.cancelled = True
+        for srv in list(self._servers):
+            srv.kill()
+        for child in list(self._children.values()):
+            with contextlib.suppress(OSError):
+                if self.bwrap:  # its sandbox (pid namespace) ends with it
+                    os.killpg(child.pid, signal.SIGKILL)
+                else:  # the reaper ends every process of its trace, then itself
+                    os.kill(child.pid, signal.SIGTERM)
+
     def close(self) -> None:
-        for srv in self._servers:
+        with self._lock:
+            servers, self._servers = list(self._servers), []
+        if self.cancelled:
+            for srv in servers:
+                srv.kill()
+        for srv in servers:
             srv.close()
-        self._servers.clear()
+        _unwatch(self)
         if self.keep:
             return
         _rmtree(self.dir)
@@ -1117,14 +1194,19 @@ class Session:
         are moved below the trace directory (:func:`localize`).  ``stop``: stub tools
         that end the trace when they run a script or submit a job.  ``inline``: run this
         script text (ixtool's own, e.g. a launcher's action read statically) instead."""
+        if self.cancelled:
+            raise Cancelled()
         host, inner, rootdir = self.new_trace_dir()
         if inline is not None:
             (host / ".ix").mkdir()
             (host / ".ix" / "inline.sh").write_text(inline)
             script = f"{inner}/.ix/inline.sh"
         try:
-            return self._run(host, inner, rootdir, script, env, timeout=timeout,
-                             stop=tuple(stop), workspace_at=tuple(workspace_at), cwd=cwd)
+            res = self._run(host, inner, rootdir, script, env, timeout=timeout,
+                            stop=tuple(stop), workspace_at=tuple(workspace_at), cwd=cwd)
+            if self.cancelled:  # ended by the cancel: nothing of it counts
+                raise Cancelled()
+            return res
         finally:
             if not self.keep:
                 _rmtree(host)
@@ -1191,7 +1273,13 @@ class Session:
             cmd = [_tool("prlimit"), f"--fsize={MAX_FILE_SIZE}", "--core=0", "--", *cmd]
         start = time.monotonic()
         try:
-            proc = spawn(cmd, env=full, cwd=host, pass_fds=(xw,))
+            with self._lock:
+                if self.cancelled:
+                    raise Cancelled()
+                proc = spawn(cmd, env=full, cwd=host, pass_fds=(xw,))
+                self._children[proc.pid] = proc
+            if self.cancelled:  # (cancelled meanwhile: cancel() may not have seen it)
+                self.cancel()
         finally:
             os.close(xw)
         tails = {proc.stdout_fd(): _Tail(), proc.stderr_fd(): _Tail(), xr: _Tail()}
@@ -1201,6 +1289,7 @@ class Session:
             timed_out = _drain(proc, tails, timeout, kill_group=not self.isolate,
                                ledger=ledger, watch=watch)
         finally:
+            self._children.pop(proc.pid, None)
             os.close(xr)
             proc.close_pipes()
         seconds = time.monotonic() - start
