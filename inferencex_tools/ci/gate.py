@@ -34,7 +34,7 @@ from inferencex_tools.ci.outputs import output_pairs
 from inferencex_tools.errors import GitError, InputError, IxtoolError, UsageError
 from inferencex_tools.io.layout import Layout
 from inferencex_tools.progress import ProgressFn
-from inferencex_tools.report.findings import Finding, Result
+from inferencex_tools.report.findings import Finding, Result, Severity
 from inferencex_tools.report.words import plural
 
 PRIORITY_POLICY = "configs/ci-priority.yaml"
@@ -314,10 +314,14 @@ def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[
 def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result) -> None:
     """Config validation of the change: the blocks it touched — every block when it
     reaches what a block reads besides its own text (runners.yaml, a path added or
-    removed under benchmarks/ or runners/, a launcher) — at the head, and the same blocks
-    the same way at the base.  A head finding the base has too is not the change's
+    removed under benchmarks/ or runners/, a launcher) — at the head, and the blocks of
+    the same keys at the base, wherever the base keeps them (runners.yaml always).  A head
+    finding the base has too is not the change's
     (:func:`inferencex_tools.report.adopt.split_known`, the rule ``config validate
-    --base`` and ``review`` apply): it goes to :attr:`GateContext.present`."""
+    --base`` and ``review`` apply; the master configs are one namespace, so a key that
+    moved between files keeps its findings): it goes to :attr:`GateContext.present`.  The
+    change's own findings are then judged by the base's contract
+    (:func:`inferencex_tools.sweep.contract.judge`)."""
     from inferencex_tools.report.adopt import split_known
 
     every = ctx.base is None or _reaches_every_block(ctx, blobs)
@@ -329,27 +333,29 @@ def _configs(ctx: GateContext, blobs: _Blobs, masters: list[str], result: Result
     if ctx.base is None:
         result.extend(head)
         return
-    base = _validated(ctx, blobs, ctx.base, base_files) if base_files else []
-    new, ctx.present = split_known(head, base)
-    result.extend(new)
+    base = _validated(ctx, blobs, ctx.base, base_files)
+    new, ctx.present = split_known(head, base, _one_namespace(ctx, blobs))
+    result.extend(_by_contract(ctx, blobs, new, base if every else None))
     if ctx.present:
         result.info["known_at_base"] = len(ctx.present)
 
 
-# (head path, text, [(reduced line, original line)]) of one master config, as validated
+# (path, text, [(reduced line, original line)]) of one master config, as validated
 _Side = list[tuple[str, str, list[tuple[int, int]]]]
 
 
 def _config_files(ctx: GateContext, blobs: _Blobs, masters: list[str], every: bool
                   ) -> tuple[_Side, _Side, list[str]]:
-    """The master-config text validated at the head and at the base (labelled with the
-    head's path, so findings compare by file), and the keys whose blocks the change
-    touched."""
+    """The master-config text validated at the head and at the base, and the keys whose
+    blocks the change touched.  The base side holds the blocks of the keys the head side
+    validates, from whichever base file holds them (every block when ``every``; a file
+    that cannot be split, whole)."""
+    from inferencex_tools.changelog.configkeys import top_level_keys
     from inferencex_tools.sweep import blocks as B
 
     head_side: _Side = []
-    base_side: _Side = []
     touched_keys: list[str] = []
+    keys: set[str] = set()
     for p in masters:
         head = (blobs.get(ctx.head, p) or b"").decode("utf-8", "replace")
         base_b = blobs.get(ctx.base, _counterpart(blobs, ctx.base, p)) if ctx.base else None
@@ -357,29 +363,89 @@ def _config_files(ctx: GateContext, blobs: _Blobs, masters: list[str], every: bo
         t = None if every else B.touched(head, base)
         if t is None:  # every block, or a file that cannot be split
             head_side.append((p, head, []))
-            if base is not None:
-                base_side.append((p, base, []))
+            keys.update(top_level_keys(head, source=p))
             continue
         blocks_, _ = t
         if not blocks_:
             continue
-        keys = {b.key for b in blocks_}
         touched_keys += [b.key for b in blocks_]
+        keys.update(b.key for b in blocks_)
         head_side.append((p, *_reduced(blocks_)))
-        base_blocks = [b for b in B.split(base) or [] if b.key in keys] if base else []
-        if base_blocks:
-            base_side.append((p, *_reduced(base_blocks)))
-    return head_side, base_side, touched_keys
+    return head_side, _base_side(ctx, blobs, None if every else keys), touched_keys
 
 
-def _validated(ctx: GateContext, blobs: _Blobs, ref: str, files: _Side) -> list[Finding]:
+def _base_side(ctx: GateContext, blobs: _Blobs, keys: set[str] | None) -> _Side:
+    """The base's master configs as validated against the head side: the blocks of
+    ``keys`` in each base file (None: every block)."""
+    from inferencex_tools.sweep import blocks as B
+
+    out: _Side = []
+    if ctx.base is None:
+        return out
+    for p in blobs.layout(ctx.base).masters:
+        raw = blobs.get(ctx.base, p)
+        if raw is None:
+            continue
+        text = raw.decode("utf-8", "replace")
+        split = B.split(text) if keys is not None else None
+        if keys is None or split is None:
+            out.append((p, text, []))
+            continue
+        picked = [b for b in split if b.key in keys]
+        if picked:
+            out.append((p, *_reduced(picked)))
+    return out
+
+
+def _one_namespace(ctx: GateContext, blobs: _Blobs) -> Callable[[str], str]:
+    """Finding files as compared with the base: the master configs of either side are
+    one namespace of config keys (a key moved to another file keeps its findings)."""
+    assert ctx.base is not None
+    masters = set(blobs.layout(ctx.head).masters) | set(blobs.layout(ctx.base).masters)
+    return lambda p: "(master configs)" if p in masters else p
+
+
+def _by_contract(ctx: GateContext, blobs: _Blobs, new: list[Finding],
+                 base_all: list[Finding] | None) -> list[Finding]:
+    """The change's own config findings judged by the base's contract
+    (:mod:`inferencex_tools.sweep.contract`); ``base_all``: the base's findings on every
+    entry when already known (else validated here, only when an error has a contract)."""
+    from inferencex_tools.sweep import contract as C
+    from inferencex_tools.sweep.validate import vocabulary
+
+    if not any(C.contract_of(f) and f.severity is Severity.ERROR for f in new):
+        return new
+    assert ctx.base is not None
+    if base_all is None:
+        base_all = _validated(ctx, blobs, ctx.base, _base_side(ctx, blobs, None),
+                              references=False)
+    changed = [(p, _text(blobs, ctx.base, p), _text(blobs, ctx.head, p))
+               for p in ctx.changed if p.endswith(".py")]
+    return C.judge(new, base_all, C.generator_fields(changed, vocabulary() | {
+        x for f in new for x in f.data.get("fields", ())}))
+
+
+def _text(blobs: _Blobs, ref: str, path: str) -> str | None:
+    raw = blobs.get(ref, path)
+    return raw.decode("utf-8", "replace") if raw is not None else None
+
+
+def _validated(ctx: GateContext, blobs: _Blobs, ref: str, files: _Side, *,
+               references: bool = True) -> list[Finding]:
     """``config validate`` of ``files`` at ``ref`` (runners.yaml, scripts and launchers of
-    that revision; config keys not at the base are new), at their lines in the files."""
-    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+    that revision, its layout of single-node scripts; config keys not at the base are
+    new), at their lines in the files; ``references`` False: no script or recipe checks."""
+    from inferencex_tools.sweep.validate import (
+        MasterFile,
+        ValidateInput,
+        folders_of,
+        script_dirs,
+        validate,
+    )
 
     rpath = blobs.layout(ref).runners
     runners = blobs.get(ref, rpath)
-    paths = blobs.paths(ref, "benchmarks", "runners")
+    paths = blobs.paths(ref, "benchmarks", "runners") if references else set()
     base_keys = _base_keys(ctx, blobs) if ctx.base else None
     res = validate(ValidateInput(
         masters=[MasterFile(p, text.encode()) for p, text, _ in files],
@@ -388,6 +454,7 @@ def _validated(ctx: GateContext, blobs: _Blobs, ref: str, files: _Side) -> list[
         exists=paths.__contains__ if paths else None,
         base_keys=base_keys,
         scripts=_launch_scripts(blobs, ref, paths) if paths else None,
+        script_dirs=script_dirs(folders_of(paths)) if paths else None,
         positions=ref == ctx.head))  # the base's findings are matched without lines
     spans = {p: s for p, _, s in files}
     return [_remap(f, spans.get(f.file) or []) for f in res.findings]

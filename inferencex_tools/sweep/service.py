@@ -176,7 +176,7 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
     """(result of the working tree, result of the same files at the merge-base of
     ``base`` and HEAD — None without ``base``)."""
     from inferencex_tools.io.files import read_bytes
-    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, validate
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, script_dirs, validate
 
     masters: list[Path] = []
     runners: Path | None = runner_config
@@ -210,13 +210,69 @@ def run_config_validate(files: list[Path] | None, runner_config: Path | None,
         exists=exists,
         base_keys=_base_keys(base, masters) if base else None,
         scripts=launch_scripts(root) if root is not None else None,
+        script_dirs=script_dirs(lambda d: _holds_files(root / d)) if root is not None
+        else None,
     )
     progress(0, None, "the working tree")
     result = validate(inp)
     if base is None:
         return result, None
     progress(0, None, f"the merge-base of {base} and HEAD")
-    return result, validate(_input_at(base, masters, runners, root))
+    at_base = validate(_input_at(base, masters, runners, root))
+    _by_contract(result, at_base, base, masters)
+    return result, at_base
+
+
+def _by_contract(result: Any, at_base: Any, base: str, masters: list[Path]) -> None:
+    """The branch's own findings (not at the base by fingerprint) judged by the base's
+    contract (:func:`inferencex_tools.sweep.contract.judge`), in place."""
+    from inferencex_tools.report.adopt import split_known
+    from inferencex_tools.report.findings import Severity
+    from inferencex_tools.sweep import contract as C
+    from inferencex_tools.sweep.validate import vocabulary
+
+    new, _ = split_known(result.findings, at_base.findings)
+    if not any(C.contract_of(f) and f.severity is Severity.ERROR for f in new):
+        return
+    fields = vocabulary() | {x for f in new for x in f.data.get("fields", ())}
+    judged = C.judge(new, at_base.findings,
+                     C.generator_fields(_python_changes(base, masters), fields))
+    swap = {id(a): b for a, b in zip(new, judged, strict=True)}
+    result.findings = [swap.get(id(f), f) for f in result.findings]
+
+
+def _python_changes(base: str, masters: list[Path]) -> list[tuple[str, str | None, str | None]]:
+    """(path, text at the merge-base, text in the working tree) of each ``*.py`` file the
+    branch changes (committed or not)."""
+    from inferencex_tools.io.files import read_bytes
+    from inferencex_tools.io.gitcat import GitReader
+
+    top = repo_root((masters[0] if masters else Path.cwd()).resolve().parent)
+    if top is None:
+        return []
+    reader = GitReader(top)
+    out: list[tuple[str, str | None, str | None]] = []
+    try:
+        ref = reader.merge_base(base, "HEAD")
+        for p in sorted(set(reader.changed(ref, "HEAD")) | set(reader.uncommitted())):
+            if not p.endswith(".py"):
+                continue
+            old = reader.blob(ref, p)[0]
+            try:
+                now: bytes | None = read_bytes(top / p)
+            except (OSError, InputError):
+                now = None
+            out.append((p, old.decode("utf-8", "replace") if old is not None else None,
+                        now.decode("utf-8", "replace") if now is not None else None))
+    finally:
+        reader.close()
+    return out
+
+
+def _holds_files(folder: Path) -> bool:
+    """A folder of the tree as git has it: one that holds a file (git keeps no empty
+    folders; one left behind on disk is not there)."""
+    return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
 
 def _input_at(base: str, masters: list[Path], runners: Path | None,
@@ -225,7 +281,7 @@ def _input_at(base: str, masters: list[Path], runners: Path | None,
     so that findings compare by file)."""
     from inferencex_tools.io.gitcat import GitReader
     from inferencex_tools.sweep.recipes import follow_git_symlinks, is_launch_script
-    from inferencex_tools.sweep.validate import MasterFile, ValidateInput
+    from inferencex_tools.sweep.validate import MasterFile, ValidateInput, folders_of, script_dirs
 
     top = repo_root((masters[0] if masters else Path.cwd()).resolve().parent)
     if top is None:
@@ -248,6 +304,8 @@ def _input_at(base: str, masters: list[Path], runners: Path | None,
     return ValidateInput(masters=found, runners=at(runners) if runners else None,
                          exists=paths.__contains__ if root is not None else None,
                          scripts=follow_git_symlinks(scripts) if root is not None else None,
+                         script_dirs=script_dirs(folders_of(paths)) if root is not None
+                         else None,
                          positions=False)  # matched without lines
 
 

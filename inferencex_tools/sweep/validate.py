@@ -11,8 +11,9 @@ Line numbers come from a round-trip load, done only when a file has findings.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ from inferencex_tools.safetext import (
 )
 from inferencex_tools.schemas import SchemaIssue
 from inferencex_tools.sweep.checks import Issue, check_configs, where
+from inferencex_tools.sweep.contract import describe
 from inferencex_tools.sweep.recipes import RecipeSources, applicable, learn, lookup
 from inferencex_tools.sweep.rules import (
     DRAM_BUDGET,
@@ -92,6 +94,9 @@ class ValidateInput:
     # False: findings without line and column (what the base has is matched without its
     # lines, so nothing is spent finding them)
     positions: bool = True
+    # scenario → folder of its single-node scripts in the tree judged (script_dirs);
+    # None: today's layout
+    script_dirs: dict[str, str] | None = None
 
 
 @dataclass
@@ -105,6 +110,7 @@ class _File:
     positions: bool = True
     blocks: dict[str, Any] | None = None  # top-level key → sweep.blocks.Block
     block_rt: dict[str, Any] = field(default_factory=dict)  # key → its block, round trip
+    master: bool = False  # a master config: its entries' findings carry a contract class
 
     def _scan(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
         """Fast path for ``(key,)`` / ``(key, field)`` in block style: a line scan."""
@@ -181,7 +187,10 @@ class _File:
     def add(self, rule: Rule, path: tuple[Any, ...], msg: str, *,
             severity: Severity | None = None, hint: str | None = None) -> None:
         line, col = self.position(path)
-        self.findings.append(rule.at(self.label, line, col, msg, severity=severity, hint=hint))
+        data = (describe(rule.id, path, msg, path[0], vocabulary())
+                if self.master and path else None)
+        self.findings.append(rule.at(self.label, line, col, msg, severity=severity, hint=hint,
+                                     data=data))
 
 
 def _load(f: _File, rule: Rule) -> bool:
@@ -245,6 +254,25 @@ def _unsafe_name(issue: SchemaIssue) -> tuple[Rule, tuple[Any, ...], str]:
                              "or break a script line)")
 
 
+@functools.cache
+def vocabulary() -> frozenset[str]:
+    """The master-config field names (every property the schema declares)."""
+    from inferencex_tools.schemas import load_schema
+
+    names: set[str] = set()
+    todo: list[Any] = [load_schema("master-config")]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict):
+                names.update(str(k) for k in props)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return frozenset(names)
+
+
 def _label_sets(runners: Any) -> tuple[set[str] | None, dict[str, Any]]:
     if not isinstance(runners, dict) or not isinstance(runners.get("labels"), dict):
         return None, {}
@@ -256,13 +284,39 @@ def _gpu(label: str) -> str:
     return label.removeprefix("cluster:").split("-")[0]
 
 
-def script_candidates(cfg: dict[str, Any], scenario: str, spec: str) -> list[str]:
-    """Benchmark scripts a single-node row may launch (SWEEP.md §7), first existing wins."""
-    sub = "agentic/" if scenario == "agentic-coding" else "fixed_seq_len/"
+SINGLE_NODE = "benchmarks/single_node/"
+# each scenario's folder of single-node scripts (SWEEP.md §7: the template's
+# SCENARIO_SUBDIR); before 2026-06-02 fixed-seq-len scripts sat in SINGLE_NODE itself
+SCENARIO_DIRS = {"fixed-seq-len": SINGLE_NODE + "fixed_seq_len/",
+                 "agentic-coding": SINGLE_NODE + "agentic/"}
+
+
+def script_dirs(has_folder: Callable[[str], bool]) -> dict[str, str]:
+    """The layout of the commit being judged: each scenario's folder of single-node
+    scripts — its own subfolder where the tree has one (today's layout; ``has_folder``:
+    does the tree hold a file below it), else ``benchmarks/single_node/`` itself (the
+    layout before the subfolders)."""
+    return {s: d if has_folder(d) else SINGLE_NODE for s, d in SCENARIO_DIRS.items()}
+
+
+def folders_of(paths: Iterable[str]) -> Callable[[str], bool]:
+    """``has_folder`` for :func:`script_dirs` over a tree's file paths."""
+    dirs: set[str] = set()
+    for p in paths:
+        parts = p.split("/")[:-1]
+        dirs.update("/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1))
+    return dirs.__contains__
+
+
+def script_candidates(cfg: dict[str, Any], scenario: str, spec: str,
+                      dirs: dict[str, str] | None = None) -> list[str]:
+    """Benchmark scripts a single-node row may launch (SWEEP.md §7), first existing wins;
+    ``dirs``: the scenario folders of the tree (:func:`script_dirs`; today's by default)."""
+    folder = (dirs or SCENARIO_DIRS).get(scenario, SCENARIO_DIRS["fixed-seq-len"])
     m, prec, fw = cfg.get("model-prefix"), cfg.get("precision"), cfg.get("framework")
     gpu = _gpu(str(cfg.get("runner", "")))
     s = "_mtp" if spec == "mtp" else ""
-    base = f"benchmarks/single_node/{sub}{m}_{prec}_{gpu}"
+    base = f"{folder}{m}_{prec}_{gpu}"
     out = [f"{base}_{fw}{s}.sh"]
     if fw == "trt":
         out.append(f"{base}_trt{s}.sh")
@@ -295,6 +349,7 @@ class _Refs:
     base_keys: set[str] | None
     sources: RecipeSources | None = None
     launchers: dict[str, list[str]] = field(default_factory=dict)  # runner label → scripts
+    script_dirs: dict[str, str] | None = None  # scenario → folder of single-node scripts
 
     def launchers_of(self, runner: str) -> list[str]:
         """The launch scripts a runner label's nodes run (every launcher when unknown)."""
@@ -365,7 +420,8 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
                 _recipes(f, key, path, e, refs, seen, external.setdefault(
                     sname, (path, []))[1])
                 continue
-            cands = script_candidates(cfg, sname, str(e.get("spec-decoding", "none")))
+            cands = script_candidates(cfg, sname, str(e.get("spec-decoding", "none")),
+                                      refs.script_dirs)
             if cands[0] in seen:
                 continue
             seen.add(cands[0])
@@ -483,9 +539,10 @@ def validate(inp: ValidateInput) -> Result:
         _launchers(rf, runners_data["labels"], inp.exists)
     refs = _Refs(inp.exists, labels, hardware, inp.base_keys,
                  learn(inp.scripts) if inp.scripts is not None else None,
-                 _label_launchers(runners_data) if labels is not None else {})
+                 _label_launchers(runners_data) if labels is not None else {},
+                 inp.script_dirs)
     for mf in inp.masters:
-        f = _File(mf.label, mf.raw, positions=inp.positions)
+        f = _File(mf.label, mf.raw, positions=inp.positions, master=True)
         files.append(f)
         result.checked.append(f.label)
         if _load(f, YAML) and _is_mapping(f):

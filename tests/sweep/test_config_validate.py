@@ -176,14 +176,17 @@ def test_cli_base_mode_new_key_unknown_label(temp_repo: Any, monkeypatch: pytest
     temp_repo.commit("base: existing key on an unknown label")
     monkeypatch.chdir(temp_repo.path)
     new_key = old.split("\n", 2)[2].replace("m3-fp8-h200-vllm-agentic:", "m3-new:")
-    temp_repo.write("configs/nvidia-master.yaml", old + "\n" + new_key)
+    typo = new_key.replace("m3-new:", "m3-typo:").replace("cluster:nowhere",
+                                                          "cluster:nowhere2")
+    temp_repo.write("configs/nvidia-master.yaml", old + "\n" + new_key + "\n" + typo)
     with pytest.raises(SystemExit) as exc:
         run(["config", "validate", "--base", "HEAD", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
     assert exc.value.code == 1
     sw401 = {(f["severity"], f["line"]) for f in out["findings"] if f["rule"] == "SW401"}
-    # the old key's warning is already present at the base: only the new key's error
-    assert sw401 == {("error", 22)}
+    # the old key's warning is already present at the base; a new key on the label the
+    # base's key uses is as on main (a warning), one on a label nobody uses an error
+    assert sw401 == {("warning", 22), ("error", 37)}
 
 
 @pytest.mark.parametrize("layout", ["configs", ".github/configs", ".github/configs+settings"])
