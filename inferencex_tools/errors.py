@@ -72,9 +72,13 @@ class ForgeError(IxtoolError):
 
 
 class ConflictError(IxtoolError):
-    """A merge or resolution cannot be performed safely; nothing was written."""
+    """A merge or resolution cannot be performed safely; nothing was written.  Like every
+    error the CLI prints it with a hint and exits 2 (findings exit 1)."""
 
-    exit_code = 1
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint or (
+            "nothing was written; fix what the message names, or resolve by hand, then run "
+            "the command again"))
 
 
 def close_names(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:

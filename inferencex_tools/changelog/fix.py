@@ -2,9 +2,11 @@
 
 The output is always *base bytes* + one empty line + the new entries' blocks,
 each normalised (trailing whitespace stripped, exactly one empty line between
-entries, one final newline) with placeholder-like links replaced.  A fix is
-refused when history itself changed (deleted or edited entries, or historical
-bytes that differ from the base once the new blocks are taken out).
+entries, one final newline) with placeholder-like links replaced: entries written
+mid-file move to the end (CL403), separators and the end of the file are normalised
+(CL407/CL408/CL409), and history's layout is restored (CL411: the base bytes are the
+history).  A fix is refused when history itself changed (deleted or edited entries,
+a historical line that is not blank removed or rewritten: CL401/CL402/CL404).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from inferencex_tools.changelog.layout import lines_of
 from inferencex_tools.changelog.links import PLACEHOLDER, check_new_link, pr_url
 from inferencex_tools.changelog.model import Changelog, Entry
+from inferencex_tools.changelog.rules import SEPARATOR_BEFORE
 from inferencex_tools.changelog.validate import ChangeAnalysis, Options
 from inferencex_tools.report.words import plural
 
@@ -25,18 +29,6 @@ class FixOutcome:
     data: bytes | None  # None: nothing to fix, or refused
     applied: list[str] = field(default_factory=list)
     refused: str | None = None
-
-
-def _without_new_blocks(head: Changelog, new: list[Entry]) -> bytes:
-    ids = {id(e) for e in new}
-    out = bytearray()
-    pos = 0
-    for e in head.entries:
-        if id(e) in ids:
-            out += head.raw[pos:e.start]
-            pos = e.span_end
-    out += head.raw[pos:]
-    return bytes(out)
 
 
 def replace_link(block: bytes, new_link: str) -> bytes:
@@ -62,7 +54,11 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     refused = _refusal(a)
     if refused is not None:
         return FixOutcome(None, refused=refused)
+    restored = ["restored history's blank lines and spacing from the base"] \
+        if a.history_layout else []
     if not a.new_entries:
+        return FixOutcome(base.raw, restored) if restored else FixOutcome(None)
+    if not a.findings:  # clean: its layout is fine as it is
         return FixOutcome(None)
     applied: list[str] = []
     blocks: list[bytes] = []
@@ -71,16 +67,28 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
         block = head.raw[e.start:e.end]
         kept.append(block if block.endswith(b"\n") else block + b"\n")
         blocks.append(_fixed_block(head, e, block, opts, applied))
-    sep = b"" if not base.raw or base.raw.endswith(b"\n\n") else b"\n"
+    sep = _separator(a)
     result = base.raw + sep + b"\n".join(blocks)
     if result == head.raw:
         return FixOutcome(None)
     if not a.appended:
         moved = plural(len(a.new_entries), "new entry", "new entries")
         applied.append(f"moved {moved} to the end of the file")
-    elif head.raw != base.raw + sep + b"\n".join(kept):
+    elif head.raw != base.raw + sep + b"\n".join(kept) and not restored:
         applied.append("normalised the separators and the final newline of the new entries")
-    return FixOutcome(result, applied)
+    return FixOutcome(result, applied + restored)
+
+
+def _separator(a: ChangeAnalysis) -> bytes:
+    """What goes between the base bytes and the first new entry: the change's own lines
+    there when they are fine (no CL407), else one empty line — none after the blank lines
+    the base already ends with (the separator is the base's then)."""
+    base, head = a.base.raw, a.head.raw
+    first = min(a.new_entries, key=lambda e: e.start)
+    if (a.appended and head.startswith(base)
+            and not any(f.rule == SEPARATOR_BEFORE.id for f in a.findings)):
+        return head[len(base):first.start]
+    return b"" if not base or not lines_of(base)[-1].strip(b" \t\r") else b"\n"
 
 
 def fix_in_place(a: ChangeAnalysis, opts: Options) -> FixOutcome:
@@ -116,13 +124,8 @@ def _refusal(a: ChangeAnalysis) -> str | None:
     if a.corrections:
         return ("the change also corrects historical pr-links; split the corrections and "
                 "the new entries into separate PRs")
-    if not a.new_entries:
-        return None
-    history = _without_new_blocks(head, a.new_entries)
-    # History may differ from the base only by whitespace at its end (the old
-    # separator); the output is rebuilt from the base bytes.
-    if history.rstrip(b" \n") != base.raw.rstrip(b" \n"):
-        return ("historical bytes differ from the base; restore them "
+    if a.history_changed:
+        return ("a historical line was removed or rewritten; restore it "
                 "(git checkout BASE -- FILE) and append your entry at the end")
     return None
 

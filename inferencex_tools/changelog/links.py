@@ -60,6 +60,11 @@ class LinkVerdict:
     ok: bool
     message: str
     fixable: bool = False  # a safe --fix may replace it (placeholder-like or own PR + suffix)
+    # what is wrong, the same in every mode: "placeholder" (text standing for the link:
+    # TBD, XXXX, empty …; XXX on main) or "other-pr" (a PR mode link to another PR) — not
+    # the link of this change, CL502 — or "malformed" (another repository, a suffix, a
+    # spelling, not a URL: not a canonical PR URL of this repository, CL501)
+    kind: str = ""
 
 
 def _describe(link: str) -> str:
@@ -88,30 +93,37 @@ def check_new_link(link: str, repo: str, pr: int | None, *, pending: bool = Fals
             return LinkVerdict(True, "")
         if is_placeholder(link, repo):
             return LinkVerdict(False, f"pr-link is still the placeholder {link!r}; on main every "
-                               f"new entry needs its PR URL ({pr_url(repo, 'N')})")
+                               f"new entry needs its PR URL ({pr_url(repo, 'N')})",
+                               kind="placeholder")
+        if is_tbd_like(link, repo):
+            return LinkVerdict(False, f"pr-link {_describe(link)} is a placeholder; on main "
+                               f"every new entry needs its PR URL ({pr_url(repo, 'N')})", True,
+                               kind="placeholder")
         return LinkVerdict(False, f"pr-link {_describe(link)} is not a canonical PR URL "
-                           f"({pr_url(repo, 'N')})", is_tbd_like(link, repo))
+                           f"({pr_url(repo, 'N')})", kind="malformed")
     own = pr_url(repo, pr)
     if link == own or is_placeholder(link, repo):
         return LinkVerdict(True, "")
     expected = f"expected 'XXX' or {own}"
     if is_tbd_like(link, repo):
         return LinkVerdict(False, f"pr-link {_describe(link)} is a placeholder ixtool cannot "
-                           f"replace at merge; {expected}", True)
+                           f"replace at merge; {expected}", True, kind="placeholder")
     m = _ANY_PR_RX.match(link.strip())
     if m:
         slug, num, rest = m.group("slug"), m.group("num"), m.group("rest")
         if slug.lower() != repo.lower():
             return LinkVerdict(False, f"pr-link points at another repository ({slug}); "
-                               f"{expected}")
+                               f"{expected}", kind="malformed")
         if num != str(pr):
             return LinkVerdict(False, f"pr-link names PR #{num}, but this is PR #{pr}; "
-                               f"{expected}")
+                               f"{expected}", kind="other-pr")
         if rest:
-            return LinkVerdict(False, f"pr-link has a trailing {rest!r}; {expected}", True)
+            return LinkVerdict(False, f"pr-link has a trailing {rest!r}; {expected}", True,
+                               kind="malformed")
         return LinkVerdict(False, f"pr-link {link!r} is not canonical (spelling); {expected}",
-                           True)
-    return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}")
+                           True, kind="malformed")
+    return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}",
+                       kind="malformed")
 
 
 def _pending_link(link: str, repo: str) -> LinkVerdict:
@@ -121,12 +133,13 @@ def _pending_link(link: str, repo: str) -> LinkVerdict:
                 f"({pr_url(repo, 'N')})")
     if is_tbd_like(link, repo):
         return LinkVerdict(False, f"pr-link {_describe(link)} is a placeholder ixtool cannot "
-                           f"replace at merge; {expected}", True)
+                           f"replace at merge; {expected}", True, kind="placeholder")
     m = _ANY_PR_RX.match(link.strip())
     if m and m.group("slug").lower() != repo.lower():
         return LinkVerdict(False, f"pr-link points at another repository "
-                           f"({m.group('slug')}); {expected}")
+                           f"({m.group('slug')}); {expected}", kind="malformed")
     if m:
         return LinkVerdict(False, f"pr-link {link!r} is not canonical; {expected}",
-                           bool(m.group("rest")))
-    return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}")
+                           bool(m.group("rest")), kind="malformed")
+    return LinkVerdict(False, f"pr-link {_describe(link)} is not a PR URL; {expected}",
+                       kind="malformed")

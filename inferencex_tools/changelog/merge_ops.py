@@ -1,7 +1,9 @@
 """Merge-time byte surgery on ``perf-changelog.yaml`` (spec §6), pure: bytes in, bytes out.
 
 * :func:`canonicalize` — the PR's appended entries get the PR's URL instead of the
-  ``XXX`` placeholder; nothing else changes.
+  ``XXX`` placeholder; nothing else changes, except the layout warnings (entries written
+  mid-file, odd separators, blank lines at the end or in history: CL403, CL407–CL409,
+  CL411), which it repairs as ``validate --fix`` does, so main never takes them.
 * :func:`resolve_conflict` — main moved on: keep main's bytes exactly and re-append
   the PR's entries (or re-apply its pr-link corrections).
 
@@ -22,15 +24,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inferencex_tools.changelog.fix import replace_link
+from inferencex_tools.changelog.fix import fix_change, replace_link
 from inferencex_tools.changelog.links import check_new_link, check_slug, pr_url
 from inferencex_tools.changelog.model import Changelog, Entry, canonical_json, parse_extending
 from inferencex_tools.changelog.rules import (
+    HISTORY_BLANKS,
+    INSERTED,
     LINK_FOLDED,
+    LINK_MAIN,
     LINK_PR,
     MERGE_DROPPED,
     MERGE_TWIN,
     NO_CONFIGS,
+    SEPARATOR_BEFORE,
+    SEPARATOR_BETWEEN,
+    TRAILING_BLANK,
 )
 from inferencex_tools.changelog.validate import ChangeAnalysis, Options, analyze_change
 from inferencex_tools.errors import ConflictError, UsageError
@@ -42,6 +50,9 @@ __all__ = ["MergeOutcome", "canonicalize", "resolve_conflict"]
 _SILENT = frozenset({NO_CONFIGS.id})
 # A folded link on an appended entry is repaired by the surgery itself (G11).
 _REPAIRED = frozenset({LINK_FOLDED.id})
+# The layout warnings canonicalize repairs as ``validate --fix`` does.
+_LAYOUT = frozenset({INSERTED.id, SEPARATOR_BEFORE.id, SEPARATOR_BETWEEN.id,
+                     TRAILING_BLANK.id, HISTORY_BLANKS.id})
 _MAX_REASONS = 5
 
 
@@ -87,13 +98,24 @@ def _warnings(findings: list[Finding]) -> list[Finding]:
 def _gate(base: bytes, head: bytes, *, label: str, base_label: str, repo: str, pr: int,
           refusal: str, tolerate: frozenset[str] = frozenset(),
           base_parsed: Changelog | None = None) -> ChangeAnalysis:
-    """The strict gate in PR mode; any error becomes a ConflictError starting ``refusal``."""
+    """The gate in PR mode; any error becomes a ConflictError starting ``refusal``."""
     a = analyze_change(base, head, label, Options(repo=repo, pr=pr, master_keys=None),
                        base_label=base_label, base_parsed=base_parsed)
     errors = _errors(a.findings, tolerate)
     if errors:
-        raise ConflictError(f"{refusal}: {_reasons(errors)}")
+        raise ConflictError(f"{refusal}: {_reasons(errors)}", hint=_gate_hint(errors, pr))
     return a
+
+
+def _gate_hint(errors: list[Finding], pr: int) -> str:
+    """What to do about the gate's errors: --fix when it can repair them all."""
+    fixable = {LINK_PR.id, LINK_FOLDED.id}
+    if all(f.rule in fixable and f.data.get("fixable", True) for f in errors):
+        return (f"ixtool changelog validate --base origin/main --pr {pr} --fix writes this "
+                "PR's URL; then run the command again")
+    return ("fix the change (ixtool changelog validate --base origin/main --pr "
+            f"{pr} lists every finding; --fix repairs placeholder links and the layout, "
+            "history is restored by hand), then run the command again")
 
 
 def _check_links(a: ChangeAnalysis, repo: str, pr: int, refusal: str) -> None:
@@ -104,8 +126,12 @@ def _check_links(a: ChangeAnalysis, repo: str, pr: int, refusal: str) -> None:
             continue
         verdict = check_new_link(e.link, repo, pr)
         if not verdict.ok:
-            raise ConflictError(f"{refusal}: {a.head.label}:{line} [{LINK_PR.id}] "
-                                f"{e.describe()}: {verdict.message}")
+            rule = LINK_MAIN if verdict.kind == "malformed" else LINK_PR
+            raise ConflictError(f"{refusal}: {a.head.label}:{line} [{rule.id}] "
+                                f"{e.describe()}: {verdict.message}",
+                                hint=_gate_hint([rule.at(a.head.label, line, 3, "",
+                                                         data={"fixable": verdict.fixable})],
+                                                pr))
 
 
 def _link_line_or_refuse(cl: Changelog, e: Entry, what: str) -> bool:
@@ -151,10 +177,20 @@ def canonicalize(base_raw: bytes, head_raw: bytes, *, pr: int, repo: str,
     PR mode, or (a bug) when the result would not.
     """
     _check_args(pr, repo)
+    original = head_raw
     refusal = f"{label}: refusing to canonicalize for PR #{pr}"
     a = _gate(base_raw, head_raw, label=label, base_label=f"{label}@base", repo=repo, pr=pr,
               refusal=refusal, tolerate=_REPAIRED, base_parsed=base_parsed)
     _check_links(a, repo, pr, refusal)
+    laid_out: list[str] = []
+    if a.new_entries and any(f.rule in _LAYOUT for f in a.findings):
+        # the layout rules are warnings ``validate --fix`` repairs: the merge repairs
+        # them too, so main never takes them (issue 33, D7)
+        fixed = fix_change(a, Options(repo=repo, pr=pr, master_keys=None))
+        if fixed.data is not None:
+            head_raw, laid_out = fixed.data, fixed.applied
+            a = _gate(base_raw, head_raw, label=label, base_label=f"{label}@base", repo=repo,
+                      pr=pr, refusal=refusal, tolerate=_REPAIRED, base_parsed=a.base)
     if not a.new_entries:
         msg = (f"no appended entry ({_plural(len(a.corrections), 'pr-link correction')} "
                "passed through): nothing to canonicalize" if a.corrections
@@ -172,7 +208,7 @@ def canonicalize(base_raw: bytes, head_raw: bytes, *, pr: int, repo: str,
         else:
             replaced += 1
         edits.append((e.start, e.end, replace_link(a.head.block(e), expected)))
-    if not edits:
+    if not edits and not laid_out:
         n = len(a.new_entries)
         what = "the appended entry links" if n == 1 else f"all {n} appended entries link"
         return MergeOutcome(head_raw, False, f"already canonical: {what} to {expected}",
@@ -181,12 +217,12 @@ def canonicalize(base_raw: bytes, head_raw: bytes, *, pr: int, repo: str,
     final = _gate(base_raw, data, label=label, base_label=f"{label}@base", repo=repo, pr=pr,
                   refusal=f"{label}: internal error: the canonicalized file fails the gate",
                   base_parsed=a.base)
-    parts = []
+    parts = [f"laid out: {'; '.join(laid_out)}"] if laid_out else []
     if replaced:
         parts.append(f"replaced {_plural(replaced, 'placeholder link')} with {expected}")
     if unfolded:
         parts.append(f"rewrote {_plural(unfolded, 'folded link')} onto one line")
-    return MergeOutcome(data, data != head_raw, "; ".join(parts), _warnings(final.findings))
+    return MergeOutcome(data, data != original, "; ".join(parts), _warnings(final.findings))
 
 
 # --------------------------------------------------------------------- resolve-conflict

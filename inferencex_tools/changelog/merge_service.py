@@ -100,9 +100,10 @@ def read_stages(git_repo: GitRepo, rel: str) -> tuple[bytes, bytes, bytes]:
     if all(e is None for e in stages.values()):
         state = ("is not in a merge conflict" if 0 in entries
                  else "is not in the git index")
-        raise ConflictError(f"{rel} {state} (no index stages 1-3)",
-                            hint="run during a conflicted merge, or pass "
-                            "--base/--ours/--theirs FILE")
+        raise UsageError(f"{rel} {state} (no index stages 1-3): resolve-conflict resolves a "
+                         "merge that stopped on it",
+                         hint="run it while `git merge origin/main` is stopped on the "
+                         "changelog, or pass --base/--ours/--theirs FILE")
     out: list[bytes] = []
     for s in (1, 2, 3):
         e = stages[s]

@@ -67,32 +67,42 @@ DELETED = rule("CL401", E, "historical entries were deleted",
 CHANGED = rule("CL402", E, "a historical entry was changed",
                "restore the entry exactly as on the base branch; describe the change in a new "
                "entry at the end", area=A)
-INSERTED = rule("CL403", E, "new entry inserted before existing entries",
+INSERTED = rule("CL403", W, "new entry inserted before existing entries",
                 "move the entry to the end of the file (ixtool changelog validate --fix)",
                 area=A)
-HISTORY_BYTES = rule("CL404", E, "historical bytes changed (reformatting)",
+HISTORY_BYTES = rule("CL404", E, "a historical line that is not blank was removed or rewritten "
+                     "(re-quoted, trailing whitespace stripped, a BOM or CRLF added)",
                      "restore the base bytes exactly (git checkout BASE -- perf-changelog.yaml) "
                      "and append your entry at the end", area=A)
 CORRECTION_LINK = rule("CL405", E, "pr-link correction is not canonical",
                        "a corrected link must be https://github.com/OWNER/REPO/pull/N", area=A)
 MIXED = rule("CL406", E, "pr-link corrections mixed with new entries",
              "split link corrections and new entries into separate PRs", area=A)
-SEPARATOR_BEFORE = rule("CL407", E, "appended block not separated from history by exactly one "
-                        "empty line", "leave exactly one empty line between the last existing "
-                        "entry and your entry", area=A)
-SEPARATOR_BETWEEN = rule("CL408", E, "appended entries not separated by exactly one empty line",
-                         "leave exactly one empty line between your entries", area=A)
-TRAILING_BLANK = rule("CL409", E, "file ends with a blank line",
-                      "end the file with exactly one newline after the last entry", area=A)
+SEPARATOR_BEFORE = rule("CL407", W, "the lines a change adds before its first entry are not "
+                        "one empty line", "leave exactly one empty line between the last "
+                        "existing entry and your entry (ixtool changelog validate --fix)", area=A)
+SEPARATOR_BETWEEN = rule("CL408", W, "appended entries not separated by exactly one empty line",
+                         "leave exactly one empty line between your entries (ixtool changelog "
+                         "validate --fix)", area=A)
+TRAILING_BLANK = rule("CL409", W, "file ends with a blank line",
+                      "end the file with exactly one newline after the last entry (ixtool "
+                      "changelog validate --fix)", area=A)
+HISTORY_BLANKS = rule("CL411", W, "history's layout changed, none of its lines removed: a "
+                      "whitespace-only line emptied, a blank line added or removed, a line "
+                      "added between historical entries",
+                      "restore them (ixtool changelog validate --fix rebuilds the file from the "
+                      "base bytes and your entries)", area=A)
 CORRECTION_BYTES = rule("CL410", E, "a link correction changed more than pr-link lines",
                         "change only the '  pr-link:' lines in a correction", area=A)
 
 # --- links (spec §3.1.4) ---------------------------------------------------------
-LINK_MAIN = rule("CL501", E, "new entry has no canonical pr-link",
-                 "use the PR URL https://github.com/OWNER/REPO/pull/N "
-                 "(ixtool changelog canonicalize --pr N)", area=A)
-LINK_PR = rule("CL502", E, "new entry's pr-link is neither XXX nor this PR's URL",
-               "write 'pr-link: XXX' (replaced by the PR URL at merge) or this PR's URL", area=A)
+LINK_MAIN = rule("CL501", E, "new entry's pr-link is not a canonical PR URL of this repository "
+                 "(another repository, a suffix, a spelling, not a URL), in every mode",
+                 "use the PR URL https://github.com/OWNER/REPO/pull/N", area=A)
+LINK_PR = rule("CL502", E, "new entry's pr-link is not the link of this change: a placeholder "
+               "(TBD, XXXX, empty …; on main also XXX), or in PR mode another PR's URL",
+               "write 'pr-link: XXX' (replaced by the PR URL at merge: ixtool changelog "
+               "canonicalize --pr N) or this PR's URL", area=A)
 LINK_FOLDED = rule("CL503", E, "pr-link value on a continuation line",
                    "write the link on the same line: '  pr-link: <url>'", area=A)
 

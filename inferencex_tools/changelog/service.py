@@ -62,12 +62,17 @@ def _blob(git_repo: GitRepo, ref: str, rel: str) -> bytes | None:
 
 
 def _open_git(path: Path) -> GitRepo | None:
+    """The git repository the file really lives in: found from its resolved location, so
+    a path through a symlinked folder (``../shared`` into another work tree) finds that
+    work tree's repository, never the one the symlink sits in."""
     from inferencex_tools.errors import GitError
     from inferencex_tools.io.git import GitRepo
 
+    where = path.parent if path.parent != Path("") else Path(".")
     try:
-        return GitRepo.open(path.parent if path.parent != Path("") else Path("."))
-    except GitError:
+        where = where.resolve() if where.exists() else where
+        return GitRepo.open(where)
+    except (GitError, OSError):
         return None
 
 
@@ -120,14 +125,9 @@ def run_validate(req: ValidateRequest) -> Result:
     git_repo = _open_git(req.path) if (base is not None or req.repo is None
                                        or not req.no_git) else None
     repo = _repo_slug(req.repo, git_repo, req.actions)
-    if base is None and pr is not None:
-        base = _default_base(git_repo)
-    local = None
-    if base is None and not req.no_git and git_repo is not None:
-        local = _local_base(git_repo, req.path)
-        base = local
+    base, local, why = _which_base(req, git_repo, pr, base)
     if base is None:
-        return _standalone(req, label, repo, result)
+        return _standalone(req, label, repo, result, why=why)
     if git_repo is None:
         raise InputError(f"{req.path}: not inside a git repository; diff mode needs git",
                          hint="drop --base/--pr for a standalone check")
@@ -138,7 +138,8 @@ def run_validate(req: ValidateRequest) -> Result:
         a = _fix(req, a, opts, base_raw, base, result)
     result.extend(a.findings)
     shown = base[:12] if local is not None else base
-    result.checked.append(f"{label} ({shown}..{req.head or 'working tree'})")
+    where = _elsewhere(git_repo) if local is not None else ""
+    result.checked.append(f"{label} ({where}{shown}..{req.head or 'working tree'})")
     mode = "pr" if pr is not None else "local" if local is not None else "diff"
     result.info.update(
         mode=mode, repo=repo, pr=pr, base=base,
@@ -149,6 +150,18 @@ def run_validate(req: ValidateRequest) -> Result:
         sources={label: (a.head.text or "")},
     )
     return result
+
+
+def _which_base(req: ValidateRequest, git_repo: GitRepo | None, pr: int | None,
+                base: str | None) -> tuple[str | None, str | None, str | None]:
+    """(the base to compare with, the same when it is local mode's, why the file is judged
+    standalone when there is none)."""
+    if base is None and pr is not None:
+        base = _default_base(git_repo)
+    if base is None and not req.no_git and git_repo is not None:
+        local, why = _local_base(git_repo, req.path)
+        return local, local, why
+    return base, None, None
 
 
 def _pr_and_base(req: ValidateRequest) -> tuple[int | None, str | None]:
@@ -214,17 +227,26 @@ def _fix(req: ValidateRequest, a: ChangeAnalysis, opts: Options, base_raw: bytes
 _UPSTREAMS = ("@{upstream}", *DEFAULT_BRANCHES)
 
 
-def _local_base(git_repo: GitRepo, path: Path) -> str | None:
+def _local_base(git_repo: GitRepo, path: Path) -> tuple[str | None, str | None]:
     """Standalone in a git work tree (pre-commit, a local branch): the commit the local
     work starts from — merge-base with the upstream, else HEAD itself (staged and
-    working-tree changes are new).  None when the changelog is not tracked there or the
-    repository has no commit yet (then the whole file is judged standalone)."""
+    working-tree changes are new) — or (None, why the whole file is judged standalone):
+    the repository does not track the file (an untracked or ignored file, e.g. in a
+    folder of an enclosing repository), it is not at that commit, or the repository has
+    no commit yet."""
     from inferencex_tools.errors import GitError
 
     try:
+        rel = git_repo.relpath(path if path.is_absolute() else Path.cwd() / path)
+    except GitError:
+        return None, f"outside the git repository at {git_repo.root}"
+    if not _tracked(git_repo, rel):
+        return None, (f"not tracked by the git repository at {git_repo.root} (an untracked "
+                      "or ignored file)")
+    try:
         head = git_repo.resolve("HEAD")
     except GitError:
-        return None
+        return None, f"the git repository at {git_repo.root} has no commit yet"
     base = head
     for cand in _UPSTREAMS:
         try:
@@ -232,11 +254,24 @@ def _local_base(git_repo: GitRepo, path: Path) -> str | None:
             break
         except GitError:
             continue
-    try:
-        rel = git_repo.relpath(path if path.is_absolute() else Path.cwd() / path)
-    except GitError:
-        return None
-    return base if git_repo.show(base, rel) is not None else None
+    if git_repo.show(base, rel) is None:
+        return None, f"new in the git repository at {git_repo.root} (not at {base[:12]})"
+    return base, None
+
+
+def _tracked(git_repo: GitRepo, rel: str) -> bool:
+    """Whether the repository's index holds ``rel`` (staged, committed or in a conflict)."""
+    code, out, _ = git_repo.git("ls-files", "-z", "--", rel, check=False)
+    # an unreadable index (code != 0): the file is judged on its own
+    return code == 0 and rel in out.split("\0")
+
+
+def _elsewhere(git_repo: GitRepo) -> str:
+    """``in the git repository at ROOT, `` when the file's repository is not the one of
+    the current directory (a symlinked folder, a path into another work tree)."""
+    here = Path.cwd().resolve()
+    root = git_repo.root.resolve()
+    return "" if here == root or root in here.parents else f"git repository at {root}: "
 
 
 def _default_base(git_repo: GitRepo | None) -> str:
@@ -252,7 +287,8 @@ def _default_base(git_repo: GitRepo | None) -> str:
     return base
 
 
-def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> Result:
+def _standalone(req: ValidateRequest, label: str, repo: str, result: Result, *,
+                why: str | None = None) -> Result:
     if req.fix:
         raise UsageError("--fix needs --base or a git work tree (it fixes the new entries "
                          "of a change)",
@@ -261,9 +297,11 @@ def _standalone(req: ValidateRequest, label: str, repo: str, result: Result) -> 
     cl = validate_standalone(raw, label, Options(repo=repo))
     folded = fold_history_quirks(cl.findings, listed=req.history)
     result.extend(folded.findings)
-    result.checked.append(label)
+    result.checked.append(f"{label} (standalone: {why})" if why else label)
     result.info.update(mode="standalone", repo=repo, entries=len(cl.entries),
                        sources={label: cl.text or ""})
+    if why:
+        result.info["standalone_because"] = why
     if folded.quirks:
         result.info["history_quirks"] = folded.quirks
         result.info["unlisted"] = folded.summary()

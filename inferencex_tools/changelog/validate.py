@@ -19,6 +19,13 @@ from functools import partial
 from typing import Any
 
 from inferencex_tools.changelog.configkeys import resolve_items
+from inferencex_tools.changelog.layout import (
+    Block,
+    Separator,
+    gap_words,
+    history_change,
+    separators,
+)
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_new_link, is_canonical
 from inferencex_tools.changelog.model import Changelog, Entry, parse, parse_extending
 from inferencex_tools.changelog.rules import (
@@ -30,6 +37,7 @@ from inferencex_tools.changelog.rules import (
     CR,
     DELETED,
     GLOB_EMPTY,
+    HISTORY_BLANKS,
     HISTORY_BYTES,
     HISTORY_LINK,
     INSERTED,
@@ -84,6 +92,8 @@ class ChangeAnalysis:
     appended: bool = True  # all new entries sit after every base entry
     corrections: list[tuple[Entry, Entry]] = field(default_factory=list)  # (base, head)
     structural: bool = False  # deleted/changed entries (history semantically altered)
+    history_changed: bool = False  # a non-blank historical line removed or rewritten (CL404)
+    history_layout: bool = False  # history's blank lines or spacing changed (CL411)
 
     @property
     def ok(self) -> bool:
@@ -340,7 +350,7 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
     _align(a)
     if not a.structural and not a.new_entries and not a.corrections:
         if base_raw and base_raw != head_raw:
-            _history_bytes(a, "the change")
+            _layout(a)
         return a
     _change_rules(a, opts, label, new_lines)
     return a
@@ -365,8 +375,8 @@ def _change_rules(a: ChangeAnalysis, opts: Options, label: str, new_lines: set[i
                                    f"{plural(len(a.new_entries), 'new entry', 'new entries')} "
                                    "in one change"))
     if not a.structural:
-        if a.new_entries and a.appended:
-            _appended_bytes(a)
+        if a.new_entries:
+            _layout(a)
         elif a.corrections and not a.new_entries:
             _correction_bytes(a)
     _new_entry_rules(a, opts, new_lines)
@@ -536,56 +546,58 @@ def _deleted_anchor(head: Changelog, j: int) -> int | None:
     return head.entries[-1].last_line if head.entries else 1
 
 
-def _first_diff_line(base: bytes, head: bytes) -> int:
-    n = min(len(base), len(head))
-    i = next((k for k in range(n) if base[k] != head[k]), n)
-    return head.count(b"\n", 0, i) + 1
-
-
-def _history_bytes(a: ChangeAnalysis, what: str) -> None:
-    base, head = a.base.raw, a.head.raw
-    line = _first_diff_line(base, head)
-    bl = base.split(b"\n")
-    hl = head.split(b"\n")
-    was = bl[line - 1] if line - 1 < len(bl) else b"<end of file>"
-    now = hl[line - 1] if line - 1 < len(hl) else b"<end of file>"
-    a.findings.append(HISTORY_BYTES.at(
-        a.head.label, line, 1,
-        f"{what} rewrites historical bytes at line {line}: "
-        f"{was.decode('utf-8', 'replace')!r} → {now.decode('utf-8', 'replace')!r}"))
-
-
-def _appended_bytes(a: ChangeAnalysis) -> None:
+def _layout(a: ChangeAnalysis) -> None:
+    """History's lines and the change's own separators (module ``layout``): judged on the
+    lines the change adds, never on bytes the base already had."""
     base, head, label = a.base.raw, a.head.raw, a.head.label
-    out = a.findings
-    if not head.startswith(base):
-        _history_bytes(a, "the change")
+    blocks = [Block(e.line, e.last_line) for e in sorted(a.new_entries, key=lambda e: e.start)
+              if e.line is not None and e.last_line is not None]
+    hist = history_change(base, head, blocks)
+    if hist.removed:
+        line, was = hist.removed[0]
+        a.history_changed = True
+        more = (f" (and {plural(len(hist.removed) - 1, 'other line')})"
+                if len(hist.removed) > 1 else "")
+        a.findings.append(HISTORY_BYTES.at(
+            label, line, 1, f"the change removes or rewrites the historical line "
+            f"{_shown(was)}{more}: history is immutable, and the repository's changelog "
+            "processing refuses a deleted line"))
+    if hist.layout:
+        a.history_layout = True
+        a.findings.append(HISTORY_BLANKS.at(
+            label, hist.first_layout(), 1, f"the change {hist.describe_layout()} in history "
+            f"(first at line {hist.first_layout()}); history's bytes are immutable"))
+    if not a.appended:
         return
-    suffix = head[len(base):]
-    first = a.new_entries[0]
-    expected = (b"- config-keys:" if not base or base.endswith(b"\n\n")
-                else b"\n- config-keys:")
-    if not suffix.startswith(expected):
-        blanks = suffix[: max(0, first.start - len(base))]
-        n_empty = blanks.count(b"\n") + (1 if base.endswith(b"\n\n") else 0)
-        shown = "no empty line" if n_empty == 0 else f"{n_empty} blank lines"
-        if blanks.strip(b"\n"):
-            shown = "a whitespace-only or comment line"
-        out.append(SEPARATOR_BEFORE.at(
-            label, first.line, 1,
-            f"{first.describe()} is separated from history by {shown}, not exactly one "
-            "empty line"))
-    for prev, e in zip(a.new_entries, a.new_entries[1:], strict=False):
-        before = head[: e.start]
-        if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
-            gap = head[prev.end:e.start].count(b"\n")
-            out.append(SEPARATOR_BETWEEN.at(
-                label, e.line, 1,
-                f"{e.describe()} follows the previous entry with {gap} blank line(s), "
-                "not exactly one"))
-    if head.endswith(b"\n\n"):
-        out.append(TRAILING_BLANK.at(label, a.head.line_of(len(head) - 1), 1,
-                                       "file ends with a blank line after the last entry"))
+    for sep in separators(base, head, blocks):
+        _separator_finding(a, sep)
+
+
+def _shown(line: bytes) -> str:
+    return repr(line.decode("utf-8", "replace"))
+
+
+def _separator_finding(a: ChangeAnalysis, sep: Separator) -> None:
+    label = a.head.label
+    e = next(x for x in a.new_entries if x.line == sep.block.first)
+    added = gap_words(sep.added)
+    if sep.kind == "end":
+        a.findings.append(TRAILING_BLANK.at(
+            label, a.head.line_of(len(a.head.raw) - 1), 1,
+            f"the file ends with {added} after the last entry"))
+    elif sep.kind == "between":
+        a.findings.append(SEPARATOR_BETWEEN.at(
+            label, e.line, 1, f"{e.describe()} is separated from the previous new entry by "
+            f"{added}, not exactly one empty line"))
+    elif sep.kept:
+        a.findings.append(SEPARATOR_BEFORE.at(
+            label, e.line, 1, f"{e.describe()}: the change adds {added} before it, after "
+            f"{gap_words(sep.kept)} already at the end of the base; add at most one empty "
+            "line"))
+    else:
+        a.findings.append(SEPARATOR_BEFORE.at(
+            label, e.line, 1, f"{e.describe()} is separated from history by {added}, not "
+            "exactly one empty line"))
 
 
 def _correction_bytes(a: ChangeAnalysis) -> None:
@@ -643,7 +655,9 @@ def _new_link(head: Changelog, e: Entry, opts: Options) -> list[Finding]:
     if "pr-link" in e.mapping and isinstance(e.mapping.get("pr-link"), str):
         v = check_new_link(e.link, opts.repo, opts.pr, pending=opts.pending)
         if not v.ok:
-            rule = LINK_MAIN if opts.pr is None and not opts.pending else LINK_PR
+            # one rule per mistake, whatever the mode: not a canonical PR URL (CL501), or
+            # not this change's link: a placeholder, another PR (CL502)
+            rule = LINK_MAIN if v.kind == "malformed" else LINK_PR
             hint = (f"{rule.fix}; `ixtool changelog validate --fix` does it" if v.fixable
                     else None)
             return [rule.at(head.label, link_line or e.line, 3, f"{e.describe()}: {v.message}",

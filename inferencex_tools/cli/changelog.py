@@ -160,10 +160,11 @@ def canonicalize_cmd(
     Validates the change in PR mode first and the result afterwards; writes the
     file atomically, only when something changed.  Idempotent: a second run reports
     "already canonical".  A link folded onto a continuation line is rewritten onto
-    one line.
+    one line.  Entries written mid-file, odd separators and blank lines (layout warnings)
+    are laid out as `changelog validate --fix` does.
 
-    Exit codes: 0 done (or nothing to do), 1 refused (the reason is printed),
-    2 usage or input error.
+    Exit codes: 0 done (or nothing to do), 2 refused (the reason and a hint are printed;
+    nothing is written), usage or input error.
 
     \b
     Example:
@@ -205,7 +206,8 @@ def resolve_conflict_cmd(
     re-applied).  A PR entry is dropped only when main already holds this PR's entry.
     Writes atomically; `git add PATH` afterwards.
 
-    Exit codes: 0 resolved, 1 refused (the reason is printed), 2 usage or input error.
+    Exit codes: 0 resolved, 2 refused (the reason and a hint are printed; nothing is
+    written), usage or input error.
 
     \b
     Example:

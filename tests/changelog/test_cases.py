@@ -62,9 +62,11 @@ def test_every_rule_has_positive_and_negative_case() -> None:
 
 def test_error_rules_are_errors_in_diff_mode() -> None:
     """Warnings only come from the documented warning rules (history quirks, CL603,
-    invisible characters in prose)."""
+    invisible characters in prose, and the layout rules ``--fix`` repairs: issue 33 D7)."""
     warn_rules = {R.TRAILING_WS.id, R.SEPARATOR_STYLE.id, R.HISTORY_LINK.id, R.NO_CONFIGS.id,
-                  R.TRAILING_BLANK.id, R.LINK_FOLDED.id, R.INVISIBLE_TEXT.id}
+                  R.TRAILING_BLANK.id, R.LINK_FOLDED.id, R.INVISIBLE_TEXT.id,
+                  R.INSERTED.id, R.SEPARATOR_BEFORE.id, R.SEPARATOR_BETWEEN.id,
+                  R.HISTORY_BLANKS.id}
     for c in CASES:
         for f in run_core(c):
             if f.severity is Severity.WARNING:

@@ -196,7 +196,9 @@ def test_repo_option_is_used_by_the_link_pattern(temp_repo: TempRepo) -> None:
     fork_link = entry("dsr1-fp4-b200-sglang", "https://github.com/acme/bench/pull/12")
     setup_repo(temp_repo, BASE + b"\n" + fork_link)
     code, doc, _ = run_json(temp_repo.path, "--base", "main", "--pr", "12")
-    assert code == 1 and rules_of(doc) == ["CL502"]  # default: SemiAnalysisAI/InferenceX
+    # default: SemiAnalysisAI/InferenceX; another repository's link is CL501 in PR mode
+    # as in main mode below (one rule per mistake, issue 31)
+    assert code == 1 and rules_of(doc) == ["CL501"]
     code, doc, _ = run_json(temp_repo.path, "--base", "main", "--pr", "12", "--repo",
                             "acme/bench")
     assert code == 0 and doc["info"]["repo"] == "acme/bench"  # type: ignore[index]

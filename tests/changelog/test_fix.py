@@ -1,5 +1,6 @@
 """``validate --fix`` round trips: after the fix the change is clean and the base bytes are
-untouched; changes to history are refused, never "repaired"."""
+untouched; changes to history's text are refused, never "repaired" (its layout — blank
+lines — is restored from the base)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,15 @@ FIXABLE = [
     "two-appended-two-blank", "two-appended-no-blank", "blank-line-at-eof",
     "missing-final-newline", "trailing-whitespace-new-entry", "crlf-new-entry",
     "separator-base-ends-blank-ok",
+    # the layout rules (issue 33, D7): history's blank lines restored from the base, the
+    # change's own separators and end normalised, a comment line it wrote dropped
+    "separator-comment", "quirky-history-whitespace-emptied", "separator-inherited-whitespace-ok",
+    "separator-inherited-plus-empty-ok", "separator-base-ends-two-blank-ok",
+    "two-appended-whitespace-separator", "whitespace-line-at-eof",
 ]
 # history changed: --fix must refuse and change nothing
 REFUSED = ["history-edited", "history-deleted", "history-deleted-all", "history-reformatted",
-           "separator-comment", "history-correction-and-append",
-           "quirky-history-whitespace-emptied"]
+           "history-correction-and-append", "history-trailing-space-stripped"]
 
 
 def case(name: str) -> Case:

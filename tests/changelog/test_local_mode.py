@@ -65,6 +65,22 @@ def test_staged_entry_is_judged_as_new(repo: TempRepo, text: str,
     assert "immutable" not in json.dumps(out)
 
 
+@pytest.mark.parametrize(("link", "rule"), [
+    ("TBD", "CL502"), ("PLACEHOLDER", "CL502"), ("https://github.com/o/r/pull/XXXX", "CL502"),
+    ("https://github.com/other/repo/pull/7", "CL501"), ("see #7", "CL501"),
+    ("https://github.com/o/r/pull/7/files", "CL501"),
+])
+def test_one_rule_per_mistake_in_every_mode(repo: TempRepo, link: str, rule: str) -> None:
+    """Issue 31: the same ``TBD`` was CL502 in local mode and CL501 with ``--base``.  A
+    placeholder is CL502, a link that is not a canonical PR URL of the repository CL501 —
+    in local mode, with ``--base`` (main mode) and with ``--base --pr`` alike."""
+    repo.write("perf-changelog.yaml", HISTORY + entry(link=link))
+    modes = {"local": _run(repo.path), "--base": _run(repo.path, "--base", "main"),
+             "--base --pr": _run(repo.path, "--base", "main", "--pr", "7")}
+    for mode, (rc, out, err) in modes.items():
+        assert (rc, _found(out)) == (1, [(rule, 11)]), (mode, err, out.get("findings"))
+
+
 def test_fix_hint_and_did_you_mean(repo: TempRepo) -> None:
     repo.write("perf-changelog.yaml", HISTORY + entry(key="k-tow", link="TBD"))
     _, out, _ = _run(repo.path)
@@ -109,6 +125,78 @@ def test_mid_file_insertion_and_changed_history_line(repo: TempRepo) -> None:
     repo.write("perf-changelog.yaml", changed)
     _, out, _ = _run(repo.path)
     assert _found(out) == [("CL402", 4)]       # the description line, not the header
+
+
+def _enclosing(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """``outer``: a repository with an upstream and a folder ``outer/shared`` holding a
+    changelog; ``checkout``: a repository beside it; ``shared``: a symlink to
+    ``outer/shared`` beside both (``../shared`` from the checkout, as the tests use it).
+    Returns (outer, checkout, the changelog's path from the checkout)."""
+    outer, checkout = tmp_path / "outer", tmp_path / "checkout"
+    for r in (outer, checkout):
+        r.mkdir()
+        git(r, "init", "-q", "-b", "main")
+    (outer / "README").write_text("x\n")
+    git(outer, "add", "-A")
+    git(outer, "commit", "-q", "-m", "init")
+    git(tmp_path, "clone", "-q", "--bare", str(outer), str(tmp_path / "up.git"))
+    git(outer, "remote", "add", "origin", str(tmp_path / "up.git"))
+    git(outer, "fetch", "-q", "origin")
+    git(outer, "branch", "-q", "--set-upstream-to", "origin/main")
+    (outer / "shared" / "corpus").mkdir(parents=True)
+    (outer / "shared" / "corpus" / "perf-changelog.yaml").write_text(HISTORY + entry())
+    (tmp_path / "shared").symlink_to(outer / "shared")
+    return outer, checkout, Path("../shared/corpus/perf-changelog.yaml")
+
+
+@pytest.mark.parametrize("how", ["ignored", "untracked"])
+def test_a_folder_an_enclosing_repository_does_not_track_is_standalone(
+        tmp_path: Path, how: str) -> None:
+    """Issue 31: a changelog in an untracked or ignored folder of an enclosing repository
+    (``../shared`` a symlink into another work tree) is judged on its own, and the
+    summary says why."""
+    outer, checkout, path = _enclosing(tmp_path)
+    if how == "ignored":
+        (outer / ".gitignore").write_text("shared/\n")
+    rc, out, err = _run(checkout, str(path))
+    assert rc == 0 and out["info"]["mode"] == "standalone", (err, out)
+    why = out["info"]["standalone_because"]
+    assert why.startswith(f"not tracked by the git repository at {outer.resolve()}"), why
+    text = subprocess.run([sys.executable, "-m", "inferencex_tools", "changelog", "validate",
+                           "--repo", "o/r", str(path)], cwd=checkout, capture_output=True,
+                          text=True, env=GIT_ENV)
+    assert f"(standalone: not tracked by the git repository at {outer.resolve()}" \
+        in text.stdout + text.stderr
+
+
+def test_a_file_the_upstream_tracked_but_the_clone_ignores_is_standalone(
+        tmp_path: Path) -> None:
+    """The enclosing repository's upstream once tracked the folder; the clone removed it
+    from its index (unpushed) and ignores it: it is not the repository's file — judged on
+    its own (was: local mode against the upstream, "ok")."""
+    outer, checkout, path = _enclosing(tmp_path)
+    git(outer, "add", "-A")
+    git(outer, "commit", "-q", "-m", "track the corpus")
+    git(outer, "push", "-q", "origin", "main")
+    git(outer, "rm", "-q", "-r", "--cached", "shared")
+    (outer / ".gitignore").write_text("shared/\n")
+    git(outer, "add", ".gitignore")
+    git(outer, "commit", "-q", "-m", "stop tracking the corpus")
+    rc, out, err = _run(checkout, str(path))
+    assert out["info"]["mode"] == "standalone", (err, out.get("info"))
+    assert rc == 0 and out["info"]["standalone_because"].startswith("not tracked")
+
+
+def test_a_file_another_repository_tracks_says_which(tmp_path: Path) -> None:
+    """Tracked by the repository the symlinked folder lives in: local mode there, and the
+    summary names that repository (a plain "ok" read as if this checkout were judged)."""
+    outer, checkout, path = _enclosing(tmp_path)
+    git(outer, "add", "-A")
+    git(outer, "commit", "-q", "-m", "track the corpus")
+    git(outer, "push", "-q", "origin", "main")
+    rc, out, err = _run(checkout, str(path))
+    assert rc == 0 and out["info"]["mode"] == "local", (err, out.get("info"))
+    assert f"git repository at {outer.resolve()}: " in out["checked"][0], out["checked"]
 
 
 def test_root_found_from_a_subdirectory(repo: TempRepo) -> None:

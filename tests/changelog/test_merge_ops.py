@@ -53,7 +53,7 @@ def test_case(name: str) -> None:
         with pytest.raises(ConflictError) as exc:
             _run(meta, files)
         assert exc.value.message == meta["error"]
-        assert exc.value.exit_code == 1
+        assert exc.value.exit_code == 2 and exc.value.hint  # an error with a hint
         return
     out = _run(meta, files)
     assert out.data == files["expected.yaml"]

@@ -86,11 +86,13 @@ def test_canonicalize_refusal_leaves_file_alone(forked: TempRepo) -> None:
     bad = BASE + "\n" + PR_ENTRY.replace("XXX", "TBD")
     forked.write(F, bad)
     r = ixtool(forked.path, "changelog", "canonicalize", "--pr", "42", "--base", "main")
-    assert r.returncode == 1
-    assert r.stderr.strip() == (
+    assert r.returncode == 2  # an error with a hint, like every ixtool error (issue 31)
+    assert r.stderr.strip().splitlines() == [
         f"ixtool: error: {F}: refusing to canonicalize for PR #42: {F}:17 [CL502] entry 3 "
         "[gptoss-fp4-b200-vllm] (TBD): pr-link 'TBD' is a placeholder ixtool cannot replace "
-        f"at merge; expected 'XXX' or {U}42")
+        f"at merge; expected 'XXX' or {U}42",
+        "ixtool: hint: ixtool changelog validate --base origin/main --pr 42 --fix writes "
+        "this PR's URL; then run the command again"]
     assert (forked.path / F).read_text() == bad
 
 
@@ -156,17 +158,21 @@ def test_resolve_missing_stage_is_refused(temp_repo: TempRepo) -> None:
                        capture_output=True, text=True, check=False)
     assert r.returncode != 0
     r = ixtool(temp_repo.path, "changelog", "resolve-conflict", "--pr", "42")
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.splitlines()[0] == (
         f"ixtool: error: could not read stage 3 (theirs, the main side) of {F} from the git "
         "index: the main side (theirs) deleted the file; resolve by hand")
+    assert r.stderr.splitlines()[1].startswith("ixtool: hint: ")
 
 
 def test_resolve_without_conflict_is_refused(forked: TempRepo) -> None:
     r = ixtool(forked.path, "changelog", "resolve-conflict", "--pr", "42")
-    assert r.returncode == 1
-    assert r.stderr.splitlines()[0] == (
-        f"ixtool: error: {F} is not in a merge conflict (no index stages 1-3)")
+    assert r.returncode == 2  # a usage error, with a hint (issue 31)
+    assert r.stderr.splitlines() == [
+        f"ixtool: error: {F} is not in a merge conflict (no index stages 1-3): "
+        "resolve-conflict resolves a merge that stopped on it",
+        "ixtool: hint: run it while `git merge origin/main` is stopped on the changelog, or "
+        "pass --base/--ours/--theirs FILE"]
 
 
 def test_resolve_from_files_to_output(tmp_path: Path) -> None:
