@@ -116,8 +116,10 @@ def fix_in_place(a: ChangeAnalysis, opts: Options) -> FixOutcome:
 def _refusal(a: ChangeAnalysis) -> str | None:
     """Why the change cannot be fixed safely (None: it can)."""
     head, base = a.head, a.base
-    if not head.parsed or not head.spans_ok or not base.parsed:
+    if not head.parsed or not head.spans_ok:
         return "the file does not parse; fix the YAML first"
+    if not base.parsed or not base.spans_ok:
+        return "the base's entries cannot be read (CL120); lay out the change by hand"
     if a.structural:
         return ("historical entries were deleted or edited; restore them by hand "
                 "(git checkout BASE -- FILE) and re-run")

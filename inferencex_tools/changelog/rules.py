@@ -38,8 +38,9 @@ HEADER = rule("CL114", E, "entry does not start with '- config-keys:' at column 
 NOT_MAPPING = rule("CL115", E, "entry is not a mapping",
                    "each list item must be a mapping with config-keys, description, pr-link",
                    area=A)
-BASE_INVALID = rule("CL120", E, "the base snapshot is not a valid changelog",
-                    "the comparison needs a valid base; check --base", area=A)
+BASE_INVALID = rule("CL120", W, "the base snapshot is not a valid changelog: its errors are "
+                    "the base's, not the change's (judged against the base as read)",
+                    "check --base; a change that repairs the base is welcome", area=A)
 
 # --- schema (spec §2, tightened) --------------------------------------------
 SCHEMA = rule("CL201", E, "entry fails the changelog schema",

@@ -330,22 +330,21 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
     ``base_parsed`` may carry an already parsed base snapshot with the same bytes
     (history replays reuse the previous head), saving one full YAML load.
     """
-    if base_parsed is not None and base_parsed.raw == base_raw:
-        base = base_parsed
-    else:
-        base = (parse(base_raw, base_label or f"{label}@base") if base_raw
-                else _empty(base_label))
+    base, as_is = _read_base(base_raw, base_label or f"{label}@base", base_parsed)
+    base_raw = base.raw
     head = parse_extending(base, head_raw, label)
     a = ChangeAnalysis(base=base, head=head)
     new_lines = _new_line_numbers(base_raw, head_raw) if base_raw != head_raw else set()
     # the head's own file-level problems (line rules: new lines only)
     a.findings += [f for f in head.findings
                    if f.rule not in _LINE_RULES or f.line in new_lines]
-    invalid = _base_invalid(base, head.label)
+    invalid = _base_invalid(as_is or base, head)
     if invalid is not None:
         a.findings.append(invalid)
-        return a
     if not head.parsed or not head.spans_ok:
+        return a
+    if not base.parsed or not base.spans_ok:
+        _on_added_lines(a, opts, new_lines)
         return a
     _align(a)
     if not a.structural and not a.new_entries and not a.corrections:
@@ -356,15 +355,55 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
     return a
 
 
-def _base_invalid(base: Changelog, label: str) -> Finding | None:
-    """BASE_INVALID when the base snapshot is unparsable or has errors of its own."""
-    if base.parsed and not any(f.severity is Severity.ERROR for f in base.findings):
-        return None
+def _read_base(raw: bytes, label: str, parsed: Changelog | None
+               ) -> tuple[Changelog, Changelog | None]:
+    """(the base the change is compared with, the base as it is when that differs).  A base
+    without its final newline (CL101: the base's, CL120) is read as repaired: the change
+    that adds the newline changes nothing of its last entry (a block scalar there would
+    otherwise gain a line break: "changed", real #333)."""
+    as_is = None
+    if raw and not raw.endswith(b"\n"):
+        as_is = parse(raw, label)
+        raw += b"\n"
+    if parsed is not None and parsed.raw == raw:
+        return parsed, as_is
+    return (parse(raw, label) if raw else _empty(label)), as_is
+
+
+def _base_invalid(base: Changelog, head: Changelog) -> Finding | None:
+    """BASE_INVALID (a warning) when the base snapshot is unparsable or has errors of its
+    own: they are the base's, not the change's.  The change is judged against the base as
+    read (its entries when they load, else the lines the change adds); what the head still
+    has wrong is reported on the head by its own rules."""
     first = next((f for f in base.findings if f.severity is Severity.ERROR), None)
+    if base.parsed and first is None:
+        return None
     detail = (f"{first.rule} {first.message}" + (f" at line {first.line}" if first.line
                                                 else "")) if first else "unparsable"
-    return BASE_INVALID.at(label, None, None, f"the base snapshot {base.label} is not a "
-                           f"valid changelog ({detail})")
+    kept = first is not None and any(f.rule == first.rule and f.severity is Severity.ERROR
+                                     for f in head.findings)
+    state = "the head still has it" if kept else "the change repairs it"
+    how = ("the change is judged against its entries" if base.parsed and base.spans_ok else
+           "its entries cannot be read, so the change is judged on the lines it adds "
+           "(deleted or edited history is not checked)")
+    return BASE_INVALID.at(head.label, None, None, f"the base snapshot {base.label} is not a "
+                           f"valid changelog ({detail}; {state}): not the change's error; "
+                           f"{how}")
+
+
+def _on_added_lines(a: ChangeAnalysis, opts: Options, new_lines: set[int]) -> None:
+    """A base whose entries cannot be read (YAML error): the head's entries with a line the
+    change adds are judged as new, and of their findings those on lines the change adds
+    (or on no line) are the change's — a repaired header of a historical entry does not
+    make its old link or keys the change's."""
+    a.new_entries = [e for e in a.head.entries if e.line is not None
+                     and e.last_line is not None
+                     and any(n in new_lines for n in range(e.line, e.last_line + 1))]
+    a.appended = False
+    before = len(a.findings)
+    _new_entry_rules(a, opts, new_lines)
+    a.findings[before:] = [f for f in a.findings[before:]
+                           if f.line is None or f.line in new_lines]
 
 
 def _change_rules(a: ChangeAnalysis, opts: Options, label: str, new_lines: set[int]) -> None:

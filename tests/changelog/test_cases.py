@@ -66,7 +66,7 @@ def test_error_rules_are_errors_in_diff_mode() -> None:
     warn_rules = {R.TRAILING_WS.id, R.SEPARATOR_STYLE.id, R.HISTORY_LINK.id, R.NO_CONFIGS.id,
                   R.TRAILING_BLANK.id, R.LINK_FOLDED.id, R.INVISIBLE_TEXT.id,
                   R.INSERTED.id, R.SEPARATOR_BEFORE.id, R.SEPARATOR_BETWEEN.id,
-                  R.HISTORY_BLANKS.id}
+                  R.HISTORY_BLANKS.id, R.BASE_INVALID.id}
     for c in CASES:
         for f in run_core(c):
             if f.severity is Severity.WARNING:

@@ -168,3 +168,23 @@ def test_cli_fix_in_a_git_work_tree_without_base(temp_repo: TempRepo) -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     assert (temp_repo.path / LABEL).read_bytes() != c.head
     assert b"pr-link: XXX" in (temp_repo.path / LABEL).read_bytes()
+
+
+def test_fix_ends_a_base_without_its_final_newline() -> None:
+    """A base without its final newline (CL120, a warning: the base's): --fix ends the base's
+    last line and leaves one empty line before the new entry (it glued the entry to that
+    line with no empty line between them); a base whose entries cannot be read is refused."""
+    c = case("base-invalid")
+    assert c.base is not None and not c.base.endswith(b"\n")
+    block = c.head[c.head.rindex(b"- config-keys:"):]
+    a = analyze_change(c.base, c.base + b"\n  \n" + block, LABEL, opts(c))
+    assert {f.rule for f in a.findings} == {"CL120", "CL407"}
+    out = fix_change(a, opts(c))
+    assert out.data == c.base + b"\n\n" + block, out.data
+    again = analyze_change(c.base, out.data, LABEL, opts(c))
+    assert [f.rule for f in again.findings] == ["CL120"]
+    broken = case("base-broken-yaml-new-tbd")
+    assert broken.base is not None
+    out = fix_change(analyze_change(broken.base, broken.head, LABEL, opts(broken)),
+                     opts(broken))
+    assert out.data is None and out.refused and "cannot be read" in out.refused

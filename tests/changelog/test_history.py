@@ -31,6 +31,9 @@ SPOT_CHECKS: dict[str, tuple[set[str], set[str], str]] = {
     # revert deleting an entry while turning the previous entry's link into XXXX
     "a8526c9": ({"CL401", "CL405"}, set(),
                 "#1080 revert: deleted entry + non-canonical correction"),
+    # main lacked its final newline after a block-scalar description: the PR only adds it
+    # (CL120, a warning: the base's; was CL120 as an error, and CL402 read from the base as is)
+    "eaccd79": (set(), set(), "#333 adds main's final newline"),
     # new lines inserted inside an existing entry: the old entry gets a second description
     "593f780": ({"CL111"}, set(), "#963 duplicate key 'description'"),
     # the new entry is indented ('  - config-keys:'): not a valid YAML list item
@@ -90,12 +93,12 @@ def _layout(verdicts: list[Verdict]) -> dict[str, int]:
 def test_full_history(history_repo: Path) -> None:
     verdicts = list(replay(history_repo))
     total, rejected, rules = summarize(verdicts)
-    assert (total, rejected) == (831, 151)  # 18.2 % rejected (43.2 % with layout errors)
+    assert (total, rejected) == (831, 145)  # 17.4 % rejected (43.2 % with layout errors)
     assert dict(rules) == {
-        "CL501": 75, "CL401": 33, "CL502": 26, "CL120": 7, "CL201": 5, "CL101": 5,
+        "CL501": 75, "CL401": 33, "CL502": 26, "CL201": 5, "CL101": 5,
         "CL402": 3, "CL406": 2, "CL111": 1, "CL404": 1, "CL405": 1, "CL503": 1, "CL110": 1,
     }
-    assert _layout(verdicts) == {"CL403": 144, "CL409": 61, "CL407": 54, "CL411": 32,
+    assert _layout(verdicts) == {"CL403": 144, "CL409": 61, "CL407": 55, "CL411": 32,
                                  "CL408": 1}
     # spec §12 G2: of the 278 commits since 2026-06-19, 95 fail the strict main-mode gate
     # (the reference's merge helper); 88 of them only on layout, a warning here

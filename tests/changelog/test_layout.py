@@ -140,3 +140,29 @@ def test_no_merged_head_fails_on_layout(heads: Path) -> None:
         warned.update({f.rule for f in found if f.rule in LAYOUT})
     assert (judged, failing) == (626, 139)
     assert warned == {"CL403": 107, "CL407": 47, "CL409": 35, "CL411": 27}
+
+
+# PR → (errors, warnings) on heads whose base is itself not a valid changelog (CL120 was an
+# error: the base's defect charged to the PR that repairs it)
+BROKEN_BASES: dict[int, tuple[set[str], set[str], str]] = {
+    1717: (set(), {"CL120", "CL407"},
+           "main lacked its final newline (#1798); the PR adds it and appends its entry after "
+           "a whitespace-only separator of its own"),
+    1798: ({"CL101"}, {"CL120"},
+           "main's YAML was broken by #1767 (an indented '  - config-keys:'); the PR repairs "
+           "it and appends its own entry, but leaves no final newline (its own error)"),
+}
+
+
+@pytest.mark.parametrize("pr", list(BROKEN_BASES))
+def test_a_pr_that_repairs_its_base_is_not_charged_with_the_base(heads: Path, pr: int) -> None:
+    """Issue 31/33 (C): CL120 is the base's defect, reported as a warning; the change is
+    judged against what can be read of the base, and its own errors stay errors."""
+    errors, warnings, why = BROKEN_BASES[pr]
+    got = judge(heads, pr)
+    by = {sev: {f.rule for f in got if f.severity.value == sev and f.rule != "CL301"}
+          for sev in ("error", "warning")}
+    assert (by["error"], by["warning"]) == (errors, warnings), (
+        why, [(f.rule, f.severity.value, f.line, f.message) for f in got])
+    (cl120,) = [f for f in got if f.rule == "CL120"]
+    assert "not the change's" in cl120.message, cl120.message
