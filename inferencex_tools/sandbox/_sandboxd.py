@@ -29,6 +29,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 from typing import Any
 
@@ -560,30 +561,70 @@ def watch(pid: int, deadline: float, trace: str, reads: Any = None) -> tuple[boo
     """Wait for the trace's waiter, serving the read-recording file system meanwhile;
     kill it (and with it the trace's pid namespace) at the deadline or when the trace
     directory grows past its limits.  (timed out, the limit that stopped it — or that it
-    passed before it ended on its own)."""
+    passed before it ended on its own).
+
+    The trace directory is measured by a thread of its own (:class:`_Walk`), never by the
+    thread that answers the file system's requests: the workspace is an overlay over that
+    file system, and a copy-up in it (a ``mkdir`` in a folder of the checkout) holds the
+    upper folders' locks — and the host file system's rename lock — while it waits for an
+    answer.  A walk of those folders in the serving thread waited for the copy-up, which
+    waited for the walk: every trace's server and every overlay mount on the host's
+    ``/dev/shm`` hung (found: 200 processes in D state on the shared machine)."""
     pidfd = os.pidfd_open(pid)
     wait = [pidfd] if reads is None else [pidfd, reads.fd]
     look = 0.0
+    walk: _Walk | None = None
     try:
         while True:
             now = time.monotonic()
             left = deadline - now
-            ready, _, _ = select.select(wait, [], [], max(0.0, min(left, look - now, 0.25)))
+            cap = 0.02 if walk is not None else 0.25
+            ready, _, _ = select.select(wait, [], [], max(0.0, min(left, look - now, cap)))
             if reads is not None:
                 reads.serve()
             ended = pidfd in ready
-            if not ended and time.monotonic() < look and left > 0:
-                continue  # a request served: the trace directory is looked at on its cadence
-            look = time.monotonic() + 0.25
-            over = usage_over(trace)  # after the end too: a fast trace passes between looks
+            over = None
+            if walk is not None and not walk.is_alive():
+                over, walk = walk.over, None
             if ended:
-                return False, over
+                _finish_walk(walk, reads)  # (no trace process is left to hold a lock)
+                return False, over or usage_over(trace)  # a fast trace passes between looks
             if left <= 0 or over:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+                _finish_walk(walk, reads)
                 return left <= 0 and not over, over
+            if walk is None and time.monotonic() >= look:
+                look = time.monotonic() + 0.25
+                walk = _Walk(trace)
+                try:
+                    walk.start()
+                except RuntimeError:  # no thread to be had: measured here, as before
+                    walk.run()
     finally:
         os.close(pidfd)
+
+
+class _Walk(threading.Thread):
+    """One measurement of the trace directory (:func:`usage_over`), off the serving thread."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(daemon=True)
+        self.path = path
+        self.over: str | None = None
+
+    def run(self) -> None:
+        self.over = usage_over(self.path)
+
+
+def _finish_walk(walk: _Walk | None, reads: Any) -> None:
+    """Wait for a walk still running, answering the file system meanwhile."""
+    while walk is not None and walk.is_alive():
+        if reads is not None:
+            select.select([reads.fd], [], [], 0.02)
+            reads.serve()
+        else:
+            walk.join(0.02)
 
 
 def usage_over(path: str) -> str | None:

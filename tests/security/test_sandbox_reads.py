@@ -222,3 +222,26 @@ def test_the_read_set_from_the_server_is_checked() -> None:
     for bad in (None, [], {"files": ["a"]}, {**good, "files": ["/etc/passwd"]},
                 {**good, "missing": ["../x"]}, {**good, "listed": [1]}):
         assert _read_set(bad) is None, bad
+
+
+@NS
+def test_copy_ups_in_the_workspace_never_hang_the_server(tmp_path: Path) -> None:
+    """A ``mkdir`` in a folder of the checkout copies that folder up into the workspace's
+    overlay, which asks the read view (the trace server) while it holds the upper
+    folders' locks and the host file system's rename lock.  The server measured the
+    trace directory in the thread that answers: a walk at that moment waited for the
+    copy-up and the copy-up for the walk, for ever, and every overlay mount on the
+    host's /dev/shm after it (found on the shared machine: ~200 processes in D state).
+    Now the walk runs beside the answering thread: a trace doing copy-ups all the time
+    while the server measures ends as usual."""
+    n = 600
+    files = {f"data/d{i:03d}/f.txt": "x\n" for i in range(n)}
+    files["run.sh"] = ("set -eu\nfor d in data/d*; do mkdir \"$d/out\"; : > \"$d/out/x\"; done\n"
+                       "echo done\n")
+    repo = _repo(tmp_path, files)
+    with Session(repo) as s:
+        for _ in range(3):
+            tr = s.trace("run.sh", {}, timeout=120)
+            assert tr.ok and not tr.timed_out, (tr.returncode, tr.stderr_tail[-600:],
+                                                tr.stopped_by)
+            assert tr.reads is not None and tr.last_line.endswith("echo done"), tr.last_line
