@@ -33,7 +33,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node, Parser, Query
 
 _CACHE_SIZE = 4096
 _lock = threading.Lock()
@@ -127,9 +127,9 @@ def _problem(root: Node, data: bytes) -> str | None:
                 what = "missing " + n.type if n.is_missing else "cannot parse"
                 return f"line {n.start_point[0] + 1}: {what}"
         return "cannot parse"
-    for n in walk(root):
-        if n.type in _LITERAL_LEAVES and n.child_count == 0 and _expands(n) and \
-                _INTRODUCER.search(text(n)):
+    for n in find(root, *_LITERAL_LEAVES, "command_substitution"):
+        if n.type in _LITERAL_LEAVES and n.child_count == 0 and \
+                _INTRODUCER.search(text(n)) and _expands(n):
             return (f"line {n.start_point[0] + 1}: an expansion the parser left in literal "
                     f"text ({text(n)[:40]!r})")
         if n.type == "command_substitution" and text(n).startswith("`") and \
@@ -167,6 +167,24 @@ def walk(n: Node) -> Iterator[Node]:
         stack.extend(reversed(x.children))
 
 
+@cache
+def _query(types: tuple[str, ...]) -> Query:
+    import tree_sitter
+
+    pattern = "[" + " ".join(f"({t})" for t in types) + "] @n"
+    return tree_sitter.Query(_language(), pattern)  # type: ignore[arg-type]
+
+
+def find(n: Node, *types: str) -> list[Node]:
+    """The nodes of the named ``types`` at ``n`` and below it, in source order (what
+    :func:`walk` filtered by type gives, found by the parser's own query engine)."""
+    import tree_sitter
+
+    got = tree_sitter.QueryCursor(_query(tuple(sorted(types)))).captures(n).get("n", [])
+    got.sort(key=lambda x: (x.start_byte, -x.end_byte))
+    return got
+
+
 def line_of(n: Node) -> int:
     return n.start_point[0] + 1
 
@@ -184,11 +202,10 @@ def functions(syn: Syntax) -> dict[str, list[Node]]:
     """Every function definition (at any depth: bash defines it when the definition
     runs), by name: the bodies."""
     out: dict[str, list[Node]] = {}
-    for n in walk(syn.root):
-        if n.type == "function_definition":
-            body = function_body(n)
-            if body is not None:
-                out.setdefault(function_name(n), []).append(body)
+    for n in find(syn.root, "function_definition"):
+        body = function_body(n)
+        if body is not None:
+            out.setdefault(function_name(n), []).append(body)
     return out
 
 
@@ -217,21 +234,21 @@ def skeleton(n: Node, *, cut: Callable[[Node], bool] = lambda _: False) -> str:
     return " ".join(out)
 
 
-def without_comments(n: Node, *, cut: Callable[[Node], bool] = lambda _: False) -> str:
-    """The source text of ``n`` with its comments blanked out, and each subtree ``cut``
-    selects replaced by the no-op command ``:`` (the text stays valid shell)."""
+def without_comments(n: Node, *, cut: tuple[str, ...] = ()) -> str:
+    """The source text of ``n`` with its comments blanked out, and each subtree of a
+    type in ``cut`` replaced by the no-op command ``:`` (the text stays valid shell)."""
     src = n.text or b""
     base = n.start_byte
     holes: list[tuple[int, int, bytes]] = []
-    stack = [n]
-    while stack:
-        c = stack.pop()
-        if c is not n and c.type == "comment":
+    end = -1  # the end of the last subtree cut: what lies inside it is gone already
+    for c in find(n, "comment", *cut):
+        if c.start_byte < end or c == n:
+            continue
+        if c.type == "comment":
             holes.append((c.start_byte - base, c.end_byte - base, b""))
-        elif c is not n and cut(c):
-            holes.append((c.start_byte - base, c.end_byte - base, b":"))
         else:
-            stack.extend(c.children)
+            holes.append((c.start_byte - base, c.end_byte - base, b":"))
+            end = c.end_byte
     if not holes:
         return src.decode("utf-8", "surrogateescape")
     out = bytearray(src)

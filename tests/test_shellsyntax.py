@@ -34,7 +34,7 @@ def test_functions_statements_and_here_documents_come_from_the_tree() -> None:
             'g() {\n  echo "x <<END y"\n}\nY=2\n')
     syn = S.parse(text)
     assert syn.ok and set(S.functions(syn)) == {"f", "_u", "_v", "g"}
-    top = S.without_comments(syn.root, cut=lambda n: n.type == "function_definition")
+    top = S.without_comments(syn.root, cut=("function_definition",))
     assert "GOLDEN_AL=3.60" in top and "X=1" in top and "Y=2" in top
     assert "echo" not in top
     assert S.skeleton(S.parse("a  # c\nb\n").root) == S.skeleton(S.parse("a\nb  # d\n").root)

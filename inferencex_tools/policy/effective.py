@@ -50,6 +50,7 @@ _FILE_REF = re.compile(r"[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
 _SCRIPTS = (".sh", ".py", ".bash")
 # functions that change what a spelt name runs (``command -v x`` answers through them)
 _OVERRIDES = frozenset({"command", "type", "builtin"})
+NAME_MAX = 255  # bytes of one path component (Linux): no longer file name exists
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _part_assigns(part: str) -> tuple[dict[str, list[Node] | None], frozenset[st
         return {}, frozenset()
     assigns: dict[str, list[Node] | None] = {}
     named: set[str] = set()
-    for n in S.walk(syn.root):
+    for n in S.find(syn.root, "variable_name", "variable_assignment"):
         if n.type == "variable_name" and re.fullmatch(r"[A-Za-z_]\w*", S.text(n)):
             named.add(S.text(n))
         if n.type != "variable_assignment":
@@ -190,14 +191,11 @@ _EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution"
                          "process_substitution", "arithmetic_expansion"})
 
 
-def _fn(n: Node) -> bool:
-    return n.type == "function_definition"
-
-
 def _assigned(root: Node) -> set[str]:
     """The variables a text assigns, reads into, loops over or unsets."""
     out: set[str] = set()
-    for n in S.walk(root):
+    for n in S.find(root, "variable_assignment", "for_statement", "command",
+                    "declaration_command"):
         if n.type == "variable_assignment":
             name = n.child_by_field_name("name")
             if name is not None:
@@ -307,7 +305,7 @@ def _reads_everything(text: str) -> bool:
     syn = S.parse(text)
     if not syn.ok:
         return True
-    for n in S.walk(syn.root):
+    for n in S.find(syn.root, "command", "declaration_command"):
         if n.type == "command":
             words = [S.text(w) for w in S.command_words(n)]
             if not words:
@@ -329,9 +327,7 @@ def _projections(text: str) -> dict[str, set[str]]:
     """``${NAME%%…}``, ``${NAME#…}``, ``${NAME:off:len}`` of a text: name → bodies."""
     out: dict[str, set[str]] = {}
     syn = S.parse(text)
-    for n in S.walk(syn.root):
-        if n.type != "expansion":
-            continue
+    for n in S.find(syn.root, "expansion"):
         kids = [c for c in n.children if c.type not in ("${", "}")]
         if len(kids) >= 2 and kids[0].type == "variable_name" and \
                 S.text(kids[1]) in ("%%", "%", "##", "#", ":") and \
@@ -381,8 +377,8 @@ def _shell_file(text: str) -> _Parsed:
     funcs = {name: "\n".join(S.without_comments(b) for b in bodies)
              for name, bodies in S.functions(syn).items()}
     whole = S.without_comments(syn.root)
-    return _Parsed(S.without_comments(syn.root, cut=_fn), funcs,
-                   frozenset(_FILE_REF.findall(whole)) | _read_names([whole], {}, set(funcs)),
+    return _Parsed(S.without_comments(syn.root, cut=("function_definition",)), funcs,
+                   frozenset(_FILE_REF.findall(whole)) | _read_names([text], {}, set(funcs)),
                    False, _conditions(syn.root))
 
 
@@ -528,15 +524,21 @@ class Analyzer:
             if name not in self._matches:
                 last = name.rsplit("/", 1)[-1]
                 glob = any(c in last for c in "*?[")
+                dirs = self._dirs()
+                if "[" not in last and len(last.replace("*", "").encode()) > NAME_MAX:
+                    bases: list[str] = []  # no file or directory has so long a name
+                    under_dirs: list[str] = []
+                elif glob:
+                    bases = fnmatch.filter(self.by_name, last)
+                    under_dirs = fnmatch.filter(dirs, last)
+                else:
+                    bases, under_dirs = [last], [last]
                 hit: set[str] = set()
-                for base, paths in self.by_name.items() if glob else \
-                        [(last, self.by_name.get(last, []))]:
-                    if fnmatch.fnmatchcase(base, last):
-                        hit.update(p for p in paths if suffix_match(name, p))
+                for base in bases:
+                    hit.update(p for p in self.by_name.get(base, ()) if suffix_match(name, p))
                 under: set[str] = set()
-                for d, files in self._dirs().items():
-                    if fnmatch.fnmatchcase(d, last):
-                        under.update(f for f in files if suffix_match(name, f))
+                for d in under_dirs:
+                    under.update(f for f in dirs.get(d, ()) if suffix_match(name, f))
                 self._matches[name] = (frozenset(hit), frozenset(under - hit))
             by_base, by_dir = self._matches[name]
             spelt = scripts or not any(c in name for c in "*?[")

@@ -241,9 +241,9 @@ def _spelt(text: str) -> frozenset[str]:
 
 
 def _shell_reads(syn: S.Syntax, env: Known, defined: frozenset[str]) -> Reads:
-    text = S.text(syn.root)
-    out = Reads(frozenset(_tokens(text)))
-    for n in S.walk(syn.root):
+    out = Reads(frozenset(_tokens(S.without_comments(syn.root))))
+    for n in S.find(syn.root, "command", "file_redirect", "unary_expression",
+                    "for_statement"):
         if n.type == "command":
             out |= _command(n, env, defined)
         elif n.type == "file_redirect":
