@@ -102,8 +102,8 @@ LINK_MAIN = rule("CL501", E, "new entry's pr-link is not a canonical PR URL of t
                  "use the PR URL https://github.com/OWNER/REPO/pull/N", area=A)
 LINK_PR = rule("CL502", E, "new entry's pr-link is not the link of this change: a placeholder "
                "(TBD, XXXX, empty …; on main also XXX), or in PR mode another PR's URL",
-               "write 'pr-link: XXX' (replaced by the PR URL at merge: ixtool changelog "
-               "canonicalize --pr N) or this PR's URL", area=A)
+               "write 'pr-link: XXX' (replaced by the PR URL at merge) or this PR's URL",
+               area=A)
 LINK_FOLDED = rule("CL503", E, "pr-link value on a continuation line",
                    "write the link on the same line: '  pr-link: <url>'", area=A)
 
