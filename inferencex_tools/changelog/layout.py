@@ -147,6 +147,18 @@ def _gap_after(lines: list[bytes], last: int) -> list[int]:
     return out
 
 
+def _last_lines(raw: bytes) -> list[bytes]:
+    """The file's last line that is not blank and the lines after it (all of them when
+    every line is blank): :func:`base_tail`'s input without splitting the whole file."""
+    end = len(raw)
+    while end:
+        start = raw.rfind(b"\n", 0, end - 1) + 1
+        if not blank(raw[start:end].rstrip(b"\n")):
+            return lines_of(raw[start:])
+        end = start
+    return lines_of(raw)
+
+
 def base_tail(base_lines: list[bytes]) -> list[bytes]:
     """The blank lines the base ends with: a separator waiting for the next entry."""
     n = len(base_lines)
@@ -197,6 +209,10 @@ def history_change(base: bytes, head: bytes, blocks: list[Block]) -> HistoryChan
     The rest is layout: the head without the change's entries and their separators
     (:func:`history_of`) against the base, the blank lines the base ends with aside (the
     separator of the next entry)."""
+    if not base or (base.endswith(b"\n") and head.startswith(base)):
+        # every historical line is kept as it was; what follows the base's bytes is the
+        # change's, judged by ``separators`` (the common case: a plain append)
+        return HistoryChange()
     bl = lines_of(base)
     plain = line_changes(base, head)
     out = HistoryChange(removed=[(h, bl[b - 1]) for b, h in sorted(plain.removed.items())
@@ -252,7 +268,7 @@ def separators(base: bytes, head: bytes, blocks: list[Block]) -> list[Separator]
     most one empty line), between them, and after the last (nothing)."""
     hl = lines_of(head)
     out = []
-    tail = [x.rstrip(b"\r") for x in base_tail(lines_of(base))]
+    tail = [x.rstrip(b"\r") for x in base_tail(_last_lines(base))]
     for i, b in enumerate(blocks):
         gap = [hl[n - 1].rstrip(b"\r") for n in _gap_before(hl, b.first)]  # CR: CL102
         if i:
