@@ -276,6 +276,21 @@ def materialize_job_view(root: Path, commit: str, runners: str, dest: Path, *,
     return sorted(blobs)
 
 
+def materialize_commit(root: Path, commit: str, dest: Path, *,
+                       reader: GitReader | None = None) -> None:
+    """Write into ``dest`` every file of ``commit`` (symbolic links as links): the base
+    revision as its own full check sees it."""
+    own = reader is None
+    git = reader or GitReader(root)
+    try:
+        blobs = base_files(root, commit, "", reader=git)
+        links = git.symlinks(commit)
+    finally:
+        if own:
+            git.close()
+    _write_blobs(blobs, links, dest)
+
+
 def _write_blobs(blobs: Mapping[str, bytes], links: set[str], dest: Path) -> None:
     from inferencex_tools.io.files import contained
 

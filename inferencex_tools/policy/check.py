@@ -73,6 +73,8 @@ class RowOutcome:
     notes: list[str] = field(default_factory=list)
     unchecked: str | None = None  # why this row has no verdict (coverage)
     static: bool = False  # read from a submitted recipe, not a traced server launch
+    # --base: error verdicts the same row also has at the base (already on main)
+    standing: list[Verdict] = field(default_factory=list)
 
 
 def _close(a: float | None, b: float | None) -> bool:

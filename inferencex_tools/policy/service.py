@@ -791,7 +791,9 @@ def _change(req: CheckRequest, result: Result, started: float) -> _Change | None
     return _Change(changes, layout, base_cfgs, store, scope)
 
 
-def check(req: CheckRequest) -> Checked:
+def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
+    """The check; ``store``: judge with these curves instead of the repository's own
+    (the base side of the difference rule, :func:`_standing`)."""
     started = time.monotonic()
     root = req.root
     if not root.is_dir():
@@ -805,7 +807,7 @@ def check(req: CheckRequest) -> Checked:
         layout, store, scope = change.layout, change.store, change.scope
     else:
         layout, scope = layout_of(root), _scope(req)
-        store = open_store(req.registry, req.curves_dir, root=root)
+        store = store or open_store(req.registry, req.curves_dir, root=root)
     result.extend(store.findings)
     result.extend(store.check_rows(require_files=False))
     configs, files = _configs(req, result, scope, layout)
@@ -829,13 +831,75 @@ def check(req: CheckRequest) -> Checked:
     sources: dict[str, str] = {}
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
     if change is not None:
-        result.extend(_in_base_job_view(req, change.changes, layout,
-                                        [j for j in jobs if id(j) in change.view], outcomes,
-                                        store, result))
+        viewed = _in_base_job_view(req, change.changes, layout,
+                                   [j for j in jobs if id(j) in change.view], outcomes,
+                                   store, result)
         traced_keys = {o.row.key for o in outcomes}
         spec_keys = {k: v for k, v in spec_keys.items() if k in traced_keys}
+        _standing(req, change, [*outcomes, *viewed], store, result)
+        result.extend(_reported(viewed, result))
     _coverage(spec_keys, outcomes, result)
     return Checked(_finish(result, store, outcomes, sources, started, req), outcomes, store)
+
+
+def _verdict_id(o: RowOutcome, v: Verdict) -> tuple[str, ...]:
+    """What makes a row's verdict the same verdict at the base and at the head: the
+    row (key, search-space entry, mode, runner family — not the concentration the check
+    samples), the rule, the file and the message without line numbers or the note of
+    the view that gave it (:data:`BASE_VIEW`)."""
+    from inferencex_tools.report.adopt import identity
+
+    msg = v.message
+    cut = msg.find(" (" + BASE_VIEW.split("{", 1)[0])
+    msg = msg[:cut] if cut >= 0 else msg
+    ident = identity(Finding(v.rule.id, v.rule.severity, v.file, None, None, msg))
+    return (o.row.key, o.row.entry_label(), str(o.row.eval_only), o.family or "",
+            v.rule.id, v.file, ident)
+
+
+def _standing(req: CheckRequest, change: _Change, outcomes: list[RowOutcome],
+              store: CurveStore, result: Result) -> None:
+    """--base, the difference rule: an error verdict of a selected row that the same
+    row also has in the full check of the base (the merge-base's files, workflows,
+    launchers and settings, judged against the same curves) is not the change's.  It
+    moves to :attr:`RowOutcome.standing` (reported as a note, "already on main"); the
+    others stay errors.  Only the keys with an error are checked at the base; a key the
+    base does not have has no standing verdict."""
+    import tempfile
+    from collections import Counter
+
+    from inferencex_tools.policy.base import materialize_commit
+    from inferencex_tools.report.findings import Severity
+
+    def errors(o: RowOutcome) -> list[Verdict]:
+        return [v for v in o.verdicts if v.rule.severity is Severity.ERROR]
+
+    keys = sorted({o.row.key for o in outcomes if errors(o)} & set(change.base_cfgs))
+    if not keys:
+        return
+    with tempfile.TemporaryDirectory(prefix="ixtool-base-tree-") as tmp:
+        view = Path(tmp)
+        materialize_commit(req.root, change.changes.base, view, reader=req.git)
+        breq = replace(req, root=view, configs=None, config_keys=keys, base=None, head=None,
+                       git=None, keys_are_change=False, progress=None)
+        try:
+            base = check(breq, store=store)
+        except (InputError, UsageError):
+            return  # the base cannot be checked for these keys: every error is the change's
+    known = Counter(_verdict_id(o, v) for o in base.outcomes for v in errors(o))
+    n = 0
+    for o in outcomes:
+        for v in errors(o):
+            vid = _verdict_id(o, v)
+            if known[vid] > 0:
+                known[vid] -= 1
+                o.verdicts.remove(v)
+                o.standing.append(v)
+                n += 1
+    result.info["base"]["already-on-main"] = {
+        "merge-base": change.changes.base, "keys": keys, "verdicts": n,
+        "traces": base.result.info.get("traces", 0)}
+    result.info["traces"] = result.info.get("traces", 0) + base.result.info.get("traces", 0)
 
 
 def _selected(req: CheckRequest, change: _Change, rows: list[Row], runners: Any, wf: Any,
@@ -869,7 +933,7 @@ BASE_VIEW = ("traced with the base revision's {files}, as the PR's sweep runs it
 
 def _in_base_job_view(req: CheckRequest, changes: Any, layout: Layout, jobs: list[Job],
                       outcomes: list[RowOutcome], store: CurveStore, result: Result
-                      ) -> list[Finding]:
+                      ) -> list[RowOutcome]:
     """--base, when the change edits the job view (workflows, launchers under
     ``runners/``, runners.yaml's nodes): the rows just traced with the head's are traced
     again with the base revision's — what the PR's own sweep runs — and judged against
@@ -908,7 +972,7 @@ def _in_base_job_view(req: CheckRequest, changes: Any, layout: Layout, jobs: lis
     result.info["traces"] = result.info.get("traces", 0) + scratch.info.get("traces", 0)
     # the scratch result's own findings (a launcher missing at the base, the sandbox's
     # strength) are the head's view's to report
-    return aggregate(traced)
+    return traced
 
 
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,
@@ -1092,9 +1156,29 @@ def _coverage(spec_keys: dict[str, tuple[str, int | None]], outcomes: list[RowOu
             data={"config_keys": [key], "rows": [o.row.ref() for o in os_]}))
 
 
+ALREADY = ("already on main: the base ({base}) has it in the same row — not this "
+           "change's")
+
+
+def _reported(outcomes: list[RowOutcome], result: Result) -> list[Finding]:
+    """The findings of ``outcomes``: their verdicts, and their standing ones as notes
+    that say the base has them too (:func:`_standing`)."""
+    from inferencex_tools.report.findings import Severity
+
+    out = aggregate(outcomes)
+    standing = [replace(o, verdicts=o.standing) for o in outcomes if o.standing]
+    if standing:
+        base = str(result.info["base"]["already-on-main"]["merge-base"])[:12]
+        out.extend(replace(f, severity=Severity.NOTE,
+                           message=f"{f.message} ({ALREADY.format(base=base)})",
+                           data={**f.data, "already-on-main": base})
+                   for f in aggregate(standing))
+    return out
+
+
 def _finish(result: Result, store: CurveStore, outcomes: list[RowOutcome],
             sources: dict[str, str], started: float, req: CheckRequest) -> Result:
-    result.extend(aggregate(outcomes))
+    result.extend(_reported(outcomes, result))
     for o in outcomes:
         if o.static:
             result.add(STATIC_ONLY.at(o.script or "?", None, None,
