@@ -340,6 +340,7 @@ def submit(root: Path, req: SubmitRequest) -> tuple[Result, list[BatchJob], Path
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "state.json"
     st = state.new_state("slurm", str((req.workspace or root).resolve()), str(out))
+    state.save(state_path, st)  # also when sbatch refuses every job: --wait/status read it
     for j in jobs:
         script = out / j.script_name
         atomic_write(script, j.text.encode("utf-8"))

@@ -92,7 +92,7 @@ class Cluster:
                 p.wait(timeout=5)
 
 
-def write_config(base: Path) -> dict[str, str]:
+def write_config(base: Path, partition: str = PARTITION) -> dict[str, str]:
     for d in ("state", "spool", "log", "munge", "dev"):
         (base / d).mkdir(parents=True, exist_ok=True)
     # munged wants its socket directory searchable by everyone (clients of any uid)
@@ -139,7 +139,7 @@ MinJobAge=600
 PlugStackConfig={base}/plugstack.conf
 NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=1000 \
 Gres=gpu:{GPUS} State=UNKNOWN
-PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
+PartitionName={partition} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
 """
     (base / "slurm.conf").write_text(conf)
     (base / "gres.conf").write_text(
@@ -150,8 +150,8 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
     return env
 
 
-def start(base: Path, *, ready_timeout: float = 30.0) -> Cluster:
-    env = write_config(base)
+def start(base: Path, *, ready_timeout: float = 30.0, partition: str = PARTITION) -> Cluster:
+    env = write_config(base, partition)
     cl = Cluster(base, env)
     m = base / "munge"
     try:

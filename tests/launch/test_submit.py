@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -154,3 +155,28 @@ def test_rows_that_cannot_be_rendered(repo_root: Path, row: dict[str, object],
     result, jobs = render(repo_root, RowSource(row_json=json.dumps(row)), None)
     assert [f.rule for f in result.findings] == [rule], [f.message for f in result.findings]
     assert jobs[0].server is None and jobs[0].allocation is None
+
+
+def test_sbatch_refusing_every_job_is_a_finding(repo_root: Path, tmp_path: Path) -> None:
+    """An sbatch that refuses every job (here: a client with no cluster to talk to) gives
+    the refusals as findings (exit 1) and a state file that records no job, which
+    `--wait` and `launch status` read back; never 'state.json: no such file' (exit 2)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "sbatch"
+    fake.write_text("#!/bin/sh\necho 'sbatch: fatal: Could not establish a configuration "
+                    "source' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    out = tmp_path / "jobs"
+    sub = subprocess.run(
+        [*IX, "launch", "submit", "--root", str(repo_root), "--config-key", SEED_KEY,
+         "--arm", "3", "--conc", "16", "--no-check", "--out-dir", str(out), "--submit",
+         "--wait", "--interval", "0.1", "--timeout", "5"],
+        env=env, capture_output=True, text=True, check=False)
+    assert sub.returncode == 1, sub.stdout + sub.stderr
+    assert "[LA401]" in sub.stdout and "configuration source" in sub.stdout
+    assert json.loads((out / "state.json").read_text())["jobs"] == []
+    stat = subprocess.run([*IX, "launch", "status", "--state", str(out / "state.json")],
+                          env=env, capture_output=True, text=True, check=False)
+    assert stat.returncode == 0, stat.stdout + stat.stderr
