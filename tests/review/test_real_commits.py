@@ -23,6 +23,7 @@ import yaml
 
 from inferencex_tools.ci.gate import GateRequest, default_policy_stage, gate
 from inferencex_tools.review import comments as C
+from inferencex_tools.review.model import Review
 from inferencex_tools.review.service import ReviewRequest, build_review
 from tests.conftest import GIT_ENV, SHARED, git
 from tests.review.replay import full_pair, hist_pair
@@ -55,6 +56,31 @@ def full_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
+class Reviews:
+    """The review of each history commit's replayed pair, built once per module: the
+    suggestion test and the two focused tests below read the same reviews (each build runs
+    the gate's stages on the pair).  ``get`` gives (clone, base, PR number, review); the
+    review is of the pair as replayed, whatever a test commits on the clone afterwards."""
+
+    def __init__(self, tree: Path, hist: Path, tmp: Path) -> None:
+        self.tree, self.hist, self.tmp = tree, hist, tmp
+        self.done: dict[str, tuple[Path, str, int, Review]] = {}
+
+    def get(self, sha: str) -> tuple[Path, str, int, Review]:
+        if sha not in self.done:
+            root, base = hist_pair(self.tree, self.hist, sha, self.tmp / sha)
+            pr = pr_number(self.hist, sha)
+            self.done[sha] = (root, base, pr, build_review(ReviewRequest(
+                root=root, base=base, pr=pr, repo=SLUG)))
+        return self.done[sha]
+
+
+@pytest.fixture(scope="module")
+def reviews(real_tree: Path, history_repo: Path,
+            tmp_path_factory: pytest.TempPathFactory) -> Reviews:
+    return Reviews(real_tree, history_repo, tmp_path_factory.mktemp("reviews"))
+
+
 def pr_number(repo: Path, sha: str) -> int:
     import re
 
@@ -77,13 +103,10 @@ def test_named_commits_are_the_issues(history_repo: Path) -> None:
 
 
 @pytest.mark.slow
-def test_committing_every_suggestion(real_tree: Path, history_repo: Path,
-                                     tmp_path: Path) -> None:
+def test_committing_every_suggestion(reviews: Reviews) -> None:
     seen: Counter[str] = Counter()
     for sha in APPLY:
-        root, base = hist_pair(real_tree, history_repo, sha, tmp_path / sha)
-        pr = pr_number(history_repo, sha)
-        r = build_review(ReviewRequest(root=root, base=base, pr=pr, repo=SLUG))
+        root, base, pr, r = reviews.get(sha)
         sugg = [c for c in r.comments if c.suggestion is not None]
         named = {(c.path, rule) for c in sugg for rule in c.rules}
         for path in sorted({c.path for c in sugg}):
@@ -109,12 +132,11 @@ def test_committing_every_suggestion(real_tree: Path, history_repo: Path,
 
 
 @pytest.mark.slow
-def test_the_al_fix_covers_every_line(real_tree: Path, history_repo: Path,
-                                      tmp_path: Path) -> None:
+def test_the_al_fix_covers_every_line(reviews: Reviews) -> None:
     """6816ed05f: TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS '1.49' on lines 37
     (prefill_environment) and 50 (decode_environment) of six recipes: 1.97 on both."""
-    root, base = hist_pair(real_tree, history_repo, "fa61c964a", tmp_path / "al")
-    r = build_review(ReviewRequest(root=root, base=base, pr=2690, repo=SLUG))
+    _, _, pr, r = reviews.get("fa61c964a")
+    assert pr == 2690
     by_file: dict[str, list[int]] = {}
     for c in r.comments:
         if c.suggestion is not None and "PO408" in c.rules:
@@ -127,13 +149,13 @@ def test_the_al_fix_covers_every_line(real_tree: Path, history_repo: Path,
 
 
 @pytest.mark.slow
-def test_only_the_prs_findings(real_tree: Path, history_repo: Path, tmp_path: Path) -> None:
+def test_only_the_prs_findings(reviews: Reviews) -> None:
     """c2b58030b: the runner labels nobody touched (SW406) are one collapsed line; the
     agentic recipe is not compared with its fixed-seq-len siblings (no PO502)."""
     from inferencex_tools.review.render import summary_markdown
 
-    root, base = hist_pair(real_tree, history_repo, "ba22a33af", tmp_path / "noise")
-    r = build_review(ReviewRequest(root=root, base=base, pr=2698, repo=SLUG))
+    _, _, pr, r = reviews.get("ba22a33af")
+    assert pr == 2698
     assert not [f for f in r.findings if f.rule == "SW406"]
     assert [f.rule for f in r.preexisting] == ["SW406", "SW406"]
     assert not [f for f in r.findings if f.rule == "PO502"]
