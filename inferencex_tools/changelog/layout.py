@@ -51,16 +51,21 @@ class LineChanges:
 
 
 def line_changes(base: bytes, head: bytes) -> LineChanges:
-    """Common leading and trailing lines are trimmed first; a small middle is diffed
-    line by line, a large one (a whole-file reformat) is judged as a multiset (a line is
-    kept while an equal line on the other side is left to pair it with)."""
+    """The one line diff of the changelog: ``validate``'s per-line rules and the layout
+    rules judge the same added lines.  A base line keeps its place when only its newline
+    was added (a base without a final newline, then an append).  Common leading and
+    trailing lines are trimmed first; a small middle is diffed line by line, a large one
+    (a whole-file reformat) is judged as a multiset (a line is kept while an equal line on
+    the other side is left to pair it with)."""
     out = LineChanges()
     if base == head:
         return out
-    bl, hl = lines_of(base), lines_of(head)
     if (head.startswith(base) and base.endswith(b"\n")) or not base:
-        out.added = set(range(len(bl) + 1, len(hl) + 1))
+        # a plain append (the common case): counted, not split
+        last = head.count(b"\n") + (0 if head.endswith(b"\n") else 1)
+        out.added = set(range(base.count(b"\n") + 1, last + 1))
         return out
+    bl, hl = lines_of(base), lines_of(head)
     lo = 0
     while lo < len(bl) and lo < len(hl) and bl[lo] == hl[lo]:
         lo += 1

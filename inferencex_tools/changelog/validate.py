@@ -24,6 +24,7 @@ from inferencex_tools.changelog.layout import (
     Separator,
     gap_words,
     history_change,
+    line_changes,
     separators,
 )
 from inferencex_tools.changelog.links import DEFAULT_REPO, check_new_link, is_canonical
@@ -282,43 +283,6 @@ def _changed_fields(a: Any, b: Any) -> list[str]:
     return [str(k) for k in keys if a.get(k, None) != b.get(k, None) or (k in a) != (k in b)]
 
 
-def _new_line_numbers(base: bytes, head: bytes) -> set[int]:
-    """1-based head line numbers that are not unchanged base lines.
-
-    Common leading and trailing lines are trimmed first; a small middle is
-    diffed line by line, a large one (a whole-file reformat) is judged by line
-    multiset (a head line is old while an equal base line is left to pair it with).
-    """
-    if head.startswith(base):
-        first = base.count(b"\n") + 1
-        return set(range(first, head.count(b"\n") + 2))
-    bl, hl = base.split(b"\n"), head.split(b"\n")
-    lo = 0
-    while lo < len(bl) and lo < len(hl) and bl[lo] == hl[lo]:
-        lo += 1
-    hi_b, hi_h = len(bl), len(hl)
-    while hi_b > lo and hi_h > lo and bl[hi_b - 1] == hl[hi_h - 1]:
-        hi_b -= 1
-        hi_h -= 1
-    mid_b, mid_h = bl[lo:hi_b], hl[lo:hi_h]
-    new: set[int] = set()
-    if len(mid_b) * len(mid_h) <= _DIFF_CELLS:
-        sm = difflib.SequenceMatcher(None, mid_b, mid_h, autojunk=False)
-        for tag, _i1, _i2, j1, j2 in sm.get_opcodes():
-            if tag in ("replace", "insert"):
-                new.update(range(lo + j1 + 1, lo + j2 + 1))
-        return new
-    left = Counter(mid_b)
-    for j, line in enumerate(mid_h):
-        if left[line] > 0:
-            left[line] -= 1
-        else:
-            new.add(lo + j + 1)
-    return new
-
-
-_DIFF_CELLS = 4_000_000  # above this many line pairs the middle is compared as a multiset
-
 _LINE_RULES = {CR.id, TAB.id, NUL.id, LINE_SEP.id, TRAILING_WS.id}
 
 
@@ -334,7 +298,7 @@ def analyze_change(base_raw: bytes, head_raw: bytes, label: str, opts: Options,
     base_raw = base.raw
     head = parse_extending(base, head_raw, label)
     a = ChangeAnalysis(base=base, head=head)
-    new_lines = _new_line_numbers(base_raw, head_raw) if base_raw != head_raw else set()
+    new_lines = line_changes(base_raw, head_raw).added
     # the head's own file-level problems (line rules: new lines only)
     a.findings += [f for f in head.findings
                    if f.rule not in _LINE_RULES or f.line in new_lines]
