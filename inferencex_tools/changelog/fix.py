@@ -48,8 +48,13 @@ def _has_trailing_ws(block: bytes) -> bool:
     return any(ln != ln.rstrip(b" \t\r") for ln in block.split(b"\n"))
 
 
-def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
-    """Safe fixes for the new entries; ``data`` is base bytes + the fixed new blocks."""
+def fix_change(a: ChangeAnalysis, opts: Options, *, placeholder: bool = True) -> FixOutcome:
+    """Safe fixes for the new entries; ``data`` is base bytes + the fixed new blocks.
+
+    A placeholder-like link becomes the PR's URL when ``opts.pr`` is known, else 'XXX'
+    (what a branch carries until its PR exists) — or stays as it is with ``placeholder``
+    False (a review without a PR number: its gate judges in main mode, where 'XXX' is
+    CL502 too)."""
     head, base = a.head, a.base
     refused = _refusal(a)
     if refused is not None:
@@ -66,7 +71,7 @@ def fix_change(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     for e in a.new_entries:
         block = head.raw[e.start:e.end]
         kept.append(block if block.endswith(b"\n") else block + b"\n")
-        blocks.append(_fixed_block(head, e, block, opts, applied))
+        blocks.append(_fixed_block(head, e, block, opts, applied, placeholder))
     sep = _separator(a)
     result = base.raw + sep + b"\n".join(blocks)
     if result == head.raw:
@@ -91,7 +96,7 @@ def _separator(a: ChangeAnalysis) -> bytes:
     return b"" if not base or not lines_of(base)[-1].strip(b" \t\r") else b"\n"
 
 
-def fix_in_place(a: ChangeAnalysis, opts: Options) -> FixOutcome:
+def fix_in_place(a: ChangeAnalysis, opts: Options, *, placeholder: bool = True) -> FixOutcome:
     """The per-entry fixes of :func:`fix_change` (trailing whitespace, the pr-link) with
     every new entry left where it is: what can be suggested on the PR's own lines when
     the whole fix also moves entries."""
@@ -103,7 +108,7 @@ def fix_in_place(a: ChangeAnalysis, opts: Options) -> FixOutcome:
     pos = 0
     for e in sorted(a.new_entries, key=lambda e: e.start):
         block = head.raw[e.start:e.end]
-        fixed = _fixed_block(head, e, block, opts, applied)
+        fixed = _fixed_block(head, e, block, opts, applied, placeholder)
         if not block.endswith(b"\n"):
             fixed = fixed.rstrip(b"\n")
         out += head.raw[pos:e.start] + fixed
@@ -133,7 +138,7 @@ def _refusal(a: ChangeAnalysis) -> str | None:
 
 
 def _fixed_block(head: Changelog, e: Entry, block: bytes, opts: Options,
-                 applied: list[str]) -> bytes:
+                 applied: list[str], placeholder: bool) -> bytes:
     """One new entry's block, normalised, with a placeholder-like or folded link rewritten."""
     norm = _normalise_block(block)
     if _has_trailing_ws(block):
@@ -141,7 +146,7 @@ def _fixed_block(head: Changelog, e: Entry, block: bytes, opts: Options,
     _, folded = head.link_line(e)
     verdict = check_new_link(e.link, opts.repo, opts.pr, pending=opts.pending)
     new_link: str | None = None
-    if not verdict.ok and verdict.fixable:
+    if not verdict.ok and verdict.fixable and (opts.pr is not None or placeholder):
         new_link = pr_url(opts.repo, opts.pr) if opts.pr is not None else PLACEHOLDER
     elif folded and isinstance(e.mapping.get("pr-link"), str):
         new_link = e.link

@@ -263,10 +263,13 @@ def _changelog(ctx: _Ctx) -> _Changelog:
     out = _Changelog([e.data for e in a.new_entries if isinstance(e.data, dict)],
                      base_raw, head_raw)
     if CHANGELOG in ctx.changed:
-        fix = fix_change(a, opts)
+        # without a PR number the gate judges in main mode, where 'XXX' is CL502 too:
+        # no placeholder is suggested (the link's comment says why, _unknown_pr)
+        known = ctx.req.pr is not None
+        fix = fix_change(a, opts, placeholder=known)
         out.fixed, out.applied = fix.data, fix.applied
         if fix.data is not None:
-            out.in_place = fix_in_place(a, opts).data
+            out.in_place = fix_in_place(a, opts, placeholder=known).data
     return out
 
 
@@ -552,9 +555,25 @@ def _place(ctx: _Ctx, r: Review, findings: list[Finding], cl: _Changelog
             comments += sugg
             suggested.update((c.path, c.line) for c in sugg)
             continue
-        rest_in.append(f)
+        rest_in.append(_unknown_pr(ctx, f))
     plain, rest = C.line_comments(rest_in, commentable)
     return comments + plain, rest
+
+
+def _unknown_pr(ctx: _Ctx, f: Finding) -> Finding:
+    """A new entry's link that is not this change's (CL502), on a review that does not
+    know the PR number: what to write instead of a suggestion ('XXX' is CL502 here)."""
+    from dataclasses import replace
+
+    from inferencex_tools.changelog.links import pr_url
+    from inferencex_tools.changelog.rules import LINK_PR
+
+    if ctx.req.pr is not None or f.file != CHANGELOG or f.rule != LINK_PR.id:
+        return f
+    return replace(f, hint=(
+        "The PR number is not known to this review (give --pr N, as CI's gate does), so "
+        f"no link is suggested: write this PR's URL, {pr_url(ctx.slug, 'N')}; 'XXX' is "
+        "rejected without a PR number."))
 
 
 def _changelog_comments(ctx: _Ctx, cl: _Changelog, findings: list[Finding]

@@ -89,6 +89,34 @@ def test_apply_is_what_github_commits() -> None:
     assert not C.keeps_entries(b"- a\n- b\n", LineComment("f", 2, "", suggestion=""))
 
 
+@pytest.mark.parametrize("pr", [7, None])
+def test_a_suggested_link_is_one_the_validator_accepts(temp_repo: TempRepo,
+                                                        pr: int | None) -> None:
+    """The review's link fix is the PR's URL when the PR is known; without a PR number the
+    gate judges in main mode, where 'XXX' is CL502 too: no placeholder is suggested, the
+    comment on the link says the number is unknown and what the link is."""
+    head = BASE + "\n" + entry("c-key", "TBD").replace('"x"', '"x"  ')
+    root = changelog_repo(temp_repo, head)
+    r = build_review(ReviewRequest(root=root, base="main", pr=pr, repo=SLUG))
+    sugg = [c for c in r.comments if c.suggestion is not None]
+    assert sugg  # the trailing spaces are fixed either way
+    applied = C.apply(head.encode(), sugg)
+    assert applied is not None and b'"x"  ' not in applied
+    opts = Options(repo=SLUG, pr=pr, master_keys=["a-key", "b-key", "c-key"])
+    left = analyze_change(BASE.encode(), applied, "perf-changelog.yaml", opts).findings
+    if pr is not None:
+        assert f"pr-link: https://github.com/{SLUG}/pull/7\n".encode() in applied
+        assert left == []
+        return
+    assert b"pr-link: XXX" not in applied and b"pr-link: TBD\n" in applied
+    assert [f.rule for f in left] == ["CL502"]  # what is left is the link, said so:
+    link_line = applied.decode().splitlines().index("  pr-link: TBD") + 1
+    [said] = [c for c in r.comments if c.line == link_line and "CL502" in c.rules]
+    assert said.suggestion is None
+    assert "PR number is not known" in said.body
+    assert f"https://github.com/{SLUG}/pull/N" in said.body
+
+
 # --------------------------------------------------------- 2. every line of the value
 
 @pytest.mark.parametrize(("text", "line", "old", "want"), [

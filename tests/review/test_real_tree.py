@@ -45,7 +45,8 @@ def test_real_tree_review_snapshot(tmp_path: Path) -> None:
     # the facts the review must carry, whatever the snapshot says
     assert f"recipes touched: `{KEY}`" in out
     assert "`SGLANG_SIMULATE_ACC_LEN=3.45`" in out and "qwen3.5_mtp.yaml" in out
-    assert "PO403" in out and "```suggestion\n  pr-link: XXX\n```" in out
+    # no --pr: the link is not suggested ('XXX' is CL502 in main mode too), it is said
+    assert "PO403" in out and "pr-link: XXX" not in out and "PR number is not known" in out
     assert "throughput jobs in 3 arms" in out and "```mermaid" in out
     # the launches render with the job environment of the repository's workflows
     assert "launch not rendered" not in out
