@@ -63,6 +63,9 @@ class Job:
     launcher: str | None
     source: str  # "workflow" (derived) | "built-in" (no workflow dispatches the row)
     notes: list[str] = field(default_factory=list)
+    # why the runner would not start the workflows' job (a value its template takes as
+    # a scalar is an object or an array): no launch to trace
+    refused: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -96,13 +99,15 @@ def make_job(wf: Workflows | None, row: Row, family: str, node: str) -> Job:
     """The job of ``row`` on ``node``: derived from the workflows when one dispatches the
     row's bucket; the environment ``ixtool ci row`` exports when the workflows start the
     launcher with it; else that same environment as ixtool's built-in stand-in (the job's
-    ``notes[0]`` says why)."""
+    ``notes[0]`` says why).  A job the runner would refuse to start keeps the reason in
+    ``refused``."""
     from inferencex_tools.launch.env import row_env
 
     if wf is not None and row.matrix:
         je = job_environment(wf, row.matrix, node=node, paths=PATHS)
         if je is not None:
-            return Job(row, family, node, je.env, je.launcher, "workflow", list(je.notes))
+            return Job(row, family, node, je.env, je.launcher, "workflow", list(je.notes),
+                       list(je.refused))
     if wf is None:
         why = ("the repository has no workflow that dispatches benchmark jobs to a template "
                "starting runners/launch_*.sh (.github/workflows)")

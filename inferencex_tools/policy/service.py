@@ -385,7 +385,14 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
                                "`ixtool config validate` shows where")
                 malformed.append(o)
                 break
-            if job.launcher is None or not (req.root / job.launcher).is_file():
+            if job.refused:  # no job starts: nothing to trace (the base's view: the head's)
+                from inferencex_tools.policy.check import RowOutcome
+
+                o = RowOutcome(row, None, [], [], family=fam)
+                o.unchecked = ("the runner would not start its job: "
+                               + "; ".join(job.refused))
+                malformed.append(o)
+            elif job.launcher is None or not (req.root / job.launcher).is_file():
                 no_launcher(row, fam, f"runner '{label}' → {fam}: {job.launcher} does not exist",
                             job.launcher or f"runners/launch_{fam}.sh")
             else:

@@ -27,6 +27,12 @@ class ExpressionError(ValueError):
     """An expression the evaluator cannot parse or evaluate."""
 
 
+class NotScalar(ExpressionError):
+    """A lone ``${{ … }}`` giving an object or an array where the workflow takes a scalar
+    (an input, an ``env`` value): the runner does not print it, it refuses the template
+    ("A mapping was not expected", "A sequence was not expected")."""
+
+
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<num>0x[0-9a-fA-F]+|-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
@@ -438,3 +444,17 @@ def evaluate_value(value: Any, context: Mapping[str, Any]) -> Any:
     if m is not None:
         return evaluate(m.group(1), context)
     return interpolate(value, context)
+
+
+def evaluate_scalar(value: Any, context: Mapping[str, Any]) -> Any:
+    """A workflow scalar where the runner takes only a scalar (a ``with:`` input, an
+    ``env:`` value): as :func:`evaluate_value`, but a lone expression whose value is an
+    object or an array raises :class:`NotScalar`.  Inside a longer string the same value
+    reads "Object"/"Array" (:func:`to_string`), as the runner coerces it."""
+    v = evaluate_value(value, context)
+    if isinstance(v, (dict, list)):
+        kind = "mapping" if isinstance(v, dict) else "sequence"
+        raise NotScalar(f"a {kind} was not expected: {str(value).strip()} gives "
+                        f"{'an object' if kind == 'mapping' else 'an array'}, and the "
+                        "runner refuses the template (it prints no object into a string)")
+    return v

@@ -16,7 +16,10 @@ hand-kept per variable; every value comes from
 5. the variables every Actions job has (``GITHUB_WORKSPACE``, ``CI`` …,
    :data:`RUNNER_DEFAULTS`), with the local paths the caller chooses.
 
-Secrets read as :data:`SECRET_PLACEHOLDER`; ``vars`` are unset.
+Secrets read as :data:`SECRET_PLACEHOLDER`; ``vars`` are unset.  An input or ``env`` value
+whose lone ``${{ }}`` gives an object or an array is not printed as "Object": the runner
+refuses such a template and the job never starts, so the value is left out and the
+reason is in :attr:`JobEnvironment.refused`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ from typing import Any
 
 from inferencex_tools.errors import YamlError
 from inferencex_tools.io.yamlio import load_safe
-from inferencex_tools.workflow.expr import ExpressionError, evaluate_value, to_string
+from inferencex_tools.workflow.expr import (
+    ExpressionError,
+    NotScalar,
+    evaluate_scalar,
+    evaluate_value,
+    to_string,
+)
 from inferencex_tools.workflow.shell import evaluate_run
 
 SECRET_PLACEHOLDER = "ixtool-secret-placeholder"
@@ -147,6 +156,9 @@ class JobEnvironment:
     launcher_argv: list[str] = field(default_factory=list)
     run_script: str = ""  # the launch step's run: script with expressions substituted
     notes: list[str] = field(default_factory=list)
+    # why the runner would refuse to start this job (a value its template takes as a
+    # scalar is an object or an array); the values concerned are left out of ``env``
+    refused: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- loading
@@ -310,14 +322,16 @@ def _typed(spec: InputSpec | None, value: Any) -> Any:
 
 
 def _inputs(t: Template, d: Dispatch, row: Mapping[str, Any],
-            notes: list[str]) -> dict[str, Any]:
+            notes: list[str], refused: list[str]) -> dict[str, Any]:
     ctx = {"matrix": {"config": dict(row)}, "github": {"event": {"pull_request":
            {"labels": []}}, "run_attempt": 1}, "inputs": {}, "vars": {},
            "secrets": _Placeholders(SECRET_PLACEHOLDER), "needs": {}}
     given: dict[str, Any] = {}
     for name, raw in d.with_.items():
         try:
-            given[str(name)] = evaluate_value(raw, ctx)
+            given[str(name)] = evaluate_scalar(raw, ctx)
+        except NotScalar as exc:
+            refused.append(f"{d.workflow}:{d.job} with.{name}: {exc}")
         except ExpressionError as exc:
             notes.append(f"{d.workflow}:{d.job} with.{name}: {exc}")
     out: dict[str, Any] = {}
@@ -332,11 +346,13 @@ def _inputs(t: Template, d: Dispatch, row: Mapping[str, Any],
 
 
 def _eval_block(block: Mapping[str, Any], ctx: Mapping[str, Any], where: str,
-                notes: list[str]) -> dict[str, str]:
+                notes: list[str], refused: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, raw in block.items():
         try:
-            out[str(k)] = to_string(evaluate_value(raw, ctx))
+            out[str(k)] = to_string(evaluate_scalar(raw, ctx))
+        except NotScalar as exc:
+            refused.append(f"{where} {k}: {exc}")
         except ExpressionError as exc:
             notes.append(f"{where} {k}: {exc}")
     return out
@@ -372,15 +388,17 @@ def job_environment(wf: Workflows, row: Mapping[str, Any], *, node: str,
         return None
     t = wf.templates[d.template]
     notes: list[str] = []
-    inputs = _inputs(t, d, row, notes)
+    refused: list[str] = []
+    inputs = _inputs(t, d, row, notes, refused)
     base = {"inputs": inputs, "secrets": _Placeholders(SECRET_PLACEHOLDER), "vars": {},
             "github": {"run_attempt": 1, "sha": RUNNER_DEFAULTS["GITHUB_SHA"],
                        "workspace": paths.workspace, "event_name": "pull_request"},
             "runner": {"name": node, "os": "Linux", "arch": "X64",
                        "temp": runner_defaults(paths, node)["RUNNER_TEMP"]}}
     name = t.path.rsplit("/", 1)[-1]
-    wenv = _eval_block(t.env, base, f"{name} env", notes)
-    senv = _eval_block(t.step_env, {**base, "env": wenv}, f"{name} step env", notes)
+    wenv = _eval_block(t.env, base, f"{name} env", notes, refused)
+    senv = _eval_block(t.step_env, {**base, "env": wenv}, f"{name} step env", notes,
+                       refused)
     env = runner_defaults(paths, node)
     origin = dict.fromkeys(env, "runner")
     for k, v in wenv.items():
@@ -402,7 +420,7 @@ def job_environment(wf: Workflows, row: Mapping[str, Any], *, node: str,
             else run.command[0]
         launcher = script.removeprefix("./")
     return JobEnvironment(env, origin, inputs, t.path, f"{d.workflow}:{d.job}", launcher,
-                          run.command or [], to_string(run_script), notes)
+                          run.command or [], to_string(run_script), notes, refused)
 
 
 def workflow_files(paths: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:

@@ -527,3 +527,28 @@ def test_rows_judged_with_the_built_in_environment_say_so(tmp_path: Path,
         from inferencex_tools.report.reporters import render
 
         assert "PO311" in render(res, fmt), fmt
+
+
+def test_a_job_the_runner_would_not_start_is_not_traced(tmp_path: Path, corpus: Path) -> None:
+    """Workflows that pass the matrix's kv-offload-backend mapping whole to a string input
+    (the wiring from before the mapping, as a base revision has it; #2096's base view):
+    GitHub refuses that template ("A mapping was not expected"), it never exports
+    KV_OFFLOAD_BACKEND=Object.  The rows are "not checked" with that reason, not a PO301
+    from a launch no runner makes."""
+    from tests.workflow.conftest import TREE, read_tree
+
+    if not TREE.is_file():
+        pytest.skip("the real tree snapshot is needed for its workflows")
+    repo = seed_repo(tmp_path)
+    (repo / ".github/workflows/sweep-shard.yml").unlink()
+    for rel, text in read_tree((".github/workflows/run-sweep.yml",
+                                ".github/workflows/benchmark-tmpl.yml")).items():
+        (repo / rel).write_text(text.decode().replace(
+            "${{ matrix.config['kv-offload-backend'].name }}",
+            "${{ matrix.config['kv-offload-backend'] }}"))
+    res = check(repo, corpus)
+    assert [f.rule for f in res.findings] == ["PO308"], \
+        [(f.rule, f.message[:160]) for f in res.findings]
+    msg = res.findings[0].message
+    assert "the runner would not start its job" in msg and "a mapping was not expected" in msg
+    assert "with.kv-offload-backend" in msg and "'Object'" not in msg

@@ -72,3 +72,17 @@ def test_interpolation_and_types() -> None:
     assert evaluate_value("${{ inputs.tp }}_${{ inputs.tp }}", CTX) == "8_8"
     assert [to_string(v) for v in (None, True, 2.0, 2.5, {"a": 1}, [1])] == \
         ["", "true", "2", "2.5", "Object", "Array"]
+
+
+def test_a_lone_object_is_not_a_scalar() -> None:
+    from inferencex_tools.workflow.expr import NotScalar, evaluate_scalar
+
+    ctx = {"matrix": {"config": {"b": {"name": "x"}, "l": [1], "n": 2}}}
+    for expr, kind in (("${{ matrix.config.b }}", "mapping"),
+                       (" ${{ matrix.config.l }} ", "sequence"),
+                       ("${{ matrix.config.*.name }}", "sequence")):
+        with pytest.raises(NotScalar, match=f"a {kind} was not expected"):
+            evaluate_scalar(expr, ctx)
+    assert evaluate_scalar("${{ matrix.config.n }}", ctx) == 2
+    assert evaluate_scalar("${{ matrix.config.b.name }}", ctx) == "x"
+    assert evaluate_scalar("b=${{ matrix.config.b }}", ctx) == "b=Object"

@@ -129,3 +129,79 @@ jobs:
     assert je.env["TOKEN"] == SECRET_PLACEHOLDER and je.launcher == "runners/launch_gpu.sh"
     assert job_environment(wf, {"conc": 4, "isl": 1024, "osl": 1024}, node="gpu_1",
                            paths=PATHS) is None
+
+
+# A template that takes the backend's name as a string input, called by a job that
+# passes the matrix value whole (the wiring before the matrix made it a mapping).
+_BACKEND_TMPL = b"""on:
+  workflow_call:
+    inputs:
+      conc: {type: string, required: true}
+      kv-offload-backend: {type: string, required: false}
+env:
+  CONC: ${{ inputs.conc }}
+  KV_OFFLOAD_BACKEND: ${{ inputs.kv-offload-backend }}
+  WHOLE: ${{ fromJSON('{"a":1}') }}
+  TEXT: be-${{ fromJSON('{"a":1}') }}
+jobs:
+  b:
+    steps:
+      - name: Launch
+        run: bash ./runners/launch_gpu.sh
+"""
+_BACKEND_CALLER = b"""on: push
+jobs:
+  go:
+    uses: ./.github/workflows/t.yml
+    strategy: {matrix: {config: "${{ fromJson(needs.setup.outputs.cfg).single_node['agentic'] }}"}}
+    with:
+      conc: ${{ matrix.config.conc }}
+      kv-offload-backend: ${{ matrix.config.kv-offload-backend }}
+"""
+
+
+def test_an_object_where_a_string_is_taken_refuses_the_job() -> None:
+    """GitHub does not print an object into a string input or an env value: a lone
+    ``${{ }}`` giving an object there makes the template invalid ("A mapping was not
+    expected", actions/runner#2289) and the job never starts; inside a longer string the
+    object reads "Object" (the expression language's string coercion)."""
+    wf = load_workflows({".github/workflows/t.yml": _BACKEND_TMPL,
+                         ".github/workflows/c.yml": _BACKEND_CALLER})
+    row = {"conc": 4, "scenario-type": "agentic-coding", "kv-offloading": "dram",
+           "kv-offload-backend": {"name": "hicache"}}
+    je = job_environment(wf, row, node="gpu_1", paths=PATHS)
+    assert je is not None
+    assert "Object" not in (je.env["KV_OFFLOAD_BACKEND"], je.env.get("WHOLE"))
+    assert je.env["TEXT"] == "be-Object" and je.env["CONC"] == "4"
+    assert len(je.refused) == 2, je.refused
+    assert je.refused[0].startswith(".github/workflows/c.yml:go with.kv-offload-backend: ")
+    assert "a mapping was not expected" in je.refused[0]
+    assert je.refused[1].startswith("t.yml env WHOLE: ")
+    # a scalar (and a list's item) is taken as before: no refusal
+    ok = job_environment(wf, {**row, "kv-offload-backend": "hicache"}, node="gpu_1",
+                         paths=PATHS)
+    assert ok is not None and ok.env["KV_OFFLOAD_BACKEND"] == "hicache"
+    assert ok.refused == [je.refused[1]]
+
+
+def test_a_refused_job_keeps_why() -> None:
+    """The policy check's job of such a row carries the refusal (its rows are "not
+    checked: the runner would not start its job", and the base's view leaves them to the
+    head's): never a launcher run with KV_OFFLOAD_BACKEND=Object."""
+    from inferencex_tools.policy.pipeline import make_job
+    from inferencex_tools.policy.resolve import Row
+
+    wf = load_workflows({".github/workflows/t.yml": _BACKEND_TMPL.replace(
+        b"  WHOLE: ${{ fromJSON('{\"a\":1}') }}\n", b""), ".github/workflows/c.yml":
+        _BACKEND_CALLER})
+    matrix = {"conc": 4, "scenario-type": "agentic-coding", "kv-offloading": "dram",
+              "kv-offload-backend": {"name": "hicache"}}
+    job = make_job(wf, Row("configs/m.yaml", "k", 1, "agentic-coding", 0, 0, 4, False, {},
+                           {}, matrix=matrix), "gpu", "gpu_1")
+    assert len(job.refused) == 1 and "with.kv-offload-backend: a mapping was not expected" \
+        in job.refused[0]
+    assert "Object" not in job.env.values()
+    ok = make_job(wf, Row("configs/m.yaml", "k", 1, "agentic-coding", 0, 0, 4, False, {},
+                          {}, matrix={**matrix, "kv-offload-backend": "hicache"}),
+                  "gpu", "gpu_1")
+    assert ok.refused == [] and ok.env["KV_OFFLOAD_BACKEND"] == "hicache"
