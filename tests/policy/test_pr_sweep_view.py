@@ -1,0 +1,64 @@
+"""#1970 on the PR-heads bench: whose workflows run a PR's sweep (lead for the policy
+stage's base job view, ``policy/service.py::_in_base_job_view``).
+
+A repository whose sweep dispatches its rows from a workflow on ``pull_request`` (the
+real InferenceX ``run-sweep.yml``) runs the PR's sweep with the PR merge ref's own
+workflows and launchers (GitHub's semantics; spec CHANGELOG.md §9: "full-history
+checkout (the PR merge ref)").  A PR that adds a template variable together with the
+recipe's check of it (#1970: ``KV_OFFLOADING``; the base's templates set ``OFFLOADING``) is run as
+the head has it; no job runs the base's templates over the head's recipe.  The base job view
+traces exactly that mixture and reports "KV_OFFLOADING must be set" (PO301, "traced with
+the base revision's …, as the PR's sweep runs it").  Expected: no error.  xfail until
+the base view applies only where the PR's sweep runs the base's job view (ixtool's
+trusted ``sweep-shard.yml`` row job; a dispatching workflow that is not the merge ref's).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TempRepo
+from tests.policy.test_check import SEED, seed_repo
+
+TEMPLATES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
+
+
+@pytest.mark.xfail(strict=True, reason="the base job view traces the base's templates over "
+                   "the head's recipe, a launch no pull_request sweep makes (#1970)")
+def test_a_lockstep_template_change_in_a_pull_request_sweep_is_no_error(tmp_path: Path,
+                                                                  corpus: Path) -> None:
+    from tests.workflow.conftest import TREE, read_tree
+
+    if not TREE.is_file():
+        pytest.skip("the real tree snapshot is needed for its workflows")
+    path = tmp_path / "repo"
+    repo = TempRepo(path)
+    seed_repo(path)
+    (path / ".github/workflows/sweep-shard.yml").unlink()
+    base_wf = {k: v.decode() for k, v in read_tree(TEMPLATES).items()}
+    recipe = (path / SEED).read_text()
+    for rel, text in base_wf.items():
+        repo.write(rel, text)
+    base = repo.commit("base")
+    # the PR adds a template variable and, in the same change, the recipe's check of it
+    # (#1970: KV_OFFLOADING, with benchmark_lib.sh stopping without it)
+    tmpl = base_wf[TEMPLATES[1]]
+    assert "\nenv:\n" in tmpl
+    repo.write(TEMPLATES[1], tmpl.replace("\nenv:\n", "\nenv:\n  IX_KV_MODE: dram\n", 1))
+    repo.write(SEED, recipe.replace("\n", "\n[[ -n \"${IX_KV_MODE:-}\" ]] || { echo "
+                                    "'IX_KV_MODE must be set' >&2; exit 1; }\n", 1))
+    repo.commit("add IX_KV_MODE to the template and the recipe")
+    proc = subprocess.run(
+        [sys.executable, "-m", "inferencex_tools", "policy", "check", "--base", base,
+         "--registry", str(Path(__file__).parents[2] / "golden_al_distribution/registry.yaml"),
+         "--curves-dir", str(corpus / "golden_al_distribution"), "--format", "json"],
+        cwd=path, capture_output=True, text=True, timeout=900)
+    doc = json.loads(proc.stdout)
+    errors = [(f["rule"], f["message"][:200]) for f in doc["findings"]
+              if f["severity"] == "error"]
+    assert errors == [], errors
