@@ -39,8 +39,18 @@ GIST = 2096
 CPU_BUDGET = 150.0  # CPU-s of one gate run (its process and every child)
 
 
-@pytest.fixture(scope="module")
-def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[int, object]:
+# The sample in two groups, each a class: pytest-xdist's loadscope gives each class to a
+# worker of its own, so the two halves replay side by side where the suite runs in
+# parallel (one module-scoped fixture was the whole -m slow run's longest path: ~2,550 s
+# wall of ~2,900 at load 13-20).  #1932 (the priciest gate of the sample) is with the
+# cheapest PR; the groups together are the whole sample (test_the_groups_are_the_sample).
+GROUP_A = (1932, 1976)
+GROUP_B = (1970, 1992, 2096, 2100, 2152)
+
+
+def _replay(prs: tuple[int, ...], full_history: Path,
+            tmp_path_factory: pytest.TempPathFactory) -> dict[int, object]:
+    """Each PR of ``prs`` through ``ci gate`` and ``review`` (one clone per group)."""
     h = replay_harness()
     work = tmp_path_factory.mktemp("replay") / "repo"
     subprocess.run(["git", "clone", "-q", "--local", "-b", FULL_BRANCH, str(full_history),
@@ -48,7 +58,7 @@ def replays(full_history: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     merges = {m.pr: m for m in h.merges(work)}
     ixtool = [sys.executable, "-m", "inferencex_tools"]
     out = {}
-    for pr in sorted({*SAMPLE, *TRUE, GIST}):
+    for pr in sorted(prs):
         rep = h.replay_one(merges[pr], work, ixtool, _hang_guard(), review=True)
         if _stopped_by_load(rep):  # once more: a sandbox bound is the machine's, not the code's
             rep = h.replay_one(merges[pr], work, ixtool, _hang_guard(), review=True)
@@ -74,8 +84,11 @@ def _stopped_by_load(rep: object) -> bool:
     return any("PO310" in t for t in texts)
 
 
-@pytest.mark.parametrize("pr", sorted(SAMPLE))
-def test_a_replayed_pr_is_checked(replays: dict[int, object], pr: int) -> None:
+def test_the_groups_are_the_sample() -> None:
+    assert sorted((*GROUP_A, *GROUP_B)) == sorted({*SAMPLE, *TRUE, GIST})
+
+
+def _checked(replays: dict[int, object], pr: int) -> None:
     rep = replays[pr]
     assert rep.internal is None, (pr, SAMPLE[pr], rep.internal)  # type: ignore[attr-defined]
     assert rep.tool_failures == [], (pr, SAMPLE[pr], rep.tool_failures)  # type: ignore[attr-defined]
@@ -84,32 +97,64 @@ def test_a_replayed_pr_is_checked(replays: dict[int, object], pr: int) -> None:
     assert rep.cpu < CPU_BUDGET, (pr, rep.cpu, rep.seconds)  # type: ignore[attr-defined]
 
 
-def test_true_failures_stay_reported(replays: dict[int, object]) -> None:
-    for pr, rules in TRUE.items():
-        rep = replays[pr]
-        assert rep.exit == 1 and rep.internal is None  # type: ignore[attr-defined]
-        found = {f["rule"] for f in rep.findings if f["severity"] == "error"}  # type: ignore[attr-defined]
-        assert rules <= found, (pr, found)
-    for pr, rules in STANDING.items():
-        standing = {f["rule"] for f in replays[pr].findings  # type: ignore[attr-defined]
-                    if f["severity"] == "note" and "already on main" in f["message"]}
-        assert rules <= standing, (pr, standing)
-
-
-def test_a_stubbed_clone_is_not_checked_not_failed(replays: dict[int, object]) -> None:
-    rep = replays[GIST]
-    assert rep.internal is None  # type: ignore[attr-defined]
-    findings = rep.findings  # type: ignore[attr-defined]
-    assert not [f for f in findings if f["rule"] == "PO301" and "gistfile" in f["message"]]
-    assert [f for f in findings if f["rule"] == "PO308"
-            and "git clone https://gist.github.com/" in f["message"]]
-
-
-@pytest.mark.parametrize("pr", sorted({*SAMPLE, *TRUE, GIST}))
-def test_review_says_what_the_gate_says(replays: dict[int, object], pr: int) -> None:
+def _review_agrees(replays: dict[int, object], pr: int) -> None:
     """One verdict path: review's verdict, exit code, gate stages and the set of gate
     findings (rule, severity, file, line) are the gate's on the same pair."""
     rep = replays[pr]
     assert rep.review is not None, pr  # type: ignore[attr-defined]
     assert rep.disagree == [], (pr, rep.disagree)  # type: ignore[attr-defined]
     assert rep.review["exit"] == rep.exit  # type: ignore[attr-defined]
+
+
+@pytest.mark.costly(1050)  # #1932: 511 CPU-s of gate, its review about as much
+class TestGroupA:
+    @pytest.fixture(scope="class")
+    def replays(self, full_history: Path, tmp_path_factory: pytest.TempPathFactory
+                ) -> dict[int, object]:
+        return _replay(GROUP_A, full_history, tmp_path_factory)
+
+    @pytest.mark.parametrize("pr", sorted(set(GROUP_A) & set(SAMPLE)))
+    def test_a_replayed_pr_is_checked(self, replays: dict[int, object], pr: int) -> None:
+        _checked(replays, pr)
+
+    @pytest.mark.parametrize("pr", sorted(GROUP_A))
+    def test_review_says_what_the_gate_says(self, replays: dict[int, object], pr: int
+                                            ) -> None:
+        _review_agrees(replays, pr)
+
+
+@pytest.mark.costly(700)
+class TestGroupB:
+    @pytest.fixture(scope="class")
+    def replays(self, full_history: Path, tmp_path_factory: pytest.TempPathFactory
+                ) -> dict[int, object]:
+        return _replay(GROUP_B, full_history, tmp_path_factory)
+
+    @pytest.mark.parametrize("pr", sorted(set(GROUP_B) & set(SAMPLE)))
+    def test_a_replayed_pr_is_checked(self, replays: dict[int, object], pr: int) -> None:
+        _checked(replays, pr)
+
+    def test_true_failures_stay_reported(self, replays: dict[int, object]) -> None:
+        for pr, rules in TRUE.items():
+            rep = replays[pr]
+            assert rep.exit == 1 and rep.internal is None  # type: ignore[attr-defined]
+            found = {f["rule"] for f in rep.findings if f["severity"] == "error"}  # type: ignore[attr-defined]
+            assert rules <= found, (pr, found)
+        for pr, rules in STANDING.items():
+            standing = {f["rule"] for f in replays[pr].findings  # type: ignore[attr-defined]
+                        if f["severity"] == "note" and "already on main" in f["message"]}
+            assert rules <= standing, (pr, standing)
+
+    def test_a_stubbed_clone_is_not_checked_not_failed(self, replays: dict[int, object]
+                                                       ) -> None:
+        rep = replays[GIST]
+        assert rep.internal is None  # type: ignore[attr-defined]
+        findings = rep.findings  # type: ignore[attr-defined]
+        assert not [f for f in findings if f["rule"] == "PO301" and "gistfile" in f["message"]]
+        assert [f for f in findings if f["rule"] == "PO308"
+                and "git clone https://gist.github.com/" in f["message"]]
+
+    @pytest.mark.parametrize("pr", sorted(GROUP_B))
+    def test_review_says_what_the_gate_says(self, replays: dict[int, object], pr: int
+                                            ) -> None:
+        _review_agrees(replays, pr)

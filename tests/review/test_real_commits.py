@@ -43,6 +43,8 @@ APPLY = [
     "1ada0d16c", "fc9e81e76", "b2a3a1efa", "f1393fd17", "e2467d1d9", "5ec5bbff1",  # separators
     "ec6ad490a", "203f6868e", "9a2e0e5e1",  # history edited: no fix, no suggestion
 ]
+# 23 reviews and 6 gate + review pairs of real PRs (tests/parallel.py: handed out early)
+pytestmark = pytest.mark.costly(500)
 EQUAL = ["f7af076", "cbc9f65", "17ba74b", "ec81d52", "5cce587", "d37b6fb"]
 
 
