@@ -14,7 +14,10 @@ listing or a recursive copy, a directory above it) must match.  They come from
   else a ``*``).  Only the text after the last unknown part of the last component is
   sure (an unknown part may hold a ``/``): ``"${0%.sh}.al"`` reads ``*.al``,
   ``conf.d/*.env`` reads ``*.env``; a word that ends in an unknown part (``source "$f"``)
-  reads **anything**;
+  reads **anything**.  A name matches a file at its end, or a directory above it (a
+  listing, a recursive copy), except the operands of a program that fails on a directory
+  (``cat``, ``source``, ``cp`` without ``-r``: :data:`FILE` names); a copy's destination
+  is written, not read;
 * the operands of other programs (servers, cluster tools) by the names they spell, and
   by a pattern when it ends in a literal suffix (``--config "$D/x.yaml"``);
 * Python: its imports (``import a.b`` reads ``a``, ``b``, ``b.py``, ``__init__.py``),
@@ -62,6 +65,25 @@ _QUIET = frozenset({"echo", "printf", "local", "export", "declare", "typeset", "
                     "continue", "mkdir", "basename", "dirname", "seq", "nproc", "date",
                     "hostname", "id", "whoami", "uname", "trap", "ulimit", "umask",
                     "check_env_vars"})
+# programs that fail on a directory operand and have no option that makes one a place to
+# look for files (``patch -d``, ``jq -L``, ``perl -I`` do: not here): they read no file
+# under a directory (``cat dir``, ``source dir``); their operands are :data:`FILE` names.
+# ``cp``, ``scp`` and the greps join them unless an option of :data:`_RECURSIVE` is given
+_FILE_READERS = frozenset({
+    "source", ".", "bash", "sh", "dash", "zsh", "ksh", "cat", "tac", "head", "tail", "less",
+    "more", "sed", "awk", "gawk", "envsubst", "wc", "sort", "uniq", "cut", "paste", "join",
+    "base64", "xxd", "od", "hexdump", "strings", "dd", "sha256sum", "sha1sum", "md5sum",
+    "cksum",
+})
+# the letters of their short options, and the long options, that read a directory's
+# files (a cluster holding one counts, whatever it means there: more is read, not less)
+_RECURSIVE = {"cp": "rRa", "scp": "r", "grep": "rRd", "egrep": "rRd", "fgrep": "rRd"}
+_RECURSIVE_LONG = ("--recursive", "--archive", "--dereference-recursive", "--directories")
+# copiers: their last operand is the destination, written, not read
+_COPIERS = frozenset({"cp", "scp", "rsync"})
+# a name only a file at its end matches, never a directory above the file (the operand
+# of a program in :data:`_FILE_READERS`): this prefix, then the name
+FILE = "\x01/"
 _DATA_SUFFIX = re.compile(r"\.(?:ya?ml|json|toml|env|txt|cfg|conf|ini|sh|py|bash|patch|diff)$")
 _LISTERS = frozenset({"ls", "find", "du", "tree"})
 
@@ -120,12 +142,15 @@ def tail(pattern: str) -> str | None:
 
 
 def suffix_match(name: str, path: str) -> bool:
-    """Does ``path`` (or a directory above it: a listing, a recursive copy) end with
-    the components of the glob ``name``?  Where the path is shorter, its components
-    count (a workspace prefix of an absolute name is no repository component)."""
-    want = name.split("/")
+    """Does ``path`` (or a directory above it: a listing, a recursive copy; not for a
+    :data:`FILE` name) end with the components of the glob ``name``?  Where the path is
+    shorter, its components count (a workspace prefix of an absolute name is no
+    repository component)."""
+    only_file = name.startswith(FILE)
+    want = name.removeprefix(FILE).split("/")
     comps = path.split("/")
-    for end in range(len(comps), 0, -1):  # the path, then each directory above it
+    for end in range(len(comps), len(comps) - 1 if only_file else 0, -1):
+        # the path, then each directory above it
         have = comps[:end]
         k = min(len(want), len(have))
         if all(fnmatch.fnmatchcase(h, w) for h, w in zip(have[-k:], want[-k:], strict=True)):
@@ -157,16 +182,17 @@ def _lead_off(words: list[Node]) -> list[Node]:
 Known = Mapping[str, tuple[str, ...]]
 
 
-def _word(w: Node, env: Known, *, reading: bool) -> Reads:
+def _word(w: Node, env: Known, *, reading: bool, file: bool = False) -> Reads:
     """The names the word ``w`` reads as an operand (``reading``: of a reading command;
-    else only a pattern ending in a literal data suffix counts)."""
+    else only a pattern ending in a literal data suffix counts; ``file``: of a program
+    that reads no file under a directory, :data:`FILE` names)."""
     text = S.text(w)
     if text.startswith("-") and "=" in text:  # --config=FILE
         text = text.split("=", 1)[1]
         syn = S.parse(f": {text}\n")
         cmd = next(S.commands(syn.root), None) if syn.ok else None
         ws = S.command_words(cmd)[1:] if cmd is not None else []
-        return _word(ws[0], env, reading=reading) if ws else Reads()
+        return _word(ws[0], env, reading=reading, file=file) if ws else Reads()
     if text.startswith("-"):
         return Reads()
     names: set[str] = set()
@@ -175,8 +201,34 @@ def _word(w: Node, env: Known, *, reading: bool) -> Reads:
         if name is None:
             return Reads(unbounded=f"{text[:60]}") if reading else Reads()
         if name and (reading or _DATA_SUFFIX.search(name)):
-            names.add(name)
+            names.add(FILE + name if file else name)
     return Reads(frozenset(names))
+
+
+def _files_only(prog: str, args: list[str]) -> bool:
+    """Does ``prog`` with the options ``args`` read no file under a directory operand?"""
+    if prog in _FILE_READERS:
+        return True
+    letters = _RECURSIVE.get(prog)
+    if letters is None:
+        return False
+    return not any(a.startswith(_RECURSIVE_LONG) or (
+        a.startswith("-") and not a.startswith("--") and any(c in letters for c in a[1:]))
+        for a in args)
+
+
+def _destination(prog: str, operands: list[Node]) -> Node | None:
+    """The operand a copier writes (its last, of two or more), None when it has none or
+    a target-directory option (``cp -t DIR``) makes every operand other than the
+    option's argument a source: then nothing is left out."""
+    if prog not in _COPIERS:
+        return None
+    texts = [S.text(w) for w in operands]
+    if prog == "cp" and any(t.startswith("--target-directory") or (
+            t.startswith("-") and not t.startswith("--") and "t" in t) for t in texts):
+        return None
+    plain = [w for w, t in zip(operands, texts, strict=True) if not t.startswith("-")]
+    return plain[-1] if len(plain) >= 2 else None
 
 
 def _command(cmd: Node, env: Known, defined: frozenset[str]
@@ -198,8 +250,11 @@ def _command(cmd: Node, env: Known, defined: frozenset[str]
                      None)
         if first is not None:
             operands = operands[:first] + operands[first + 1:]
+    file = _files_only(prog, [S.text(w) for w in operands])
+    dest = _destination(prog, operands)
     for w in operands:
-        out |= _word(w, env, reading=reading)
+        if w is not dest:  # a copy's destination is written, not read
+            out |= _word(w, env, reading=reading, file=file)
     if prog in _LISTERS and not any(not S.text(w).startswith("-") for w in words[1:]):
         out |= Reads(unbounded=f"line {S.line_of(cmd)}: {prog} of the working directory")
     return out
@@ -211,7 +266,7 @@ def _redirect(r: Node, env: Known) -> Reads:
         return Reads()
     dest = r.child_by_field_name("destination") or (r.named_children[-1]
                                                     if r.named_children else None)
-    return _word(dest, env, reading=True) if dest is not None else Reads()
+    return _word(dest, env, reading=True, file=True) if dest is not None else Reads()
 
 
 def shell_reads(text: str, known: Known, defined: frozenset[str]) -> Reads:

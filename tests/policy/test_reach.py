@@ -85,3 +85,31 @@ def test_a_launch_reaches_what_it_reads_however_it_names_it() -> None:
     assert {"run.al", "conf.d/a.env", "helper.py", "al_values.py", "al-template", "al.txt",
             "data/value"} <= runs
     assert "unrelated.txt" not in runs
+
+
+@pytest.mark.parametrize(("text", "reads", "not_reads"), [
+    # a copy's destination is written: not a name; a source without -r is a file
+    ('cp "$W/srt/configs/$S" "configs/$S"', {"\x01/srt/configs"}, {"configs"}),
+    ('cp -rT "$W/srt/recipes" recipes/x', {"srt/recipes"}, {"recipes/x"}),
+    ("cp -t out a.yaml b.yaml", {"\x01/a.yaml", "\x01/b.yaml"}, set()),
+    ("rsync -av src/ dst/", {"src"}, {"dst"}),
+    ('cat "$W/configs"', {"\x01/configs"}, set()),
+    ("grep -r x data", {"data"}, set()),
+    ("ls configs", {"configs"}, set()),
+])
+def test_a_command_reads_a_directory_only_when_it_can(text: str, reads: set[str],
+                                                      not_reads: set[str]) -> None:
+    from inferencex_tools.policy.reach import shell_reads
+
+    names = shell_reads(f"S=\nW=/w\n{text}\n", {"S": ("",)}, frozenset()).names
+    assert reads <= names and not (not_reads & names), names
+
+
+@pytest.mark.parametrize(("name", "path", "hit"), [
+    ("\x01/srt/configs", "configs/amd-master.yaml", False),  # cp dir fails: no file
+    ("srt/configs", "configs/amd-master.yaml", True),  # a listing of a mounted workspace
+    ("\x01/github/workspace/configs/a.yaml", "configs/a.yaml", True),
+    ("\x01/configs", "configs", True),
+])
+def test_a_file_name_matches_no_directory_above(name: str, path: str, hit: bool) -> None:
+    assert suffix_match(name, path) is hit
