@@ -84,6 +84,8 @@ def changed_files(root: Path, ref: str, head: str | None = None, *,
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = [d for d in dirnames if d not in SKIP]
         for n in filenames:
+            if n in SKIP:  # a linked worktree's or submodule's ``.git`` file: git's
+                continue
             p = Path(dirpath) / n
             rel = p.relative_to(top).as_posix()
             try:

@@ -70,3 +70,20 @@ def test_a_launcher_that_reads_the_changed_config_is_traced(
     traced = res.info["base"]["traced-keys"]
     assert set(traced) == {KEY, SEED_KEY}, traced
     assert any(CFG in r and LAUNCHER in r for r in traced[KEY]), traced[KEY]
+
+
+def test_a_linked_worktree_s_git_file_is_no_change(tmp_path: Path) -> None:
+    """In a linked worktree (``git worktree add``, the PR-heads bench, a developer's
+    second checkout) ``.git`` is a file naming the git directory: git's, never the
+    repository's (git refuses to track a ``.git``), so never a changed file — it had
+    selected the rows of every launcher whose text names ``.git``."""
+    from inferencex_tools.policy.base import changed_files
+    from tests.conftest import TempRepo
+
+    repo = TempRepo(tmp_path / "main")
+    repo.write("a.txt", "a\n")
+    base = repo.commit("base")
+    repo.git("worktree", "add", "-q", "--detach", str(tmp_path / "linked"), base)
+    (tmp_path / "linked" / "b.txt").write_text("b\n")
+    assert (tmp_path / "linked" / ".git").is_file()
+    assert changed_files(tmp_path / "linked", base).files == {"b.txt"}
