@@ -109,6 +109,10 @@ def check_cmd(
     rows: bool = typer.Option(
         False, "--rows", help="Text format: print the verdict table (one line per traced row) "
         "before the findings."),
+    explain: bool = typer.Option(
+        False, "--explain", help="Text format with --base: print the changed files and "
+        "why each traced key was traced (the changed file its launch reaches) before the "
+        "findings."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     allow_unsandboxed: bool = typer.Option(
         False, "--allow-unsandboxed",
@@ -142,7 +146,12 @@ def check_cmd(
     import os
 
     from inferencex_tools.cli.progress import ProgressLine
-    from inferencex_tools.policy.service import CheckRequest, render_rows, run_check
+    from inferencex_tools.policy.service import (
+        CheckRequest,
+        render_rows,
+        render_selection,
+        run_check,
+    )
 
     root = repo_dir(root)
     if _unborn(root, base):
@@ -159,6 +168,8 @@ def check_cmd(
             allow_unsandboxed=allow_unsandboxed,
             progress=progress if progress.enabled else None,
         ))
+    if explain and fmt is Format.text:
+        typer.echo(render_selection(result.info.get("base")), nl=False)
     if rows and fmt is Format.text:
         typer.echo(render_rows(result.info.get("rows", [])), nl=False)
     from inferencex_tools.report.adopt import TrustedBase

@@ -1247,6 +1247,25 @@ def row_summary(o: RowOutcome) -> dict[str, Any]:
     }
 
 
+def render_selection(base: Mapping[str, Any] | None) -> str:
+    """``policy check --explain``: the changed files and, per traced key, what reaches its
+    launch (``info.base``); without ``--base`` every row is traced."""
+    if not base:
+        return "selection: no --base, every row is traced\n"
+    files = list(base.get("changed-files") or [])
+    lines = [f"selection against {str(base.get('merge-base'))[:12]}: "
+             f"{len(files)} changed file(s)", *(f"  changed {f}" for f in files)]
+    if base.get("scope") is not None:
+        lines.append("  only config blocks can select rows: "
+                     + (", ".join(base["scope"]) or "none differ"))
+    traced = base.get("traced-keys") or {}
+    if not traced:
+        lines.append("  no key traced: no changed file reaches a row's launch")
+    for key, why in traced.items():
+        lines += [f"  traced {key}:", *(f"    {w}" for w in why)]
+    return "\n".join(lines) + "\n"
+
+
 def aggregate(outcomes: list[RowOutcome]) -> list[Finding]:
     """One finding per (rule, place, message), naming every row it applies to, with the
     rows and config keys also as data (``data.config_keys``, ``data.rows``)."""

@@ -87,3 +87,21 @@ def test_a_linked_worktree_s_git_file_is_no_change(tmp_path: Path) -> None:
     (tmp_path / "linked" / "b.txt").write_text("b\n")
     assert (tmp_path / "linked" / ".git").is_file()
     assert changed_files(tmp_path / "linked", base).files == {"b.txt"}
+
+
+def test_explain_says_why_each_key_is_traced(real_tree: Path, tmp_path: Path) -> None:
+    """``policy check --base … --explain``: the changed files, and per traced key the
+    changed file and the launch file that reaches it (text format)."""
+    from typer.testing import CliRunner
+
+    from inferencex_tools.cli.main import app
+
+    repo = _two_steps(real_tree, tmp_path, SETUP + 'cat "$GITHUB_WORKSPACE/configs/'
+                      'nvidia-master.yaml" > /dev/null\n')
+    res = CliRunner().invoke(app, ["policy", "check", "--root", str(repo), "--base", "HEAD~1",
+                                   "--config-keys", KEY, "--explain"])
+    assert res.exit_code in (0, 1), res.output
+    out = res.output
+    assert f"  changed {CFG}\n" in out and f"  changed {SEED_SCRIPT}\n" in out, out
+    assert f"  traced {KEY}:\n" in out, out
+    assert f"\n    {CFG} changed ({LAUNCHER} depends on it)\n" in out, out
