@@ -963,9 +963,11 @@ def _in_base_job_view(req: CheckRequest, changes: Any, layout: Layout, jobs: lis
         view = Path(tmp)
         materialize_job_view(req.root, changes.trusted or changes.base, layout.runners, view,
                              reader=req.git)
+        rows, vwf = _run_in_base_view(rows, _workflows(view))
+        if not rows:
+            return []
         vreq = copy(req, root=view, progress=None)
-        vjobs, _ = _jobs(vreq, rows, _runners(view, scratch, layout), _workflows(view),
-                         scratch)
+        vjobs, _ = _jobs(vreq, rows, _runners(view, scratch, layout), vwf, scratch)
         vjobs, _ = _modeled(vjobs)
         traced = _trace_jobs(vreq, vjobs, RepoIndex(view), store, {}, scratch)
     seen = {(o.row.key, v.rule.id, v.file, v.line, v.message) for o in outcomes
@@ -980,6 +982,29 @@ def _in_base_job_view(req: CheckRequest, changes: Any, layout: Layout, jobs: lis
     # the scratch result's own findings (a launcher missing at the base, the sandbox's
     # strength) are the head's view's to report
     return traced
+
+
+def _run_in_base_view(rows: list[Row], wf: Any) -> tuple[list[Row], Any]:
+    """The rows a PR's sweep runs in the base's job view, and the base's workflows as that
+    sweep uses them.  A row the base dispatches from a ``pull_request`` workflow runs with
+    the PR merge ref's workflows and launchers (the head's view, traced already), so its
+    base templates are no launch anyone makes: it is dropped — unless the base also has
+    ixtool's row job (``sweep-shard.yml``, run from the default branch), which runs it
+    with the base's launcher and ``ixtool ci row``'s environment.  Other dispatches (a
+    workflow started from the default branch) keep the base's templates."""
+    from dataclasses import replace as copy
+
+    from inferencex_tools.workflow import bucket_of
+
+    if wf is None:
+        return rows, wf
+    merge_ref = {b for b, d in wf.dispatches.items() if d.from_merge_ref}
+    if not merge_ref:
+        return rows, wf
+    if not wf.row_job:
+        rows = [r for r in rows if not (r.matrix and bucket_of(r.matrix) in merge_ref)]
+    return rows, copy(wf, dispatches={b: d for b, d in wf.dispatches.items()
+                                      if b not in merge_ref})
 
 
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,

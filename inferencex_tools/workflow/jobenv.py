@@ -117,6 +117,15 @@ class Dispatch:
     template: str
     bucket: str
     with_: dict[str, Any]
+    # the events that start the dispatching workflow (its ``on:`` keys)
+    events: frozenset[str] = frozenset()
+
+    @property
+    def from_merge_ref(self) -> bool:
+        """A pull request's run of this dispatch uses the PR merge ref's own workflows
+        and checkout (GitHub runs ``pull_request`` workflows from the merge commit), not
+        the base's."""
+        return "pull_request" in self.events
 
 
 @dataclass
@@ -166,6 +175,17 @@ class JobEnvironment:
 def _on(doc: dict[Any, Any]) -> dict[str, Any]:
     on = doc.get("on", doc.get(True))
     return on if isinstance(on, dict) else {}
+
+
+def _events(doc: dict[Any, Any]) -> frozenset[str]:
+    """The events of a workflow's ``on:`` in any of its three forms (a name, a list of
+    names, a mapping)."""
+    on = doc.get("on", doc.get(True))
+    if isinstance(on, str):
+        return frozenset((on,))
+    if isinstance(on, list | dict):
+        return frozenset(str(e) for e in on)
+    return frozenset()
 
 
 def _template(path: str, doc: dict[str, Any]) -> Template | None:
@@ -283,7 +303,8 @@ def load_workflows(files: Mapping[str, bytes]) -> Workflows:
             if bucket is None:
                 continue
             w = job.get("with") if isinstance(job.get("with"), dict) else {}
-            found.append(Dispatch(path, str(name), target, bucket, dict(w or {})))
+            found.append(Dispatch(path, str(name), target, bucket, dict(w or {}),
+                                  _events(doc)))
         for d in found:
             candidates.append((-len(found), path, d))
     for _, _, d in sorted(candidates, key=lambda c: (c[0], c[1])):

@@ -8,9 +8,9 @@ checkout (the PR merge ref)").  A PR that adds a template variable together with
 recipe's check of it (#1970: ``KV_OFFLOADING``; the base's templates set ``OFFLOADING``) is run as
 the head has it; no job runs the base's templates over the head's recipe.  The base job view
 traces exactly that mixture and reports "KV_OFFLOADING must be set" (PO301, "traced with
-the base revision's …, as the PR's sweep runs it").  Expected: no error.  xfail until
-the base view applies only where the PR's sweep runs the base's job view (ixtool's
-trusted ``sweep-shard.yml`` row job; a dispatching workflow that is not the merge ref's).
+the base revision's …, as the PR's sweep runs it") — it did (failed before).  The base
+view now applies only where the PR's sweep runs the base's job view (ixtool's trusted
+``sweep-shard.yml`` row job; a dispatching workflow not started by ``pull_request``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from tests.policy.test_check import SEED, seed_repo
 TEMPLATES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
 
 
-@pytest.mark.xfail(strict=True, reason="the base job view traces the base's templates over "
-                   "the head's recipe, a launch no pull_request sweep makes (#1970)")
 def test_a_lockstep_template_change_in_a_pull_request_sweep_is_no_error(tmp_path: Path,
                                                                   corpus: Path) -> None:
     from tests.workflow.conftest import TREE, read_tree

@@ -37,6 +37,23 @@ def test_every_bucket_has_a_dispatch(real_workflows: dict[str, bytes]) -> None:
     assert set(wf.dispatches) == set(BUCKETS)
     assert wf.dispatches["single_node.agentic"].job == "sweep-agentic"
     assert {d.workflow for d in wf.dispatches.values()} == {".github/workflows/run-sweep.yml"}
+    # run-sweep.yml runs on pull_request: a PR's sweep uses the merge ref's workflows
+    assert all(d.from_merge_ref for d in wf.dispatches.values())
+
+
+@pytest.mark.parametrize(("on", "merge_ref"), [
+    ("pull_request", True), ("[push, pull_request]", True),
+    ("{pull_request: {branches: [main]}, workflow_dispatch: {}}", True),
+    ("pull_request_target", False), ("workflow_dispatch", False), ("[push]", False)])
+def test_a_dispatch_knows_whether_a_pr_runs_it_from_the_merge_ref(on: str,
+                                                                  merge_ref: bool) -> None:
+    tmpl = b"on:\n  workflow_call: {}\njobs:\n  b:\n    steps:\n      - run: |\n" \
+           b"          bash ./runners/launch_${NODE%%_*}.sh\n"
+    caller = (f"on: {on}\njobs:\n  go:\n    uses: ./.github/workflows/t.yml\n"
+              "    strategy: {matrix: {config: \"${{ fromJson(needs.setup.outputs.cfg)"
+              ".single_node['agentic'] }}\"}}\n").encode()
+    wf = load_workflows({".github/workflows/t.yml": tmpl, ".github/workflows/c.yml": caller})
+    assert wf.dispatches["single_node.agentic"].from_merge_ref is merge_ref
 
 
 def test_agentic_single_node_job(real_workflows: dict[str, bytes],
