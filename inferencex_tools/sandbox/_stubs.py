@@ -308,12 +308,21 @@ ix_alive_server() {  # is a registered server alive (not ended, not a zombie)?
 
 # A server started in the background and not registered yet (its process starts while
 # the recipe goes on): a health check waits for it — a server stub not registered yet
-# (at most 30 s: it registers first thing), or a process the same shell forked that does
-# not run its program yet (at most 2 s: a background subshell never will) — so whether a
-# recipe finds its server up does not depend on scheduling.
+# (at most 30 s: it registers first thing), a process of this session whose program is
+# being loaded (an exec in progress: its command line reads empty until the kernel has
+# set it up, and a starved CPU holds a child there for many milliseconds), or a process
+# the same shell forked that does not run its program yet (at most 2 s: a background
+# subshell never will) — so whether a recipe finds its server up does not depend on
+# scheduling.  (Without the exec case a check that ran while the server was mid-exec
+# answered as if no server had started; the recipe then killed the server before it
+# registered, and every later check answered too.)
 ix_wait_starting() {
-    local p a i found st parent=""
+    local p a i found st parent="" sid
+    local -a f
     mapfile -d '' -t parent < "/proc/$PPID/cmdline" 2>/dev/null
+    { read -r st < "/proc/$$/stat"; } 2>/dev/null
+    f=(${st##*) })
+    sid=${f[3]-}
     for ((i = 0; i < 1500; i++)); do
         found=""
         for p in /proc/[0-9]*; do
@@ -330,6 +339,11 @@ ix_wait_starting() {
                 st=${st##*) }
                 [[ ${st#* } == "$PPID "* ]] || continue
                 found=fork
+            elif [[ -z ${a[0]-} && -n $sid ]]; then  # an exec in progress (not a zombie)
+                { read -r st < "$p/stat"; } 2>/dev/null || continue
+                f=(${st##*) })
+                [[ ${f[0]} != [ZX] && ${f[3]-} == "$sid" ]] || continue
+                found=exec
             else
                 continue
             fi

@@ -10,6 +10,7 @@ stand-in and is noted, instead of failing the trace.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,38 @@ echo down
     for tr in _runs(repo):
         assert tr.ok and tr.stdout_tail.strip() == "down", (tr.last_line, tr.stderr_tail)
 
+
+
+@NS
+@pytest.mark.skipif(shutil.which("perl") is None, reason="needs perl")
+def test_a_server_between_its_fork_and_its_program_is_waited_for(tmp_path: Path) -> None:
+    """The race behind the flaky test above, its ordering forced: while a server started
+    in the background is between its fork and its program (an exec in progress: its
+    command line reads empty; a starved CPU holds a child there for milliseconds), a
+    health check once saw neither a fork of the shell nor a stub, answered as if no
+    server had started, the recipe killed the server before it registered, and every
+    later check answered too.  Here the server's process blanks its command line (as
+    mid-exec) and becomes the vllm stub only once a health check waits for it."""
+    repo = _repo(tmp_path, r"""mkfifo go
+perl -e '$0 = ""; open(my $f, "<", "go") or die; <$f>;
+    exec "vllm", "serve", "/m", "--port", "8080"' < /dev/null &
+PID=$!
+perl -e 'until (grep { open(F, "<", "$_/cmdline") && <F> =~ /sleep\x000\.02\x00/ }
+    glob "/proc/[0-9]*") { select(undef, undef, undef, 0.01) }
+    open(my $g, ">", "go") or die; print $g "x\n"' < /dev/null &
+REL=$!
+until { read -r c < "/proc/$PID/comm"; [[ -z $c ]]; } \
+    && { read -r r < "/proc/$REL/comm"; [[ $r == perl ]]; }; do :; done
+until curl --fail -s http://0.0.0.0:8080/health; do sleep 1; done
+kill -9 "$PID"; wait "$PID" 2>/dev/null || true
+for i in 1 2 3; do
+    if curl --fail -s http://localhost:8080/health; then echo "answered"; exit 1; fi
+done
+echo down
+""")
+    for tr in _runs(repo, n=3):
+        assert tr.ok and tr.stdout_tail.strip() == "down", (tr.last_line, tr.stderr_tail)
+        assert [r.tool for r in tr.records].count("vllm") == 1, tr.records
 
 PATCH = """--- a/vllm/model_executor/gate.py
 +++ b/vllm/model_executor/gate.py
