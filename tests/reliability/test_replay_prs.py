@@ -115,7 +115,8 @@ def _review_agrees(replays: dict[int, object], pr: int) -> None:
 @pytest.mark.costly(900)  # estimates, by the walls above
 class TestGroupA:
     @pytest.fixture(scope="class")
-    def replays(self, full_history: Path, tmp_path_factory: pytest.TempPathFactory
+    @classmethod
+    def replays(cls, full_history: Path, tmp_path_factory: pytest.TempPathFactory
                 ) -> dict[int, object]:
         return _replay(GROUP_A, full_history, tmp_path_factory)
 
@@ -144,7 +145,8 @@ class TestGroupA:
 @pytest.mark.costly(1000)
 class TestGroupB:
     @pytest.fixture(scope="class")
-    def replays(self, full_history: Path, tmp_path_factory: pytest.TempPathFactory
+    @classmethod
+    def replays(cls, full_history: Path, tmp_path_factory: pytest.TempPathFactory
                 ) -> dict[int, object]:
         return _replay(GROUP_B, full_history, tmp_path_factory)
 
