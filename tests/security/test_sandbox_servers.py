@@ -90,20 +90,21 @@ def test_a_server_called_in_the_foreground_returns(tmp_path: Path) -> None:
     assert tr.ok and tr.stdout_tail.strip() == "after" and tr.seconds < 20, tr.last_line
 
 
-@NS
-def test_a_health_check_of_a_server_that_died_fails(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, """vllm serve /m --port 8080 &
-PID=$!
-until curl --fail -s http://0.0.0.0:8080/health; do sleep 1; done
+# the server $PID answers, is killed, and every later health check must fail
+KILLED_THEN_CHECKED = """until curl --fail -s http://0.0.0.0:8080/health; do sleep 1; done
 kill -9 "$PID"; wait "$PID" 2>/dev/null || true
 for i in 1 2 3; do
     if curl --fail -s http://localhost:8080/health; then echo "answered"; exit 1; fi
 done
 echo down
-""")
+"""
+
+
+@NS
+def test_a_health_check_of_a_server_that_died_fails(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "vllm serve /m --port 8080 &\nPID=$!\n" + KILLED_THEN_CHECKED)
     for tr in _runs(repo):
         assert tr.ok and tr.stdout_tail.strip() == "down", (tr.last_line, tr.stderr_tail)
-
 
 
 @NS
@@ -126,13 +127,7 @@ perl -e 'until (grep { open(F, "<", "$_/cmdline") && <F> =~ /sleep\x000\.02\x00/
 REL=$!
 until { read -r c < "/proc/$PID/comm"; [[ -z $c ]]; } \
     && { read -r r < "/proc/$REL/comm"; [[ $r == perl ]]; }; do :; done
-until curl --fail -s http://0.0.0.0:8080/health; do sleep 1; done
-kill -9 "$PID"; wait "$PID" 2>/dev/null || true
-for i in 1 2 3; do
-    if curl --fail -s http://localhost:8080/health; then echo "answered"; exit 1; fi
-done
-echo down
-""")
+""" + KILLED_THEN_CHECKED)
     for tr in _runs(repo, n=3):
         assert tr.ok and tr.stdout_tail.strip() == "down", (tr.last_line, tr.stderr_tail)
         assert [r.tool for r in tr.records].count("vllm") == 1, tr.records
