@@ -964,6 +964,17 @@ SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 # nowhere on PATH (not a repository file: those are run by path) is a tool of the job's
 # container image (``lmcache``, a vendor CLI): recorded and stubbed like any other, in
 # every bash the trace starts (``command_not_found_handle``, exported).
+#
+# ``kill`` (exported too) signals as bash does, after one wait: a signal sent to a child
+# the shell has just forked, before that child has started its program, reaches a copy of
+# the shell that still holds the script's trap for that signal; the copy defers the trap
+# and the exec of the program then drops it, so the program never gets the signal.  A job
+# never sees that window (its health check takes seconds); a trace's stubbed check
+# answers within it, and under CPU pressure `tail -f log & t=$!; curl …/health; kill $t;
+# wait $t` with a `trap … TERM` waited forever (1 trace in ~250 of the real tree's lmcache
+# recipe at load 10).  So a catchable signal to such a child (its parent is this shell, its
+# command line still the shell's, the signal still caught) waits until the child has
+# started its program or reset the trap (at most 400 polls of 5 ms), then goes as before.
 INNER = r'''cd "$2" || exit 97
 export PWD
 TRACED="BASH_XTRACEFD=$3; IXW=\"\$PWD\"; "'
@@ -977,7 +988,51 @@ source() {
 }
 .() { source "$@"; }
 command_not_found_handle() { IX_AS_TOOL=$1 exec @STUB@ "${@:2}"; }
-export -f command_not_found_handle
+kill() {
+    local - __ix_a __ix_o="" __ix_s=15 __ix_p="" __ix_q __ix_i __ix_k __ix_v __ix_pp
+    local -a __ix_w __ix_c __ix_me
+    set +x
+    for __ix_a in "$@"; do
+        if [[ $__ix_o == s ]]; then __ix_s=$__ix_a __ix_o=""; continue; fi
+        if [[ $__ix_o == - ]]; then
+            [[ $__ix_a == [1-9]*([0-9]) ]] && __ix_p+=" $__ix_a"
+            continue
+        fi
+        case $__ix_a in
+            -l|-L) builtin kill "$@"; return ;;
+            -s|-n) __ix_o=s ;;
+            --) __ix_o=- ;;
+            -?*) __ix_s=${__ix_a#-} ;;
+            [1-9]*) [[ $__ix_a == +([0-9]) ]] && __ix_p+=" $__ix_a" ;;
+        esac
+    done
+    __ix_s=${__ix_s^^}; __ix_s=${__ix_s#SIG}
+    if [[ $__ix_s != +([0-9]) ]]; then
+        __ix_a=" HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT"
+        __ix_a+=" CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS "
+        __ix_k=${__ix_a%%" $__ix_s "*}
+        __ix_w=($__ix_k)
+        if [[ $__ix_k == "$__ix_a" ]]; then __ix_s=-1; else __ix_s=$((${#__ix_w[@]} + 1)); fi
+    fi
+    case $__ix_s in 0|9|19) __ix_p="" ;; esac
+    [[ -n $__ix_p ]] && mapfile -d "" -t __ix_me < "/proc/$BASHPID/cmdline" 2>/dev/null
+    for __ix_q in $__ix_p; do
+        for ((__ix_i = 0; __ix_i < 400; __ix_i++)); do
+            __ix_pp="" __ix_v=""
+            { while read -r __ix_k __ix_v; do
+                  [[ $__ix_k == PPid: ]] && __ix_pp=$__ix_v
+                  [[ $__ix_k == SigCgt: ]] && break
+              done < "/proc/$__ix_q/status"; } 2>/dev/null || break
+            [[ $__ix_pp == "$BASHPID" && $__ix_v == +([0-9a-f]) ]] || break
+            ((__ix_s < 0 || (16#$__ix_v >> (__ix_s - 1)) & 1)) || break
+            mapfile -d "" -t __ix_c < "/proc/$__ix_q/cmdline" 2>/dev/null || break
+            [[ "${__ix_c[*]}" == "${__ix_me[*]}" ]] || break
+            @SLEEP@ 0.005
+        done
+    done
+    builtin kill "$@"
+}
+export -f command_not_found_handle kill
 PS4="+\${BASH_SOURCE:-?}:\${LINENO}: "; set -x; builtin source "$0"'
 @BASH@ --noprofile --norc -c "$TRACED" "$1" < @STDIN@
 ix_rc=$?

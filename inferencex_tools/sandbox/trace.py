@@ -386,7 +386,7 @@ def _last_line(xtrace: str, root: str) -> str | None:
 
 
 _IGNORED_ENV = frozenset({"_", "SHLVL", "OLDPWD", "IXTRACE_PYFAKE",
-                          "BASH_FUNC_command_not_found_handle%%"})
+                          "BASH_FUNC_command_not_found_handle%%", "BASH_FUNC_kill%%"})
 
 
 # Records are data the traced script could also have produced: the stubs deliver them

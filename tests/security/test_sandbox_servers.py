@@ -11,6 +11,7 @@ stand-in and is noted, instead of failing the trace.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,66 @@ def real_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tarfile.open(tar) as t:
         t.extractall(dest, filter="data")
     return dest / "inferencex"
+
+
+# A child that holds a trap for the signal and then starts its program: a signal that
+# arrives before the exec runs the trap later in the child, and the exec drops it (what
+# a just-forked child does with the trap it inherited; the trap here is its own so the
+# window is wide on any machine).  The traced `kill` waits for the program.
+FORKED_THEN_EXECS = """trap 'exit 143' TERM
+( trap 'echo deferred' TERM; : > "$PWD/ready"
+  for ((j = 0; j < 100000; j++)); do :; done
+  exec tail -f /dev/null ) &
+t=$!
+until [[ -e $PWD/ready ]]; do :; done
+kill "$t"
+wait "$t" || echo "ended $?"
+echo done
+"""
+
+
+@NS
+@pytest.mark.parametrize("shell", ["traced shell", "child bash"])
+def test_a_signal_to_a_child_that_has_not_started_its_program_reaches_the_program(
+        tmp_path: Path, shell: str) -> None:
+    body = FORKED_THEN_EXECS
+    extra = {}
+    if shell == "child bash":  # `kill` is the trace's in every bash it starts
+        extra = {"benchmarks/child.sh": "#!/bin/bash\n" + body}
+        body = "bash benchmarks/child.sh\n"
+    repo = _repo(tmp_path, body, extra)
+    with Session(repo) as s:
+        for _ in range(3):
+            tr = s.trace("benchmarks/t.sh", {}, workspace_at=["/workspace"], timeout=30)
+            assert tr.ok, (tr.stopped_by, tr.last_line, tr.stdout_tail)
+            assert tr.stdout_tail.split() == ["ended", "143", "done"], tr.stdout_tail
+
+
+KILL_FORMS = """r() { local rc=0; "$@" || rc=$?; echo "$rc"; }
+tail -f /dev/null & p=$!
+r kill -0 "$p"
+kill -s TERM "$p"; r wait "$p"
+tail -f /dev/null & p=$!
+kill -SIGKILL "$p"; r wait "$p"
+tail -f /dev/null & p=$!
+kill -n 15 -- "$p"; r wait "$p"
+tail -f /dev/null & p=$!
+kill -HUP "$p"; r wait "$p"
+kill -l 15
+r kill 2>/dev/null
+r kill -s NOSUCH "$p" 2>/dev/null
+r kill 4000000 2>/dev/null
+r kill %9 2>/dev/null
+echo done
+"""
+
+
+@NS
+def test_the_traced_kill_answers_as_bash_does(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, KILL_FORMS)
+    bash = subprocess.run(["bash", str(repo / "benchmarks" / "t.sh")], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    with Session(repo) as s:
+        tr = s.trace("benchmarks/t.sh", {}, workspace_at=["/workspace"], timeout=30)
+    assert tr.ok, (tr.last_line, tr.stderr_tail)
+    assert tr.stdout_tail.split() == bash.stdout.split(), (tr.stdout_tail, bash.stdout)
