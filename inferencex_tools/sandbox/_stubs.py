@@ -994,16 +994,12 @@ kill() {
     set +x
     for __ix_a in "$@"; do
         if [[ $__ix_o == s ]]; then __ix_s=$__ix_a __ix_o=""; continue; fi
-        if [[ $__ix_o == - ]]; then
-            [[ $__ix_a == [1-9]*([0-9]) ]] && __ix_p+=" $__ix_a"
-            continue
-        fi
-        case $__ix_a in
-            -l|-L) builtin kill "$@"; return ;;
-            -s|-n) __ix_o=s ;;
-            --) __ix_o=- ;;
-            -?*) __ix_s=${__ix_a#-} ;;
-            [1-9]*) [[ $__ix_a == +([0-9]) ]] && __ix_p+=" $__ix_a" ;;
+        case $__ix_o/$__ix_a in  # (after --, every word is a pid or a job)
+            /-l|/-L) builtin kill "$@"; return ;;
+            /-s|/-n) __ix_o=s ;;
+            /--) __ix_o=- ;;
+            /-?*) __ix_s=${__ix_a#-} ;;
+            *) [[ $__ix_a == [1-9]*([0-9]) ]] && __ix_p+=" $__ix_a" ;;
         esac
     done
     __ix_s=${__ix_s^^}; __ix_s=${__ix_s#SIG}
