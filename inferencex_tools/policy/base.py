@@ -200,12 +200,16 @@ def runner_label_changes(base: bytes | None, head: bytes | None) -> set[str] | N
 
 def row_reasons(*, key: str, config: Any, base_config: Any, files: Iterable[str],
                 changes: Changes, prefix: str, changed_prefixes: Mapping[str, str],
-                closure: Callable[[str], Iterable[str]]) -> list[str]:
-    """Why one row must be traced (empty list: nothing it depends on changed)."""
+                closure: Callable[[str], Iterable[str]],
+                moved: Callable[[], bool] | None = None) -> list[str]:
+    """Why one row must be traced (empty list: nothing it depends on changed).
+    ``moved``: does the row's job differ from the base block's same job (called only
+    when its config block changed; None: it does)."""
     reasons: list[str] = []
-    if config != base_config:
-        reasons.append(f"config block of {key} changed" if base_config is not None
-                       else f"{key} is new")
+    if base_config is None:
+        reasons.append(f"{key} is new")
+    elif config != base_config and (moved is None or moved()):
+        reasons.append(f"config block of {key} changed")
     label = str(config.get("runner")) if isinstance(config, dict) else ""
     if changes.runner_labels is None:
         reasons.append(f"{changes.runners} changed")

@@ -512,6 +512,30 @@ class Analyzer:
                     names |= p.refs
         return frozenset(out)
 
+    def observed(self, entry: str, env: Mapping[str, str], *, exact: bool = False
+                 ) -> frozenset[str] | None:
+        """The names ``entry`` can observe in ``env``: the words of the shell text of
+        its closure (:meth:`closure` reads the same) and of the Python files it can run
+        (:meth:`reachable_files`), not of every Python file its closure names (a name in
+        a docstring, a string, a module only a replaced helper runs).  None: it may
+        read anything (a dynamic file, a read of the whole environment, a Python file
+        that reads ``os.environ`` as a whole, a read set that is not known)."""
+        runs = self.reachable_files(entry, env, exact=exact)
+        if runs is None:
+            return None
+        shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
+        r = self._reach(shell, env)
+        if r.everything or any(_reads_everything(t) for t in r.shell):
+            return None
+        words = set(r.words)
+        for f in sorted(runs):
+            if f.endswith(".py"):
+                p = self.parsed(f)
+                if p is None or p.dynamic:
+                    return None
+                words.update(_WORD.findall(p.top))
+        return frozenset(words)
+
     def matching(self, names: frozenset[str], *, scripts: bool = True) -> set[str]:
         """The repository files a name glob (:func:`.reach.tail`: one or more last
         components) matches: by their path's end, or by a directory above them (a

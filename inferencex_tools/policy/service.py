@@ -575,8 +575,6 @@ def _job_changed(req: CheckRequest, j: Job, base_wf: Any, index: RepoIndex) -> s
     the base's workflows (its launcher, where its environment comes from, the variables
     whose value differs, when its launcher or benchmark script observes them: the same
     analysis that decides when two jobs share a trace); None when it is the same job."""
-    from inferencex_tools.policy.effective import key
-
     old = make_job(base_wf, j.row, j.family, j.node)
     if old.launcher != j.launcher:
         return f"the workflows start {j.launcher} instead of {old.launcher}"
@@ -586,14 +584,106 @@ def _job_changed(req: CheckRequest, j: Job, base_wf: Any, index: RepoIndex) -> s
     if not names:
         return None
     shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+    script = resolve_script(req.root, j.row, j.family).script
+    if not _same_observed(index, j.launcher, script, j.env, old.env, names):
+        return f"the workflows changed the job's environment ({shown})"
+    return None
+
+
+# what the check itself reads of a job's environment, besides what its scripts observe
+_JUDGED_ENV = frozenset({"CONFIG_FILE", "EVAL_CONFIG_FILE", "IS_MULTINODE", "FRAMEWORK",
+                         "MODEL_PREFIX", "PRECISION", "LAUNCHER"})
+
+
+def _same_observed(index: RepoIndex, launcher: str | None, script: str | None,
+                   new: Mapping[str, str], old: Mapping[str, str], names: list[str]) -> bool:
+    """Do a launcher and its script observe the same of two environments that differ in
+    ``names``?  The closure's key first (what decides when two jobs share a trace); when
+    it differs, what the entries can run: the closure counts every word of every file it
+    names, a variable only a Python file the job never runs spells is not observed (real
+    PR #2096: three variables named by utils/*.py, 104 keys traced).  A variable the
+    check or an engine rule reads (:data:`~.effective.ALWAYS`), or an entry whose read
+    set is not known, is observed."""
+    from inferencex_tools.policy.effective import ALWAYS, ALWAYS_PREFIXES, key
+
+    if any(n in ALWAYS or n.startswith(ALWAYS_PREFIXES) or n in _JUDGED_ENV
+           for n in names):
+        return False
     an = index.analyzer
-    for entry in (j.launcher, resolve_script(req.root, j.row, j.family).script):
+    for entry in (launcher, script):
         if entry is None:
             continue
-        if entry not in index.files or \
-                key(j.env, an.closure(entry, j.env)) != key(old.env, an.closure(entry, old.env)):
-            return f"the workflows changed the job's environment ({shown})"
-    return None
+        if entry not in index.files:
+            return False
+        if key(new, an.closure(entry, new)) == key(old, an.closure(entry, old)):
+            continue
+        exact = entry == launcher
+        seen = [an.observed(entry, e, exact=exact) for e in (new, old)]
+        if any(s is None or any(n in s for n in names) for s in seen):
+            return False
+    return True
+
+
+def _judged(row: Row) -> tuple[Any, ...]:
+    """What of a row the check judges besides its job: the verdict's rules and curves
+    read these (:mod:`.check`), a standing verdict is matched by the entry's label."""
+    cfg = row.config
+    return (row.key, row.spec, row.scenario, row.eval_only, row.multinode, row.conc,
+            row.entry_label(), tuple(sorted((row.seq or {}).items())), row.dram_gb,
+            *(str(cfg.get(f)) for f in ("framework", "model-prefix", "precision", "runner")))
+
+
+class _BaseJobs:
+    """--base: the jobs the base's config block of a key gives (the same runners and
+    workflows as the checkout's), by what identifies a job across the two sides; a key
+    the base's block cannot expand has none."""
+
+    def __init__(self, req: CheckRequest, base_configs: dict[str, Any], runners: Any,
+                 wf: Any) -> None:
+        self.req, self.base_configs, self.runners, self.wf = req, base_configs, runners, wf
+        self._by_key: dict[str, dict[tuple[Any, ...], list[Job]]] = {}
+
+    @staticmethod
+    def ident(j: Job) -> tuple[Any, ...]:
+        return (_judged(j.row), j.family, j.node)
+
+    def of(self, j: Job) -> Job | None:
+        """The base's one job that is ``j``'s (None: none, or not one)."""
+        k = j.row.key
+        if k not in self._by_key:
+            self._by_key[k] = {}
+            from inferencex_tools.sweep.load import Configs
+
+            cfgs = Configs(data={k: self.base_configs[k]}, origin={k: ""}, sources={})
+            try:
+                rs = policy_rows(cfgs, self.runners, globs=[k], all_evals=self.req.all_evals)
+                jobs, _ = _jobs(self.req, rs.rows, self.runners, self.wf,
+                                Result("policy check"))
+            except (InputError, UsageError, TypeError, ValueError, LookupError,
+                    AttributeError):
+                jobs = []
+            for b in jobs:
+                self._by_key[k].setdefault(self.ident(b), []).append(b)
+        found = self._by_key[k].get(self.ident(j), [])
+        return found[0] if len(found) == 1 else None
+
+
+def _config_moved(req: CheckRequest, j: Job, bases: _BaseJobs, index: RepoIndex) -> bool:
+    """--base, the row's config block changed: does this job differ from the base's same
+    job (the one the base's block gives with the same entry, concentration and mode)?
+    It does not when the check judges the two rows alike and they start the same
+    launcher and script with environments that differ only in variables neither
+    observes (a block gaining a field the workflows pass on and no script reads)."""
+    old = bases.of(j)
+    if old is None or old.launcher != j.launcher or old.source != j.source or \
+            old.refused != j.refused or old.notes != j.notes:
+        return True
+    script = resolve_script(req.root, j.row, j.family).script
+    if script != resolve_script(req.root, old.row, old.family).script:
+        return True
+    names = sorted(k for k in old.env.keys() | j.env.keys() if old.env.get(k) != j.env.get(k))
+    return bool(names) and not _same_observed(index, j.launcher, script, j.env, old.env,
+                                              names)
 
 
 LIBRARY = "benchmarks/benchmark_lib.sh"  # the sandbox replaces its recorded helpers
@@ -681,13 +771,15 @@ def _view_edited(j: Job, files: list[str], changes: Any, deltas: _Deltas) -> boo
 
 def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any,
               base_configs: dict[str, Any], changed_prefixes: dict[str, str],
-              base_wf: Any = None, wf: Any = None, view: set[int] | None = None
-              ) -> tuple[list[Job], dict[str, list[str]]]:
+              base_wf: Any = None, wf: Any = None, view: set[int] | None = None,
+              runners: Any = None) -> tuple[list[Job], dict[str, list[str]]]:
     """--base: the jobs whose inputs changed, and why (``base_wf``: the base's workflows,
     when they changed: a job is then traced when its own job differs).  ``view`` gets the
     ids of the kept jobs whose job view the change edits: the base's workflows give them
     another job, their runner label's runners.yaml entry changed, or a file under
-    ``runners/`` they reach changed (the others run the same in the base's job view)."""
+    ``runners/`` they reach changed (the others run the same in the base's job view).
+    With ``runners``, a job of a changed config block whose base job is the same
+    (:func:`_config_moved`) is not traced for that."""
     from inferencex_tools.policy.base import WORKFLOWS, row_reasons
     from inferencex_tools.workflow import bucket_of
 
@@ -696,13 +788,16 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
     buckets = _changed_buckets(base_wf, wf) if changes.any_under((WORKFLOWS,)) \
         else frozenset()
     deltas = _Deltas(req, index, changes)
+    bases = _BaseJobs(req, base_configs, runners, wf) if runners is not None else None
     for j in jobs:
         files = _entries(req, j)
         reasons = row_reasons(
             key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
-            closure=functools.partial(_reached, deltas, j))
+            closure=functools.partial(_reached, deltas, j),
+            moved=None if bases is None else functools.partial(_config_moved, req, j, bases,
+                                                               index))
         moved = _job_changed(req, j, base_wf, index) if buckets is None or (
             buckets and bucket_of(j.row.matrix) in buckets) else None
         if moved:
@@ -928,7 +1023,7 @@ def _selected(req: CheckRequest, change: _Change, rows: list[Row], runners: Any,
     jobs, malformed = _jobs(req, rows, runners, wf, result,
                             functools.partial(_launcher_may_change, changes, base_cfgs))
     jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf, wf,
-                          change.view)
+                          change.view, runners)
     result.info["base"]["traced-keys"] = why
     return jobs, malformed
 

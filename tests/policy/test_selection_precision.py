@@ -105,3 +105,83 @@ def test_explain_says_why_each_key_is_traced(real_tree: Path, tmp_path: Path) ->
     assert f"  changed {CFG}\n" in out and f"  changed {SEED_SCRIPT}\n" in out, out
     assert f"  traced {KEY}:\n" in out, out
     assert f"\n    {CFG} changed ({LAUNCHER} depends on it)\n" in out, out
+
+
+# ---------------------------------------------------------------- what a job observes
+
+ENTRY = "- { tp: 8, spec-decoding: mtp, kv-offloading: none, conc-list: [1, 2, 4, 6, 8, 10] }"
+ROUTED = ENTRY[:-2] + ', router: { name: vllm-router, version: "0.1.14" } }'
+
+
+def _main_then_pr(real_tree: Path, tmp: Path, main: dict[str, tuple[str, str]],
+                  pr: dict[str, tuple[str, str]]) -> Path:
+    repo = clone(real_tree, tmp / "repo")
+    for step, edits in (("main", main), ("the PR", pr)):
+        if not edits:
+            continue
+        for rel, (old, new) in edits.items():
+            p = repo / rel
+            text = p.read_text(encoding="utf-8")
+            assert old in text, (rel, old)
+            p.write_text(text.replace(old, new, 1), encoding="utf-8")
+        commit_all(repo, step)
+    return repo
+
+
+@pytest.mark.parametrize("reads", [False, True])
+def test_a_config_field_no_script_observes_traces_nothing(
+        real_tree: Path, tmp_path: Path, reads: bool) -> None:
+    """Real PR #2096 added ``router:``/``kv-p2p-transfer:`` to 40 config blocks: the
+    workflows pass them on as ROUTER_METADATA/KV_P2P_TRANSFER, which no launcher or
+    script reads, and every row of those blocks was traced (104 keys, 112 CPU-s).  A
+    job of a changed block whose base job is the same launch (same launcher, script,
+    judged fields, and an environment that differs only in what neither observes) is
+    not traced; once the seed script reads the variable, its rows are."""
+    main = {SEED_SCRIPT: ("\n", '\necho "router: ${ROUTER_METADATA:-none}"\n')} if reads \
+        else {}
+    repo = _main_then_pr(real_tree, tmp_path, main, {CFG: (ENTRY, ROUTED)})
+    res = run_check(CheckRequest(root=repo, base="HEAD~1"))
+    traced = res.info["base"]["traced-keys"]
+    if reads:
+        assert set(traced) == {SEED_KEY}, traced
+        assert traced[SEED_KEY] == [f"config block of {SEED_KEY} changed"], traced
+        assert res.info["traces"] > 0
+    else:
+        assert traced == {} and res.info["traces"] == 0, traced
+
+
+LIB = "benchmarks/benchmark_lib.sh"
+TMPL = ".github/workflows/benchmark-tmpl.yml"
+
+
+@pytest.mark.parametrize("where,traced", [("run_benchmark_serving", False),
+                                          ("check_env_vars", True)])
+def test_a_workflow_variable_only_a_python_file_no_job_runs_reads(
+        real_tree: Path, tmp_path: Path, where: str, traced: bool) -> None:
+    """A workflow gains a variable that only a Python file reads.  The library names
+    that file in a helper the trace replaces by a recorder (no job runs it there): no
+    row is traced.  Named in a function the seed script calls, it runs, and the seed
+    rows are traced (their environment changed in a name they observe)."""
+    repo = clone(real_tree, tmp_path / "repo")
+    tool = repo / "utils" / "ix_tag.py"
+    tool.parent.mkdir(exist_ok=True)
+    tool.write_text('import os\nprint(os.environ.get("IX_TAG_ONLY", ""))\n',
+                    encoding="utf-8")
+    lib = repo / LIB
+    text = lib.read_text(encoding="utf-8")
+    head = f"{where}() {{\n"
+    assert head in text
+    lib.write_text(text.replace(head, head + '    python3 "$GITHUB_WORKSPACE/utils/'
+                                "ix_tag.py\" || true\n", 1), encoding="utf-8")
+    commit_all(repo, "main: the library names a helper script")
+    tmpl = repo / TMPL
+    t = tmpl.read_text(encoding="utf-8")
+    old = "  RANDOM_RANGE_RATIO: 0.8\n"
+    assert old in t
+    tmpl.write_text(t.replace(old, old + "  IX_TAG_ONLY: x\n", 1), encoding="utf-8")
+    commit_all(repo, "the PR: a workflow variable")
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    keys = res.info["base"]["traced-keys"]
+    assert (set(keys) == {SEED_KEY}) is traced, keys
+    if traced:
+        assert any("IX_TAG_ONLY" in r for r in keys[SEED_KEY]), keys
