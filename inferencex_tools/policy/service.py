@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -647,8 +647,10 @@ class _BaseJobs:
     def ident(j: Job) -> tuple[Any, ...]:
         return (_judged(j.row), j.family, j.node)
 
-    def of(self, j: Job) -> Job | None:
-        """The base's one job that is ``j``'s (None: none, or not one)."""
+    def of(self, j: Job, twins: int) -> Job | None:
+        """The base's one job that is ``j``'s (None: none, or not one; ``twins``: the
+        checkout's jobs like ``j``, itself included — a second one is a job the base
+        does not run as often, which the difference rule counts)."""
         k = j.row.key
         if k not in self._by_key:
             self._by_key[k] = {}
@@ -665,16 +667,17 @@ class _BaseJobs:
             for b in jobs:
                 self._by_key[k].setdefault(self.ident(b), []).append(b)
         found = self._by_key[k].get(self.ident(j), [])
-        return found[0] if len(found) == 1 else None
+        return found[0] if len(found) == 1 and twins == 1 else None
 
 
-def _config_moved(req: CheckRequest, j: Job, bases: _BaseJobs, index: RepoIndex) -> bool:
+def _config_moved(req: CheckRequest, j: Job, bases: _BaseJobs, index: RepoIndex,
+                  twins: int) -> bool:
     """--base, the row's config block changed: does this job differ from the base's same
     job (the one the base's block gives with the same entry, concentration and mode)?
     It does not when the check judges the two rows alike and they start the same
     launcher and script with environments that differ only in variables neither
     observes (a block gaining a field the workflows pass on and no script reads)."""
-    old = bases.of(j)
+    old = bases.of(j, twins)
     if old is None or old.launcher != j.launcher or old.source != j.source or \
             old.refused != j.refused or old.notes != j.notes:
         return True
@@ -789,6 +792,7 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
         else frozenset()
     deltas = _Deltas(req, index, changes)
     bases = _BaseJobs(req, base_configs, runners, wf) if runners is not None else None
+    twins = Counter(_BaseJobs.ident(j) for j in jobs) if bases is not None else Counter()
     for j in jobs:
         files = _entries(req, j)
         reasons = row_reasons(
@@ -796,8 +800,8 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
             files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
             closure=functools.partial(_reached, deltas, j),
-            moved=None if bases is None else functools.partial(_config_moved, req, j, bases,
-                                                               index))
+            moved=None if bases is None else functools.partial(
+                _config_moved, req, j, bases, index, twins[_BaseJobs.ident(j)]))
         moved = _job_changed(req, j, base_wf, index) if buckets is None or (
             buckets and bucket_of(j.row.matrix) in buckets) else None
         if moved:
