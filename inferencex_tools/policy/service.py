@@ -634,8 +634,8 @@ def _judged(row: Row) -> tuple[Any, ...]:
 
 
 class _BaseJobs:
-    """--base: the jobs the base's config block of a key gives (the same runners and
-    workflows as the checkout's), by what identifies a job across the two sides; a key
+    """--base: the jobs the base's config block of a key gives (the checkout's runners,
+    ``wf``: the base's workflows), by what identifies a job across the two sides; a key
     the base's block cannot expand has none."""
 
     def __init__(self, req: CheckRequest, base_configs: dict[str, Any], runners: Any,
@@ -791,7 +791,9 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
     buckets = _changed_buckets(base_wf, wf) if changes.any_under((WORKFLOWS,)) \
         else frozenset()
     deltas = _Deltas(req, index, changes)
-    bases = _BaseJobs(req, base_configs, runners, wf) if runners is not None else None
+    # the base's job of a row: the base's block under the base's workflows
+    bases = _BaseJobs(req, base_configs, runners, base_wf if changes.any_under((WORKFLOWS,))
+                      else wf) if runners is not None else None
     twins = Counter(_BaseJobs.ident(j) for j in jobs) if bases is not None else Counter()
     for j in jobs:
         files = _entries(req, j)
