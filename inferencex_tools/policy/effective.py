@@ -413,6 +413,7 @@ class Analyzer:
         self._pruned: dict[tuple[Any, ...], str] = {}
         self._reached: dict[tuple[Any, ...], _Reach] = {}
         self._by_text: dict[str, Closure] = {}
+        self._data_words: dict[frozenset[str], frozenset[str] | None] = {}
 
     def parsed(self, path: str) -> _Parsed | None:
         if path not in self._parsed:
@@ -517,7 +518,8 @@ class Analyzer:
         """The names ``entry`` can observe in ``env``: the words of the shell text of
         its closure (:meth:`closure` reads the same) and of the Python files it can run
         (:meth:`reachable_files`), not of every Python file its closure names (a name in
-        a docstring, a string, a module only a replaced helper runs).  None: it may
+        a docstring, a string, a module only a replaced helper runs; the data files it
+        reads: :meth:`data_words`).  None: it may
         read anything (a dynamic file, a read of the whole environment, a Python file
         that reads ``os.environ`` as a whole, a read set that is not known)."""
         runs = self.reachable_files(entry, env, exact=exact)
@@ -535,6 +537,24 @@ class Analyzer:
                     return None
                 words.update(_WORD.findall(p.top))
         return frozenset(words)
+
+    def data_words(self, entry: str, env: Mapping[str, str], *, exact: bool = False
+                   ) -> frozenset[str] | None:
+        """The words of the data files ``entry`` can read (:meth:`reachable_files`): a
+        program may expand a variable one names (an ``envsubst`` template, a sourced
+        ``.env`` file), which no shell text spells; when what it can read is not known
+        (a dynamic file, a text that may call any function), of every data file its
+        closure names (what :meth:`closure` follows).  None: a file it names is not
+        readable."""
+        runs = self.reachable_files(entry, env, exact=exact)
+        if runs is None:
+            runs = frozenset(self.files(entry))
+        data = frozenset(f for f in runs if not f.endswith(_SCRIPTS))
+        if data not in self._data_words:
+            texts = [self.read(f) for f in sorted(data)]
+            self._data_words[data] = None if None in texts else frozenset(
+                w for t in texts if t is not None for w in _WORD.findall(t))
+        return self._data_words[data]
 
     def matching(self, names: frozenset[str], *, scripts: bool = True) -> set[str]:
         """The repository files a name glob (:func:`.reach.tail`: one or more last

@@ -185,3 +185,27 @@ def test_a_workflow_variable_only_a_python_file_no_job_runs_reads(
     assert (set(keys) == {SEED_KEY}) is traced, keys
     if traced:
         assert any("IX_TAG_ONLY" in r for r in keys[SEED_KEY]), keys
+
+
+def test_a_workflow_variable_a_template_the_script_reads_names(
+        real_tree: Path, tmp_path: Path) -> None:
+    """The seed script expands a template with ``envsubst``: the variable is named in a
+    data file, not in shell text.  A workflow that gives the variable a value changes
+    what the script renders: its rows are traced."""
+    repo = clone(real_tree, tmp_path / "repo")
+    tmpl_file = repo / Path(SEED_SCRIPT).parent / "ix_tmpl.yaml"
+    tmpl_file.write_text("synthetic-acceptance: ${IX_TMPL_VAR}\n", encoding="utf-8")
+    script = repo / SEED_SCRIPT
+    text = script.read_text(encoding="utf-8")
+    script.write_text(text.replace("\n", '\nenvsubst < "$(dirname "$0")/ix_tmpl.yaml" '
+                                   "> /dev/null || true\n", 1), encoding="utf-8")
+    commit_all(repo, "main: the script renders a template")
+    tmpl = repo / TMPL
+    t = tmpl.read_text(encoding="utf-8")
+    old = "  RANDOM_RANGE_RATIO: 0.8\n"
+    tmpl.write_text(t.replace(old, old + "  IX_TMPL_VAR: '3.6'\n", 1), encoding="utf-8")
+    commit_all(repo, "the PR: a workflow variable")
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    keys = res.info["base"]["traced-keys"]
+    assert set(keys) == {SEED_KEY}, keys
+    assert any("IX_TMPL_VAR" in r for r in keys[SEED_KEY]), keys
