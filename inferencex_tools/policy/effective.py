@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -549,7 +549,10 @@ class Analyzer:
         runs = self.reachable_files(entry, env, exact=exact)
         if runs is None:
             runs = frozenset(self.files(entry))
-        data = frozenset(f for f in runs if not f.endswith(_SCRIPTS))
+        return self._words_of_data(runs)
+
+    def _words_of_data(self, files: Iterable[str]) -> frozenset[str] | None:
+        data = frozenset(f for f in files if not f.endswith(_SCRIPTS))
         if data not in self._data_words:
             texts = [self.read(f) for f in sorted(data)]
             self._data_words[data] = None if None in texts else frozenset(
@@ -704,6 +707,10 @@ class Analyzer:
     def _closure_of(self, files: tuple[str, ...], r: _Reach) -> Closure:
         whole, words = r.text, r.words
         everything = r.everything or any(_reads_everything(t) for t in r.shell)
+        # a data file the closure names may name a variable a program expands (an
+        # envsubst template, a sourced .env): observed, never inert
+        data = self._words_of_data(files)
+        everything = everything or data is None
         proj: dict[str, set[str]] = {}
         for t in r.shell:
             for name, bodies in _projections(t).items():
@@ -714,10 +721,11 @@ class Analyzer:
             if name in proj:
                 n_all = len(re.findall(rf"(?<![\w]){re.escape(name)}(?![\w])", whole))
                 n_proj = sum(whole.count("${" + q + "}") for q in proj[name])
-                if n_all == n_proj:
+                if n_all == n_proj and (data is None or name not in data):
                     projections[name] = tuple(sorted(proj[name]))
                     continue
             plain.add(name)
+        plain |= data or frozenset()
         return Closure(frozenset(plain), projections, everything, files)
 
 

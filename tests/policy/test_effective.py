@@ -157,3 +157,18 @@ def test_a_sourced_file_printing_the_value_is_not_inert() -> None:
     script = '{ source "$(dirname "$0")/benchmark_lib.sh"; } > lib.log\n' + CLIENT
     assert "CONC" not in _inert(script, LIB + 'echo "$CONC"\n')
     assert "CONC" in _inert(script, LIB)
+
+
+def test_a_variable_a_template_names_is_observed() -> None:
+    """``envsubst`` expands the variables a data file names: jobs that differ in one
+    of them do not share a trace, though no shell text spells it (the same for a sourced
+    ``.env`` file); a name only a data file holds is never inert."""
+    files = {"run.sh": 'envsubst < "$(dirname "$0")/tmpl.yaml" > out.yaml\n'
+                       'run_benchmark_serving --conc "$CONC"\n',
+             "tmpl.yaml": "speculative: ${IX_AL}\n"}
+    an = Analyzer(files.get, {n: [n] for n in files})
+    env = {"IX_AL": "2", "CONC": "4"}
+    c = an.closure("run.sh", env)
+    assert "IX_AL" in c.plain and "IX_AL" not in c.inert
+    assert key(env, c) != key({**env, "IX_AL": "3"}, c)
+    assert key(env, c, soft=True) != key({**env, "IX_AL": "3"}, c, soft=True)
