@@ -357,6 +357,21 @@ def test_base_workflow_change_traces_the_jobs_it_changes(
         assert keys == {} and res.info["traces"] == 0, what
 
 
+def library_runs_tool(repo: Path, where: str, name: str, text: str) -> Path:
+    """Write ``utils/<name>`` with ``text`` and make the library's function ``where`` run
+    it with python3 (not committed); the tool's path."""
+    tool = repo / "utils" / name
+    tool.parent.mkdir(exist_ok=True)
+    tool.write_text(text, encoding="utf-8")
+    lib = repo / LIB
+    body = lib.read_text(encoding="utf-8")
+    head = f"{where}() {{\n"
+    assert head in body
+    lib.write_text(body.replace(head, head + f'    python3 "$GITHUB_WORKSPACE/utils/{name}" '
+                                "|| true\n", 1), encoding="utf-8")
+    return tool
+
+
 @pytest.mark.parametrize("where,traced", [("run_eval", False), ("check_env_vars", True)])
 def test_base_a_file_named_only_where_no_trace_goes(real_tree: Path, tmp_path: Path,
                                                      where: str, traced: bool) -> None:
@@ -364,15 +379,7 @@ def test_base_a_file_named_only_where_no_trace_goes(real_tree: Path, tmp_path: P
     the trace replaces by recorders: no row can run them.  Named in a function the seed
     script calls, the same change selects its rows."""
     repo = clone(real_tree, tmp_path / "repo")
-    tool = repo / "utils" / "ix_collect.py"
-    tool.parent.mkdir(exist_ok=True)
-    tool.write_text("print(1)\n", encoding="utf-8")
-    lib = repo / LIB
-    text = lib.read_text(encoding="utf-8")
-    head = f"{where}() {{\n"
-    assert head in text
-    lib.write_text(text.replace(head, head + '    python3 "$GITHUB_WORKSPACE/utils/'
-                                "ix_collect.py\" || true\n", 1), encoding="utf-8")
+    tool = library_runs_tool(repo, where, "ix_collect.py", "print(1)\n")
     commit_all(repo, "the library names a helper script")
     tool.write_text("print(2)\n", encoding="utf-8")
     commit_all(repo, "the helper script changes")

@@ -20,7 +20,7 @@ import pytest
 
 from inferencex_tools.policy.service import CheckRequest, run_check
 from tests.policy.conftest import clone, commit_all
-from tests.policy.test_real_tree import SEED_KEY, SEED_SCRIPT
+from tests.policy.test_real_tree import SEED_KEY, SEED_SCRIPT, TMPL, library_runs_tool
 
 KEY, LAUNCHER = "dsv4-fp4-b200-dynamo-vllm-mtp", "runners/launch_b200-nscale-slurm.sh"
 CFG = "configs/nvidia-master.yaml"
@@ -150,8 +150,14 @@ def test_a_config_field_no_script_observes_traces_nothing(
         assert traced == {} and res.info["traces"] == 0, traced
 
 
-LIB = "benchmarks/benchmark_lib.sh"
-TMPL = ".github/workflows/benchmark-tmpl.yml"
+def _workflow_variable(repo: Path, line: str) -> None:
+    """Commit "the PR": the single-node template's environment gains ``line``."""
+    tmpl = repo / TMPL
+    text = tmpl.read_text(encoding="utf-8")
+    old = "  RANDOM_RANGE_RATIO: 0.8\n"
+    assert old in text
+    tmpl.write_text(text.replace(old, f"{old}  {line}\n", 1), encoding="utf-8")
+    commit_all(repo, "the PR: a workflow variable")
 
 
 @pytest.mark.parametrize("where,traced", [("run_benchmark_serving", False),
@@ -163,23 +169,10 @@ def test_a_workflow_variable_only_a_python_file_no_job_runs_reads(
     row is traced.  Named in a function the seed script calls, it runs, and the seed
     rows are traced (their environment changed in a name they observe)."""
     repo = clone(real_tree, tmp_path / "repo")
-    tool = repo / "utils" / "ix_tag.py"
-    tool.parent.mkdir(exist_ok=True)
-    tool.write_text('import os\nprint(os.environ.get("IX_TAG_ONLY", ""))\n',
-                    encoding="utf-8")
-    lib = repo / LIB
-    text = lib.read_text(encoding="utf-8")
-    head = f"{where}() {{\n"
-    assert head in text
-    lib.write_text(text.replace(head, head + '    python3 "$GITHUB_WORKSPACE/utils/'
-                                "ix_tag.py\" || true\n", 1), encoding="utf-8")
+    library_runs_tool(repo, where, "ix_tag.py",
+                      'import os\nprint(os.environ.get("IX_TAG_ONLY", ""))\n')
     commit_all(repo, "main: the library names a helper script")
-    tmpl = repo / TMPL
-    t = tmpl.read_text(encoding="utf-8")
-    old = "  RANDOM_RANGE_RATIO: 0.8\n"
-    assert old in t
-    tmpl.write_text(t.replace(old, old + "  IX_TAG_ONLY: x\n", 1), encoding="utf-8")
-    commit_all(repo, "the PR: a workflow variable")
+    _workflow_variable(repo, "IX_TAG_ONLY: x")
     res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
     keys = res.info["base"]["traced-keys"]
     assert (set(keys) == {SEED_KEY}) is traced, keys
@@ -200,11 +193,7 @@ def test_a_workflow_variable_a_template_the_script_reads_names(
     script.write_text(text.replace("\n", '\nenvsubst < "$(dirname "$0")/ix_tmpl.yaml" '
                                    "> /dev/null || true\n", 1), encoding="utf-8")
     commit_all(repo, "main: the script renders a template")
-    tmpl = repo / TMPL
-    t = tmpl.read_text(encoding="utf-8")
-    old = "  RANDOM_RANGE_RATIO: 0.8\n"
-    tmpl.write_text(t.replace(old, old + "  IX_TMPL_VAR: '3.6'\n", 1), encoding="utf-8")
-    commit_all(repo, "the PR: a workflow variable")
+    _workflow_variable(repo, "IX_TMPL_VAR: '3.6'")
     res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
     keys = res.info["base"]["traced-keys"]
     assert set(keys) == {SEED_KEY}, keys
