@@ -516,20 +516,22 @@ class Analyzer:
     def observed(self, entry: str, env: Mapping[str, str], *, exact: bool = False
                  ) -> frozenset[str] | None:
         """The names ``entry`` can observe in ``env``: the words of the shell text of
-        its closure (:meth:`closure` reads the same) and of the Python files it can run
-        (:meth:`reachable_files`), not of every Python file its closure names (a name in
-        a docstring, a string, a module only a replaced helper runs; the data files it
-        reads: :meth:`data_words`).  None: it may
-        read anything (a dynamic file, a read of the whole environment, a Python file
-        that reads ``os.environ`` as a whole, a read set that is not known)."""
+        its closure (:meth:`closure` reads the same), of the Python files it can run and
+        of the data files it can read (:meth:`reachable_files`; a template a program
+        expands names variables no shell text spells) — not of every Python file its
+        closure names (a name in a docstring, a string, a module only a replaced helper
+        runs).  None: it may read anything (a dynamic file, a read of the whole
+        environment, a Python file that reads ``os.environ`` as a whole, a read set that
+        is not known, a data file that cannot be read)."""
         runs = self.reachable_files(entry, env, exact=exact)
         if runs is None:
             return None
         shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
         r = self._reach(shell, env)
-        if r.everything or any(_reads_everything(t) for t in r.shell):
+        data = self._words_of_data(runs)
+        if data is None or r.everything or any(_reads_everything(t) for t in r.shell):
             return None
-        words = set(r.words)
+        words = set(r.words) | data
         for f in sorted(runs):
             if f.endswith(".py"):
                 p = self.parsed(f)
@@ -537,19 +539,6 @@ class Analyzer:
                     return None
                 words.update(_WORD.findall(p.top))
         return frozenset(words)
-
-    def data_words(self, entry: str, env: Mapping[str, str], *, exact: bool = False
-                   ) -> frozenset[str] | None:
-        """The words of the data files ``entry`` can read (:meth:`reachable_files`): a
-        program may expand a variable one names (an ``envsubst`` template, a sourced
-        ``.env`` file), which no shell text spells; when what it can read is not known
-        (a dynamic file, a text that may call any function), of every data file its
-        closure names (what :meth:`closure` follows).  None: a file it names is not
-        readable."""
-        runs = self.reachable_files(entry, env, exact=exact)
-        if runs is None:
-            runs = frozenset(self.files(entry))
-        return self._words_of_data(runs)
 
     def _words_of_data(self, files: Iterable[str]) -> frozenset[str] | None:
         data = frozenset(f for f in files if not f.endswith(_SCRIPTS))

@@ -603,8 +603,8 @@ def _same_observed(index: RepoIndex, launcher: str | None, script: str | None,
     names, a variable only a Python file the job never runs spells is not observed (real
     PR #2096: three variables named by utils/*.py, 104 keys traced).  A variable the
     check or an engine rule reads (:data:`~.effective.ALWAYS`), one a data file they
-    read names (a template a program expands: the closure's key has no data files'
-    words), or an entry whose read set is not known, is observed."""
+    read names (a template a program expands), or an entry whose read set is not known,
+    is observed."""
     from inferencex_tools.policy.effective import ALWAYS, ALWAYS_PREFIXES, key
 
     if any(n in ALWAYS or n.startswith(ALWAYS_PREFIXES) or n in _JUDGED_ENV
@@ -616,12 +616,9 @@ def _same_observed(index: RepoIndex, launcher: str | None, script: str | None,
             continue
         if entry not in index.files:
             return False
-        exact = entry == launcher
-        data = [an.data_words(entry, e, exact=exact) for e in (new, old)]
-        if any(d is None or any(n in d for n in names) for d in data):
-            return False
         if key(new, an.closure(entry, new)) == key(old, an.closure(entry, old)):
             continue
+        exact = entry == launcher
         seen = [an.observed(entry, e, exact=exact) for e in (new, old)]
         if any(s is None or any(n in s for n in names) for s in seen):
             return False
