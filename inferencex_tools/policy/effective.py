@@ -22,8 +22,9 @@ Pure: texts in, a key out.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -77,43 +78,137 @@ _SHELL_SET = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "TMPDIR", "USER", "LOGN
                         "COLUMNS", "LINES", "HISTFILE", "PS4", "_"})
 
 
-def _known(parts: list[str], env: Mapping[str, str], exact: bool = False
-           ) -> dict[str, tuple[str, ...]]:
-    """The values a variable of shell text can hold, where they are known: each value an
-    assignment of the text gives it (evaluated with the job's environment and the
-    variables already known; every branch counts), or the job's value when the text
-    never assigns it.  A variable the text builds from something not known (a command's
-    output, ``+=``, ``read``, ``for``) or that neither sets is left out (not known) —
-    with ``exact`` (the job's environment is all there is) it is empty."""
-    assigns: dict[str, list[Node] | None] = {}
-    named: set[str] = set()
-    for part in parts:
-        got, spelt = _part_assigns(part)
-        named |= spelt
-        for k, nodes in got.items():
-            have = assigns.setdefault(k, [])
-            if nodes is None or have is None:
-                assigns[k] = None
-            else:
-                have.extend(nodes)
-    # flow-insensitive: a variable the job sets and the text assigns can hold either
-    known: dict[str, tuple[str, ...]] = {k: (v,) for k, v in env.items()
-                                         if assigns.get(k, []) is not None}
-    if exact:
-        known.update({v: ("",) for v in named - env.keys() - assigns.keys() - _SHELL_SET
-                      if not v.startswith("BASH")})
-    for _ in range(6):  # values built from other variables: until nothing changes
-        new = {k: v for k, v in known.items() if k not in assigns}
-        for var, nodes in assigns.items():
-            vals = _values_of(nodes, known) if nodes is not None else None
-            if vals is not None and var in env:
-                vals = tuple(sorted({*vals, env[var]}))
-            if vals is not None and len(vals) <= MAX_VALUES:
-                new[var] = vals
-        if new == known:
-            break
-        known = new
-    return known
+class _Assignments:
+    """What the assignments of shell texts make of their variables: per variable its
+    value nodes (None: one the texts build from something not known — a command's
+    output, ``+=``, ``read``, ``for``), the variables the texts name, and per variable
+    the variables its values can be built from, transitively (:meth:`inputs`)."""
+
+    def __init__(self, parts: tuple[str, ...]) -> None:
+        assigns: dict[str, list[Node] | None] = {}
+        named: set[str] = set()
+        for part in parts:
+            got, spelt = _part_assigns(part)
+            named |= spelt
+            for k, nodes in got.items():
+                have = assigns.setdefault(k, [])
+                if nodes is None or have is None:
+                    assigns[k] = None
+                else:
+                    have.extend(nodes)
+        self.assigns, self.named = assigns, frozenset(named)
+        self._deps = {k: frozenset(S.text(c) for n in nodes for c in S.walk(n)
+                                   if c.type == "variable_name")
+                      for k, nodes in assigns.items() if nodes is not None}
+        self._inputs: dict[str, tuple[str, ...]] = {}
+        # (variable, exact, the job's values of its inputs) → its values
+        self.values: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
+
+    def inputs(self, var: str) -> tuple[str, ...]:
+        """``var`` and every variable its values can be built from (sorted)."""
+        if var not in self._inputs:
+            seen, todo = {var}, [var]
+            while todo:
+                for d in self._deps.get(todo.pop(), ()):
+                    if d not in seen:
+                        seen.add(d)
+                        todo.append(d)
+            self._inputs[var] = tuple(sorted(seen))
+        return self._inputs[var]
+
+    def _start(self, names: tuple[str, ...], env: Mapping[str, str], exact: bool
+               ) -> dict[str, tuple[str, ...]]:
+        """Before any assignment is followed: the job's values of the variables the
+        texts can follow, and (``exact``) empty for one nothing sets."""
+        assigns = self.assigns
+        known: dict[str, tuple[str, ...]] = {
+            k: (env[k],) for k in names if k in env and assigns.get(k, []) is not None}
+        if exact:
+            known.update({v: ("",) for v in names if v in self.named and v not in env
+                          and v not in assigns and v not in _SHELL_SET
+                          and not v.startswith("BASH")})
+        return known
+
+    def solve(self, names: tuple[str, ...], env: Mapping[str, str], exact: bool
+              ) -> dict[str, tuple[str, ...]]:
+        """The known values of ``names`` (closed under :meth:`inputs`): each value an
+        assignment gives a variable (evaluated with the job's environment and the
+        variables already known; every branch counts), or the job's value when the texts
+        never assign it; rounds until nothing changes, at most six.  A closed set's
+        values do not depend on the variables outside it, so this is the whole texts'
+        answer for them."""
+        assigns = self.assigns
+        known = self._start(names, env, exact)
+        built = [k for k in names if k in assigns]
+        for _ in range(6):  # values built from other variables: until nothing changes
+            new = {k: v for k, v in known.items() if k not in assigns}
+            for var in built:
+                nodes = assigns[var]
+                vals = _values_of(nodes, known) if nodes is not None else None
+                if vals is not None and var in env:
+                    vals = tuple(sorted({*vals, env[var]}))
+                if vals is not None and len(vals) <= MAX_VALUES:
+                    new[var] = vals
+            if new == known:
+                break
+            known = new
+        return known
+
+
+@lru_cache(maxsize=512)
+def _assignments(parts: tuple[str, ...]) -> _Assignments:
+    return _Assignments(parts)
+
+
+class _Known(Mapping[str, tuple[str, ...]]):
+    """The values a variable of shell text can hold, where they are known
+    (:meth:`_Assignments.solve`), found when asked: a variable the text builds from
+    something not known, or that neither the text nor the job sets, is missing — with
+    ``exact`` (the job's environment is all there is) it is empty.  A variable's values
+    are kept per the job's values of its inputs, for every job of the same texts."""
+
+    def __init__(self, a: _Assignments, env: Mapping[str, str], exact: bool) -> None:
+        self._a, self._env, self._exact = a, env, exact
+        self._memo: dict[str, tuple[str, ...] | None] = {}
+
+    def _value(self, var: str) -> tuple[str, ...] | None:
+        if var in self._memo:
+            return self._memo[var]
+        a, env = self._a, self._env
+        names = a.inputs(var)
+        key = (var, self._exact, tuple(env.get(n) for n in names))
+        if key in a.values:
+            got = a.values[key]
+        else:
+            got = a.values[key] = a.solve(names, env, self._exact).get(var)
+        self._memo[var] = got
+        return got
+
+    def __getitem__(self, var: str) -> tuple[str, ...]:
+        got = self._value(var)
+        if got is None:
+            raise KeyError(var)
+        return got
+
+    def get(self, var: str, default: Any = None) -> Any:
+        got = self._value(var)
+        return default if got is None else got
+
+    def __contains__(self, var: object) -> bool:
+        return isinstance(var, str) and self._value(var) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        every = {*self._env, *self._a.assigns, *(self._a.named if self._exact else ())}
+        return iter(sorted(v for v in every if self._value(v) is not None))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _known(parts: Iterable[str], env: Mapping[str, str], exact: bool = False
+           ) -> Mapping[str, tuple[str, ...]]:
+    """The values the variables of shell text can hold (:class:`_Known`)."""
+    return _Known(_assignments(tuple(parts)), env, exact)
 
 
 @lru_cache(maxsize=4096)
@@ -382,7 +477,7 @@ def _shell_file(text: str) -> _Parsed:
                    False, _conditions(syn.root))
 
 
-def _read_names(parts: list[str], env: Mapping[str, str], defined: set[str],
+def _read_names(parts: list[str], env: Mapping[str, str], defined: Iterable[str],
                 exact: bool = False) -> frozenset[str]:
     """The file-name globs shell text can read that its syntax bounds (:mod:`.reach`:
     operands of reading commands, input redirections, ``for`` lists, commands run by
@@ -390,9 +485,10 @@ def _read_names(parts: list[str], env: Mapping[str, str], defined: set[str],
     from inferencex_tools.policy.reach import shell_reads
 
     known = _known(parts, env, exact)
+    funcs = frozenset(defined)
     out: set[str] = set()
     for part in parts:
-        out |= shell_reads(part, known, frozenset(defined)).names
+        out |= shell_reads(part, known, funcs).names
     return frozenset(out)
 
 
@@ -414,6 +510,12 @@ class Analyzer:
         self._reached: dict[tuple[Any, ...], _Reach] = {}
         self._by_text: dict[str, Closure] = {}
         self._data_words: dict[frozenset[str], frozenset[str] | None] = {}
+        # reachable_files: per entry and read names; per reach (id: kept in _reached)
+        self._reachable: dict[tuple[str, frozenset[str]], frozenset[str]] = {}
+        self._unknown_calls: dict[tuple[tuple[str, ...], int], bool] = {}
+        self._defines: dict[tuple[str, ...], frozenset[str]] = {}
+        self._refs_of: dict[int, frozenset[str]] = {}
+        self._targets: dict[str, str | None] = {}
 
     def parsed(self, path: str) -> _Parsed | None:
         if path not in self._parsed:
@@ -486,14 +588,19 @@ class Analyzer:
         transitively, what the Python files among them import or name; None when a file
         it reaches is dynamic (anything may run).  ``exact``: ``env`` is the whole
         environment (a launcher's): a variable nothing sets is empty."""
-        words = self.reachable_words(entry, env)
-        if words is None:
-            return None
         shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
         r = self._reach(shell, env)
-        defined = {n for f in shell if (p := self.parsed(f)) for n in p.funcs}
-        names = set(_FILE_REF.findall(r.text)) | _read_names(list(r.shell), env, defined,
-                                                             exact)
+        if self._calls_unknown(shell, r):
+            return None
+        defined = self._defined(shell)
+        names = frozenset(self._file_refs(r) | _read_names(list(r.shell), env, defined,
+                                                           exact))
+        key = (entry, names)
+        if key not in self._reachable:
+            self._reachable[key] = self._reachable_from(entry, set(names))
+        return self._reachable[key]
+
+    def _reachable_from(self, entry: str, names: set[str]) -> frozenset[str]:
         own = self.parsed(entry)
         if entry.endswith(".py") and own is not None:
             names |= own.refs
@@ -512,6 +619,28 @@ class Analyzer:
                 if f.endswith(".py") and p is not None:
                     names |= p.refs
         return frozenset(out)
+
+    def _calls_unknown(self, shell: tuple[str, ...], r: _Reach) -> bool:
+        """Can the text call a function without spelling its name, or is a file of it
+        dynamic (see :meth:`reachable_words`)?  Kept per reach (they live as long as
+        this analyzer)."""
+        key = (shell, id(r))
+        if key not in self._unknown_calls:
+            self._unknown_calls[key] = r.everything or reaches_every_function(r.shell) or \
+                any(_OVERRIDES & (p.funcs.keys() if p else set())
+                    for p in map(self.parsed, shell))
+        return self._unknown_calls[key]
+
+    def _defined(self, shell: tuple[str, ...]) -> frozenset[str]:
+        if shell not in self._defines:
+            self._defines[shell] = frozenset(
+                n for f in shell if (p := self.parsed(f)) for n in p.funcs)
+        return self._defines[shell]
+
+    def _file_refs(self, r: _Reach) -> frozenset[str]:
+        if id(r) not in self._refs_of:
+            self._refs_of[id(r)] = frozenset(_FILE_REF.findall(r.text))
+        return self._refs_of[id(r)]
 
     def observed(self, entry: str, env: Mapping[str, str], *, exact: bool = False
                  ) -> frozenset[str] | None:
@@ -594,12 +723,11 @@ class Analyzer:
 
     def _target(self, path: str) -> str | None:
         """The repository path a symbolic link leads to (None: not a link)."""
-        t = self.link(path) if self.link is not None else None
-        if t is None:
-            return None
-        import posixpath
-
-        return posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
+        if path not in self._targets:
+            t = self.link(path) if self.link is not None else None
+            self._targets[path] = None if t is None else \
+                posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
+        return self._targets[path]
 
     def reachable_words(self, entry: str, env: Mapping[str, str]) -> frozenset[str] | None:
         """The names spelt in the shell text ``entry`` can run (:meth:`reachable_shell_text`)
@@ -610,9 +738,7 @@ class Analyzer:
         ``X="${f}al"; "$X"`` …)."""
         shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
         r = self._reach(shell, env)
-        if r.everything or reaches_every_function(r.shell) or any(
-                _OVERRIDES & (p.funcs.keys() if p else set())
-                for p in map(self.parsed, shell)):
+        if self._calls_unknown(shell, r):
             return None
         return r.names | {w for v in env.values() for w in _NAME.findall(v)}
 

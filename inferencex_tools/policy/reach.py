@@ -182,27 +182,61 @@ def _lead_off(words: list[Node]) -> list[Node]:
 Known = Mapping[str, tuple[str, ...]]
 
 
-def _word(w: Node, env: Known, *, reading: bool, file: bool = False) -> Reads:
-    """The names the word ``w`` reads as an operand (``reading``: of a reading command;
-    else only a pattern ending in a literal data suffix counts; ``file``: of a program
-    that reads no file under a directory, :data:`FILE` names)."""
+class _Site:
+    """A word shell text reads as an operand (``reading``: of a reading command; else
+    only a pattern ending in a literal data suffix counts; ``file``: of a program that
+    reads no file under a directory, :data:`FILE` names), evaluated with the values of
+    its own variables (``names``); what it reads is kept per those values, so jobs that
+    differ only in other variables share the work."""
+
+    __slots__ = ("file", "keep", "names", "reading", "seen", "word")
+
+    def __init__(self, word: Node, reading: bool, file: bool, keep: object) -> None:
+        self.word, self.reading, self.file, self.keep = word, reading, file, keep
+        self.names = tuple(sorted({S.text(c) for c in S.walk(word)
+                                   if c.type == "variable_name"}))
+        self.seen: dict[tuple[tuple[str, ...] | None, ...], Reads] = {}
+
+    def reads(self, env: Known) -> Reads:
+        values = tuple(env.get(n) for n in self.names)
+        hit = self.seen.get(values)
+        if hit is None:
+            if len(self.seen) > 4096:
+                self.seen.clear()
+            own = {n: v for n, v in zip(self.names, values, strict=True) if v is not None}
+            hit = self.seen[values] = self._evaluate(own)
+        return hit
+
+    def _evaluate(self, env: Known) -> Reads:
+        names: set[str] = set()
+        for alt in alternatives(self.word, env):
+            name = tail(S.pattern(self.word, alt, unknown=S.UNKNOWN))
+            if name is None:
+                return Reads(unbounded=f"{S.text(self.word)[:60]}") if self.reading \
+                    else Reads()
+            if name and (self.reading or _DATA_SUFFIX.search(name)):
+                names.add(FILE + name if self.file else name)
+        return Reads(frozenset(names))
+
+
+# what shell text reads, in order: a constant, or a word read with the job's values
+_Step = Reads | _Site
+
+
+def _word(w: Node, out: list[_Step], *, reading: bool, file: bool = False) -> None:
+    """The word ``w`` as an operand (see :class:`_Site`)."""
     text = S.text(w)
     if text.startswith("-") and "=" in text:  # --config=FILE
         text = text.split("=", 1)[1]
         syn = S.parse(f": {text}\n")
         cmd = next(S.commands(syn.root), None) if syn.ok else None
         ws = S.command_words(cmd)[1:] if cmd is not None else []
-        return _word(ws[0], env, reading=reading, file=file) if ws else Reads()
+        if ws:
+            out.append(_Site(ws[0], reading, file, syn))
+        return
     if text.startswith("-"):
-        return Reads()
-    names: set[str] = set()
-    for alt in alternatives(w, env):
-        name = tail(S.pattern(w, alt, unknown=S.UNKNOWN))
-        if name is None:
-            return Reads(unbounded=f"{text[:60]}") if reading else Reads()
-        if name and (reading or _DATA_SUFFIX.search(name)):
-            names.add(FILE + name if file else name)
-    return Reads(frozenset(names))
+        return
+    out.append(_Site(w, reading, file, None))
 
 
 def _files_only(prog: str, args: list[str]) -> bool:
@@ -231,18 +265,16 @@ def _destination(prog: str, operands: list[Node]) -> Node | None:
     return plain[-1] if len(plain) >= 2 else None
 
 
-def _command(cmd: Node, env: Known, defined: frozenset[str]
-             ) -> Reads:
+def _command(cmd: Node, out: list[_Step], defined: frozenset[str]) -> None:
     words = _lead_off(S.command_words(cmd))
     if not words:
-        return Reads()
+        return
     head = S.text(words[0])
     prog = head.rsplit("/", 1)[-1]
-    out = Reads()
     if "/" in head or "$" in head:  # run by path
-        out |= _word(words[0], env, reading=True)
+        _word(words[0], out, reading=True)
     if prog in _QUIET or head in defined:
-        return out  # a function's arguments are read where its body uses them
+        return  # a function's arguments are read where its body uses them
     reading = prog in READERS or prog.startswith("python")
     operands = words[1:]
     if prog in _SCRIPTED:  # its program or pattern first
@@ -254,40 +286,34 @@ def _command(cmd: Node, env: Known, defined: frozenset[str]
     dest = _destination(prog, operands)
     for w in operands:
         if w is not dest:  # a copy's destination is written, not read
-            out |= _word(w, env, reading=reading, file=file)
+            _word(w, out, reading=reading, file=file)
     if prog in _LISTERS and not any(not S.text(w).startswith("-") for w in words[1:]):
-        out |= Reads(unbounded=f"line {S.line_of(cmd)}: {prog} of the working directory")
-    return out
+        out.append(Reads(unbounded=f"line {S.line_of(cmd)}: {prog} of the working directory"))
 
 
-def _redirect(r: Node, env: Known) -> Reads:
+def _redirect(r: Node, out: list[_Step]) -> None:
     op = next((S.text(c) for c in r.children if not c.is_named), "")
     if op not in ("<", "<>", "<&"):
-        return Reads()
+        return
     dest = r.child_by_field_name("destination") or (r.named_children[-1]
                                                     if r.named_children else None)
-    return _word(dest, env, reading=True, file=True) if dest is not None else Reads()
+    if dest is not None:
+        _word(dest, out, reading=True, file=True)
 
 
 def shell_reads(text: str, known: Known, defined: frozenset[str]) -> Reads:
     """The names shell ``text`` can read with the values of its variables ``known``
-    (``defined``: the functions it can call, whose arguments are not read at the call);
-    cached by the values of the variables the text names."""
-    syn = S.parse(text)
-    if not syn.ok:
-        return Reads(unbounded=f"the parser refuses it ({syn.problem})")
-    spelt = _spelt(text)
-    key = (text, tuple((n, known.get(n)) for n in spelt), defined & spelt)
-    hit = _READS_CACHE.get(key)
-    if hit is None:
-        if len(_READS_CACHE) > 50_000:
-            _READS_CACHE.clear()
-        hit = _READS_CACHE[key] = _shell_reads(
-            syn, {n: known[n] for n in spelt if n in known}, defined)
-    return hit
-
-
-_READS_CACHE: dict[tuple[object, ...], Reads] = {}
+    (``defined``: the functions it can call, whose arguments are not read at the call).
+    The text's reading words are found once (:func:`_steps`); each is evaluated with the
+    values of the variables it holds, and kept per those values."""
+    _syntax, steps = _steps(text, defined & _spelt(text))
+    names: set[str] = set()
+    unbounded: str | None = None
+    for step in steps:
+        got = step if isinstance(step, Reads) else step.reads(known)
+        names |= got.names
+        unbounded = unbounded or got.unbounded
+    return Reads(frozenset(names), unbounded)
 
 
 @lru_cache(maxsize=4096)
@@ -295,24 +321,32 @@ def _spelt(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"[A-Za-z_][\w-]*", text))
 
 
-def _shell_reads(syn: S.Syntax, env: Known, defined: frozenset[str]) -> Reads:
-    out = Reads(frozenset(_tokens(S.without_comments(syn.root))))
+@lru_cache(maxsize=4096)
+def _steps(text: str, defined: frozenset[str]) -> tuple[S.Syntax, tuple[_Step, ...]]:
+    """What ``text`` reads, in order: its name-like tokens, then, per command,
+    redirection, file test and ``for`` list, the words it reads (:class:`_Site`) and
+    the listings of the working directory; the refusal when the parser refuses it.
+    With the syntax tree the words belong to."""
+    syn = S.parse(text)
+    if not syn.ok:
+        return syn, (Reads(unbounded=f"the parser refuses it ({syn.problem})"),)
+    out: list[_Step] = [Reads(frozenset(_tokens(S.without_comments(syn.root))))]
     for n in S.find(syn.root, "command", "file_redirect", "unary_expression",
                     "for_statement"):
         if n.type == "command":
-            out |= _command(n, env, defined)
+            _command(n, out, defined)
         elif n.type == "file_redirect":
-            out |= _redirect(n, env)
+            _redirect(n, out)
         elif n.type == "unary_expression" and n.children and \
                 S.text(n.children[0]) in _FILE_TESTS and len(n.children) == 2:
-            out |= _word(n.children[1], env, reading=True)
+            _word(n.children[1], out, reading=True)
         elif n.type == "for_statement":
             var = n.child_by_field_name("variable")
             for v in n.named_children:
                 if v.type not in ("do_group", "comment", "variable_name") and (
                         var is None or v.start_byte != var.start_byte):
-                    out |= _word(v, env, reading=True)
-    return out
+                    _word(v, out, reading=True)
+    return syn, tuple(out)  # the syntax lives as long as its words
 
 
 def _tokens(text: str) -> set[str]:

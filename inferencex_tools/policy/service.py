@@ -110,7 +110,8 @@ def _every_row_inputs(changes: Any, layouts: tuple[Layout, Layout]) -> bool:
                or f in runners or f in changes.read_by_scripts for f in changes.files)
 
 
-def _read_by_scripts(root: Path, changes: Any, layouts: tuple[Layout, Layout]) -> set[str]:
+def _read_by_scripts(changes: Any, layouts: tuple[Layout, Layout],
+                     index_of: Callable[[], RepoIndex]) -> set[str]:
     """The changed files, other than scripts, the layout's own inputs and the curves,
     that a script of the checkout can read (:mod:`.reach`: a name it spells, a glob or
     pattern its reading commands, redirections and loops bound, a Python import, a
@@ -123,25 +124,45 @@ def _read_by_scripts(root: Path, changes: Any, layouts: tuple[Layout, Layout]) -
               and not any(lay.is_input(f) for lay in layouts)}
     if not wanted:
         return set()
-    index = RepoIndex(root)
+    index = index_of()
     an = index.analyzer
-    # a changed file counts under each name it has: its own, and every link to it
-    aliases: dict[str, set[str]] = {f: {f} for f in wanted}
-    for path in index.files:
-        t = an.link(path) if an.link is not None else None
-        if t is not None:
-            import posixpath
+    aliases = _aliases(index, wanted)
+    scripts = sorted(p for p in index.files if p.endswith(_SCRIPT_SUFFIXES))
+    # a file whose name a script's text spells counts (a name in a comment too: more
+    # rows, never fewer) without parsing every script; the others by the names the
+    # scripts' syntax reads (globs, directories)
+    texts = [t for t in map(an.read, scripts) if t]
+    spelt = {f for f, alias in aliases.items()
+             if any(a.rsplit("/", 1)[-1] in t for a in alias for t in texts)}
+    if len(spelt) == len(aliases):
+        return spelt
+    return spelt | _read_by_syntax(an, scripts, aliases)
 
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
-            if target in aliases:
-                aliases[target].add(path)
+
+def _read_by_syntax(an: Any, scripts: list[str], aliases: dict[str, set[str]]) -> set[str]:
+    """The files of ``aliases`` (file → its names) the scripts' syntax reads."""
     names: set[str] = set()
-    for path in index.files:
-        if path.endswith(_SCRIPT_SUFFIXES) and (p := an.parsed(path)) is not None:
+    for path in scripts:
+        if (p := an.parsed(path)) is not None:
             names |= p.refs
     reached = an.matching(frozenset(names))
     return {f for f, alias in aliases.items() if alias & reached or any(
         _name_matches(a, names) for a in alias)}
+
+
+def _aliases(index: RepoIndex, wanted: set[str]) -> dict[str, set[str]]:
+    """A changed file counts under each name it has: its own, and every link to it."""
+    import posixpath
+
+    an = index.analyzer
+    aliases: dict[str, set[str]] = {f: {f} for f in wanted}
+    for path in index.files:
+        t = an.link(path) if an.link is not None else None
+        if t is not None:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
+            if target in aliases:
+                aliases[target].add(path)
+    return aliases
 
 
 def _name_matches(path: str, names: Iterable[str]) -> bool:
@@ -870,8 +891,10 @@ class _Change:
     view: set[int] = field(default_factory=set)  # jobs whose job view the change edits
 
 
-def _change(req: CheckRequest, result: Result, started: float) -> _Change | None:
-    """--base: the change and the base side; None when no row can be selected."""
+def _change(req: CheckRequest, result: Result, started: float,
+            index_of: Callable[[], RepoIndex]) -> _Change | None:
+    """--base: the change and the base side; None when no row can be selected
+    (``index_of``: the checkout's index, made once)."""
     from inferencex_tools.policy.base import base_files, changed_files
 
     root, scope = req.root, _scope(req)
@@ -879,7 +902,7 @@ def _change(req: CheckRequest, result: Result, started: float) -> _Change | None
     base_layout, layout = _layouts(root, changes.base, req.git)  # the base locates both
     layouts = (layout, base_layout)
     head_masters = _read_all(root, layout.masters)
-    changes.read_by_scripts = _read_by_scripts(root, changes, layouts)
+    changes.read_by_scripts = _read_by_scripts(changes, layouts, index_of)
     result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                            "changed-files": sorted(changes.files), "traced-keys": {}}
     if (not head_masters and not req.configs) or \
@@ -909,8 +932,15 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
         raise InputError(f"{root}: not a directory", hint="pass --root REPO")
     result = Result("policy check")
     change: _Change | None = None
+    made: list[RepoIndex] = []
+
+    def index_of() -> RepoIndex:
+        if not made:
+            made.append(RepoIndex(root))
+        return made[0]
+
     if req.base is not None:
-        change = _change(req, result, started)
+        change = _change(req, result, started, index_of)
         if change is None:
             return Checked(result, [], None)
         layout, store, scope = change.layout, change.store, change.scope
@@ -926,7 +956,7 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
     runners = _runners(root, result, layout)
     wf = _workflows(root)
     rows, spec_keys, refused = _rows(req, configs, runners, result)
-    index = RepoIndex(root)
+    index = index_of()
     if change is None:
         _refused(refused, configs, None, result)
         jobs, malformed = _jobs(req, rows, runners, wf, result)

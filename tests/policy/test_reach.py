@@ -113,3 +113,56 @@ def test_a_command_reads_a_directory_only_when_it_can(text: str, reads: set[str]
 ])
 def test_a_file_name_matches_no_directory_above(name: str, path: str, hit: bool) -> None:
     assert suffix_match(name, path) is hit
+
+
+# ------------------------------------------------------ work shared between the jobs
+
+
+def test_a_word_is_read_with_its_own_values_and_shared_across_the_others() -> None:
+    """A reading word is evaluated once per values of the variables it holds: jobs that
+    differ in another variable share it; a job that differs in its own reads its own
+    file (a cache keyed too coarsely would hand the second job the first one's)."""
+    from inferencex_tools.policy.reach import _steps, shell_reads
+
+    text = 'source "cfg/${MODEL}.env"\npython3 serve.py --conc "$CONC"\n'
+    a = shell_reads(text, {"MODEL": ("dsr1",), "CONC": ("4",)}, frozenset()).names
+    b = shell_reads(text, {"MODEL": ("dsr1",), "CONC": ("64",)}, frozenset()).names
+    c = shell_reads(text, {"MODEL": ("glm5",), "CONC": ("4",)}, frozenset()).names
+    assert "\x01/cfg/dsr1.env" in a and "\x01/cfg/dsr1.env" in b
+    assert "\x01/cfg/glm5.env" in c and "\x01/cfg/dsr1.env" not in c
+    assert "4" in a and "64" in b and "64" not in a  # python3's operands are read
+    _syntax, steps = _steps(text, frozenset())
+    source = next(s for s in steps if getattr(s, "names", None) == ("MODEL",))
+    assert len(source.seen) == 2  # dsr1 and glm5: the CONC values did not count
+
+
+@pytest.mark.parametrize(("text", "env", "exact", "expected"), [
+    # built from a variable the job sets, through a copy
+    ('A="$M"\nB="cfg/${A}_x"\n', {"M": "dsr1"}, False, {"A": ("dsr1",), "B": ("cfg/dsr1_x",)}),
+    # every branch counts, and the job's own value of a variable the text assigns
+    ('if [ -n "$Z" ]; then K=a; else K=b; fi\n', {"K": "c"}, False, {"K": ("a", "b", "c")}),
+    # a variable nothing sets: missing, or empty when the environment is all there is
+    ('B="x${N}"\n', {}, False, {"B": None, "N": None}),
+    ('B="x${N}"\n', {}, True, {"B": ("x",), "N": ("",)}),
+    # built from a command's output or from itself: not known
+    ('C=$(date)\nD="${D}/x"\n', {}, False, {"C": None, "D": None}),
+])
+def test_a_variable_is_known_when_asked_as_the_whole_text_knows_it(
+        text: str, env: dict[str, str], exact: bool,
+        expected: dict[str, tuple[str, ...] | None]) -> None:
+    from inferencex_tools.policy.effective import _known
+
+    known = _known([text], env, exact)
+    assert {v: known.get(v) for v in expected} == expected
+    assert all((v in known) is (val is not None) for v, val in expected.items())
+
+
+def test_jobs_that_read_the_same_names_share_the_reachable_files() -> None:
+    """reachable_files is computed once per entry and read names: a second job that
+    differs only in a variable no read names gets the same answer, one that changes a
+    read name gets its own."""
+    an = _analyzer()
+    one = an.reachable_files("run.sh", {"CONC": "4"})
+    two = an.reachable_files("run.sh", {"CONC": "64"})
+    assert one is two and one is not None
+    assert len(an._reachable) == 1
