@@ -110,39 +110,69 @@ class _File:
     positions: bool = True
     blocks: dict[str, Any] | None = None  # top-level key → sweep.blocks.Block
     block_rt: dict[str, Any] = field(default_factory=dict)  # key → its block, round trip
+    lines: list[str] | None = None  # the text's lines, split once for line scans
+    tops: dict[str, int] | None = None  # the text before a line's first colon → 1st line
     master: bool = False  # a master config: its entries' findings carry a contract class
 
     def _scan(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
-        """Fast path for ``(key,)`` / ``(key, field)`` in block style: a line scan."""
-        lines = self.raw.decode("utf-8", "replace").split("\n")
-        key = str(path[0])
-        start = None
-        for i, ln in enumerate(lines):
-            if ln.startswith((f"{key}:", f"'{key}':", f'"{key}":')):
-                start = i
-                break
+        """Fast path for a path of mapping keys in block style (``(key,)``, ``(key,
+        field)``, ``(key, "scenarios", name)`` …): a line scan, each key looked for at
+        the indentation of the first line under its parent; (None, None) when a part is
+        a list index or not found that way (flow style, a sequence): the caller loads."""
+        if not all(isinstance(p, str) for p in path[1:]):
+            return (None, None)
+        lines = self._lines()
+        start = self._top(str(path[0]))
         if start is None:
             return (None, None)
-        if len(path) == 1:
-            return (start + 1, 1)
-        indent = None
-        for j in range(start + 1, len(lines)):
-            ln = lines[j]
-            if ln and not ln[0].isspace() and not ln.startswith("#"):
-                break
-            if indent is None and ln.strip() and not ln.lstrip().startswith("#"):
-                indent = len(ln) - len(ln.lstrip(" "))
-            m = re.match(r"^( +)" + re.escape(str(path[1])) + r":(\s|$)", ln)
-            if m and len(m.group(1)) == indent:
-                return (j + 1, len(m.group(1)) + 1)
-        return (None, None)
+        at, parent = (start + 1, 1), -1
+        for part in path[1:]:
+            found, indent = None, None
+            for j in range(at[0], len(lines)):
+                ln = lines[j]
+                body = ln.lstrip(" ")
+                if not body.strip() or body.startswith("#"):
+                    continue
+                cur = len(ln) - len(body)
+                if cur <= parent or cur == 0:
+                    break  # the parent's block ended
+                if indent is None:
+                    indent = cur
+                if cur == indent and re.match(re.escape(part) + r":(\s|$)", body):
+                    found = j
+                    break
+            if found is None or indent is None:
+                return (None, None)
+            at, parent = (found + 1, indent + 1), indent
+        return at
+
+    def _lines(self) -> list[str]:
+        if self.lines is None:
+            self.lines = self.raw.decode("utf-8", "replace").split("\n")
+        return self.lines
+
+    def _top(self, key: str) -> int | None:
+        """The first line that starts ``key:`` (plain or quoted)."""
+        forms = (key, f"'{key}'", f'"{key}"')
+        lines = self._lines()
+        if any(":" in f for f in forms):
+            return next((i for i, ln in enumerate(lines)
+                         if ln.startswith(tuple(f + ":" for f in forms))), None)
+        if self.tops is None:  # the text before each line's first colon: its first line
+            self.tops = {}
+            for i, ln in enumerate(lines):
+                head, colon, _ = ln.partition(":")
+                if colon:
+                    self.tops.setdefault(head, i)
+        found = [self.tops[f] for f in forms if f in self.tops]
+        return min(found) if found else None
 
     def position(self, path: tuple[Any, ...]) -> tuple[int | None, int | None]:
         from inferencex_tools.io.yamlio import load_rt, rt_path_position
 
         if not self.positions:
             return (None, None)
-        if 1 <= len(path) <= 2 and not self.rt_loaded:
+        if path and not self.rt_loaded:
             pos = self._scan(path)
             if pos[0] is not None:
                 return pos
