@@ -516,6 +516,7 @@ class Analyzer:
         self._defines: dict[tuple[str, ...], frozenset[str]] = {}
         self._refs_of: dict[int, frozenset[str]] = {}
         self._targets: dict[str, str | None] = {}
+        self._names: dict[str, tuple[tuple[str, str | None], ...]] = {}
 
     def parsed(self, path: str) -> _Parsed | None:
         if path not in self._parsed:
@@ -546,25 +547,31 @@ class Analyzer:
     def files(self, entry: str) -> tuple[str, ...]:
         if entry not in self._files:
             seen: list[str] = []
+            known: set[str] = set()
             todo = [entry]
             while todo:
                 path = todo.pop()
-                if path in seen:
+                if path in known:
                     continue
                 seen.append(path)
-                p = self.parsed(path)
-                if p is None:
-                    continue
-                # a script under a listed directory or matched by a glob is data there,
-                # not run (a script a launcher runs by a computed name is a job's entry)
-                for q in sorted(self.matching(p.refs, scripts=False)):
-                    if q not in seen:
+                known.add(path)
+                for q, t in self._named(path):
+                    if q not in known:
                         todo.append(q)
-                        t = self._target(q)
-                        if t is not None and t not in seen:
+                        if t is not None and t not in known:
                             todo.append(t)
             self._files[entry] = tuple(seen)
         return self._files[entry]
+
+    def _named(self, path: str) -> tuple[tuple[str, str | None], ...]:
+        """The repository files a file names (sorted), each with its link's target:
+        a script under a listed directory or matched by a glob is data there, not run
+        (a script a launcher runs by a computed name is a job's entry)."""
+        if path not in self._names:
+            p = self.parsed(path)
+            self._names[path] = () if p is None else tuple(
+                (q, self._target(q)) for q in sorted(self.matching(p.refs, scripts=False)))
+        return self._names[path]
 
     def closure(self, entry: str, env: Mapping[str, str]) -> Closure:
         files = self.files(entry)

@@ -75,6 +75,24 @@ class CheckRequest:
     # only their blocks are parsed; the other blocks are the base's own
     keys_are_change: bool = False
     limits: Limits | None = None  # the sandbox's bounds per trace (None: its defaults)
+    # the scripts resolved in this check (:func:`_resolve`): not copied by replace()
+    resolved: dict[tuple[Any, ...], Any] = field(default_factory=dict, init=False,
+                                                 repr=False, compare=False)
+
+
+def _resolve(req: CheckRequest, row: Row, family: str) -> Any:
+    """:func:`~.resolve.resolve_script` of a row on a runner family, once per check for
+    every row that names the same script (the tree does not change during a check)."""
+    c = row.config
+    try:
+        key = (str(req.root), family, row.agentic, row.spec == "mtp",
+               *(c.get(k) for k in ("model-prefix", "precision", "framework")))
+        hash(key)
+    except (TypeError, AttributeError):
+        return resolve_script(req.root, row, family)
+    if key not in req.resolved:
+        req.resolved[key] = resolve_script(req.root, row, family)
+    return req.resolved[key]
 
 
 def _rel(p: Path, root: Path) -> str:
@@ -549,7 +567,7 @@ def _row_inputs(req: CheckRequest, row: Row, runners: Any, scripts: bool) -> lis
     for fam in (launcher_families(req.root, str(row.config.get("runner")),
                                   runners.labels or None) if scripts else ()):
         files.append(f"runners/launch_{fam}.sh")  # with what it sources or names
-        res = resolve_script(req.root, row, fam)
+        res = _resolve(req, row, fam)
         if res.script:
             files.append(res.script)
     for side in ("prefill", "decode"):
@@ -605,7 +623,7 @@ def _job_changed(req: CheckRequest, j: Job, base_wf: Any, index: RepoIndex) -> s
     if not names:
         return None
     shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
-    script = resolve_script(req.root, j.row, j.family).script
+    script = _resolve(req, j.row, j.family).script
     if not _same_observed(index, j.launcher, script, j.env, old.env, names):
         return f"the workflows changed the job's environment ({shown})"
     return None
@@ -703,8 +721,8 @@ def _config_moved(req: CheckRequest, j: Job, bases: _BaseJobs, index: RepoIndex,
     if old is None or old.launcher != j.launcher or old.source != j.source or \
             old.refused != j.refused or old.notes != j.notes:
         return True
-    script = resolve_script(req.root, j.row, j.family).script
-    if script != resolve_script(req.root, old.row, old.family).script:
+    script = _resolve(req, j.row, j.family).script
+    if script != _resolve(req, old.row, old.family).script:
         return True
     names = sorted(k for k in old.env.keys() | j.env.keys() if old.env.get(k) != j.env.get(k))
     return bool(names) and not _same_observed(index, j.launcher, script, j.env, old.env,
@@ -778,7 +796,7 @@ def _entries(req: CheckRequest, j: Job) -> list[str]:
     from inferencex_tools.policy.resolve import recipe_path
 
     files: list[str] = [f for f in (j.launcher,) if f]
-    res = resolve_script(req.root, j.row, j.family)
+    res = _resolve(req, j.row, j.family)
     if res.script:
         files.append(res.script)
     files += [recipe_path(j.env[name])[0] for name in ("CONFIG_FILE", "EVAL_CONFIG_FILE")
@@ -1284,7 +1302,7 @@ def _fallbacks(traced: list[JobTrace], runner: Runner, req: CheckRequest) -> lis
     from inferencex_tools.workflow.step import Step
 
     for jt in todo:
-        res = resolve_script(req.root, jt.job.row, jt.job.family)
+        res = _resolve(req, jt.job.row, jt.job.family)
         if res.script is None:
             jt.missing = res.why or "no benchmark script"
             continue
