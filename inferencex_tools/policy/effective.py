@@ -570,7 +570,7 @@ class Analyzer:
         if path not in self._names:
             p = self.parsed(path)
             self._names[path] = () if p is None else tuple(
-                (q, self._target(q)) for q in sorted(self.matching(p.refs, scripts=False)))
+                (q, self.target(q)) for q in sorted(self.matching(p.refs, scripts=False)))
         return self._names[path]
 
     def closure(self, entry: str, env: Mapping[str, str]) -> Closure:
@@ -619,7 +619,7 @@ class Analyzer:
             for f in sorted((self.matching(frozenset(names)) & files) - out):
                 out.add(f)
                 grew = True
-                t = self._target(f)
+                t = self.target(f)
                 if t is not None:
                     out.add(t)
                 p = self.parsed(f)
@@ -728,7 +728,7 @@ class Analyzer:
                         self._dir_index.setdefault(d, set()).add(f)
         return self._dir_index
 
-    def _target(self, path: str) -> str | None:
+    def target(self, path: str) -> str | None:
         """The repository path a symbolic link leads to (None: not a link)."""
         if path not in self._targets:
             t = self.link(path) if self.link is not None else None

@@ -170,16 +170,11 @@ def _read_by_syntax(an: Any, scripts: list[str], aliases: dict[str, set[str]]) -
 
 def _aliases(index: RepoIndex, wanted: set[str]) -> dict[str, set[str]]:
     """A changed file counts under each name it has: its own, and every link to it."""
-    import posixpath
-
-    an = index.analyzer
     aliases: dict[str, set[str]] = {f: {f} for f in wanted}
     for path in index.files:
-        t = an.link(path) if an.link is not None else None
-        if t is not None:
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), t))
-            if target in aliases:
-                aliases[target].add(path)
+        target = index.analyzer.target(path)
+        if target is not None and target in aliases:
+            aliases[target].add(path)
     return aliases
 
 
