@@ -584,8 +584,7 @@ class Analyzer:
     def reachable_shell_text(self, entry: str, env: Mapping[str, str]) -> str:
         """The shell text ``entry`` can run: top levels (branches pruned by ``env``) of it
         and the files it names, plus the bodies of the functions they call."""
-        return self._reach(tuple(f for f in self.files(entry) if not f.endswith(".py")),
-                           env).text
+        return self._reach(self._shell_files(entry), env).text
 
     def reachable_files(self, entry: str, env: Mapping[str, str], *, exact: bool = False
                         ) -> frozenset[str] | None:
@@ -595,7 +594,7 @@ class Analyzer:
         transitively, what the Python files among them import or name; None when a file
         it reaches is dynamic (anything may run).  ``exact``: ``env`` is the whole
         environment (a launcher's): a variable nothing sets is empty."""
-        shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
+        shell = self._shell_files(entry)
         r = self._reach(shell, env)
         if self._calls_unknown(shell, r):
             return None
@@ -626,6 +625,10 @@ class Analyzer:
                 if f.endswith(".py") and p is not None:
                     names |= p.refs
         return frozenset(out)
+
+    def _shell_files(self, entry: str) -> tuple[str, ...]:
+        """The files of ``entry``'s closure that are not Python (shell text, data)."""
+        return tuple(f for f in self.files(entry) if not f.endswith(".py"))
 
     def _calls_unknown(self, shell: tuple[str, ...], r: _Reach) -> bool:
         """Can the text call a function without spelling its name, or is a file of it
@@ -662,7 +665,7 @@ class Analyzer:
         runs = self.reachable_files(entry, env, exact=exact)
         if runs is None:
             return None
-        shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
+        shell = self._shell_files(entry)
         r = self._reach(shell, env)
         data = self._words_of_data(runs)
         if data is None or r.everything or any(_reads_everything(t) for t in r.shell):
@@ -743,7 +746,7 @@ class Analyzer:
         is dynamic, or when that text can call a function without spelling its name
         (:func:`~.shellcalls.reaches_every_function`: ``eval``, ``"${f}al"``, ``compgen``,
         ``X="${f}al"; "$X"`` …)."""
-        shell = tuple(f for f in self.files(entry) if not f.endswith(".py"))
+        shell = self._shell_files(entry)
         r = self._reach(shell, env)
         if self._calls_unknown(shell, r):
             return None

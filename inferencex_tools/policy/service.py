@@ -154,11 +154,13 @@ def _read_by_scripts(changes: Any, layouts: tuple[Layout, Layout],
              if any(a.rsplit("/", 1)[-1] in t for a in alias for t in texts)}
     if len(spelt) == len(aliases):
         return spelt
-    return spelt | _read_by_syntax(an, scripts, aliases)
+    return spelt | _read_by_syntax(index, scripts, aliases)
 
 
-def _read_by_syntax(an: Any, scripts: list[str], aliases: dict[str, set[str]]) -> set[str]:
+def _read_by_syntax(index: RepoIndex, scripts: list[str], aliases: dict[str, set[str]]
+                    ) -> set[str]:
     """The files of ``aliases`` (file → its names) the scripts' syntax reads."""
+    an = index.analyzer
     names: set[str] = set()
     for path in scripts:
         if (p := an.parsed(path)) is not None:

@@ -125,7 +125,7 @@ class _File:
         start = self._top(str(path[0]))
         if start is None:
             return (None, None)
-        at, parent = (start + 1, 1), -1
+        at, parent = (start + 1, 1), 0  # a top-level line (indent 0) ends the block
         for part in path[1:]:
             found, indent = None, None
             for j in range(at[0], len(lines)):
@@ -134,7 +134,7 @@ class _File:
                 if not body.strip() or body.startswith("#"):
                     continue
                 cur = len(ln) - len(body)
-                if cur <= parent or cur == 0:
+                if cur <= parent:
                     break  # the parent's block ended
                 if indent is None:
                     indent = cur
