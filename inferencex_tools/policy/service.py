@@ -770,6 +770,8 @@ class _Deltas:
             if runs is not None and f not in runs:
                 continue  # named only where the entry never goes (a replaced helper's body)
             d = self.delta(f)
+            if d is not None and not d.top and not d.functions:
+                continue  # comments and layout only: nothing that runs changed
             if d is not None and f == LIBRARY:  # its replaced helpers are recorders here
                 d = replace(d, functions=d.functions - an.replaced)
             if d is not None and not d.top:

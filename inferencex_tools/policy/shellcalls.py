@@ -17,8 +17,12 @@ substitution, ``+=``, ``read``/``mapfile``/``printf -v``/``getopts``, a ``for`` 
 ``declare``/``local``/``export``, ``${X:=…}``, or the shell itself (``$_``, ``REPLY``,
 ``BASH_REMATCH``, the positional parameters …); copies ``X=$Y`` are followed.  A variable
 assigned only literals (spelt) or only from the job's environment (its values count as
-spelt) stays selective.  Text the parser refuses is dynamic.  Pure: text in, a verdict
-out.
+spelt) stays selective.  Run unquoted (``$X``), the command is the value's first field:
+one with a path character, a spelt literal, or one variable's own first field
+(``X="$CLI profile …"``, ``${V:-default}``, text appended after a blank) builds no
+name; ``read … <<< "$V"`` split at non-name characters copies ``V``.  A child shell fed
+a download (``curl … | sh``) can call only the functions the text exports.  Text the
+parser refuses is dynamic.  Pure: text in, a verdict out.
 """
 
 from __future__ import annotations
@@ -134,10 +138,16 @@ class Calls:
     called: frozenset[tuple[str, bool]] = frozenset()  # (variable, mode) run as a command
     built: frozenset[tuple[str, bool]] = frozenset()  # (variable, mode) may hold a built name
     copies: frozenset[tuple[str, str, bool]] = frozenset()  # (X, Y, split): X holds Y's value
+    # a child shell runs downloaded text (``curl … | sh``): it can call the functions the
+    # text exports to it, none other (see :func:`reaches_every_function`)
+    remote: bool = False
+    # (X, Y): run unquoted, X's first field is Y's (``X="$Y --flag"``): a split use only
+    firsts: frozenset[tuple[str, str]] = frozenset()
 
     def __or__(self, other: Calls) -> Calls:
         return Calls(self.dynamic or other.dynamic, self.called | other.called,
-                     self.built | other.built, self.copies | other.copies)
+                     self.built | other.built, self.copies | other.copies,
+                     self.remote or other.remote, self.firsts | other.firsts)
 
 
 _DYNAMIC = Calls(dynamic=True)
@@ -170,13 +180,105 @@ def _judge(target: str, value: Node | None) -> Calls:
     if p.alone:
         return Calls(copies=frozenset({(target, _source(value, target.endswith("]")),
                                         split)}))
-    # used quoted: a name unless a literal character no name has; split: any join or glob
-    spelt = _NAME.findall(S.text(value))
-    modes = {mode for mode, b in (
-        (True, built_name(value)),
-        (False, bool(p.exps) or p.glob or bool(re.search(r"[*?[]", p.lit)) or any(
-            t not in spelt for t in _NAME.findall(p.lit)))) if b}
-    return Calls(built=frozenset((target, mode) for mode in modes))
+    # used quoted: a name unless a literal character no name has; split: what its first
+    # field can be (:func:`_first_field`)
+    out = Calls(built=frozenset({(target, True)})) if built_name(value) else Calls()
+    if p.glob or re.search(r"[*?[]", p.lit):
+        return out | Calls(built=frozenset({(target, False)}))
+    return out | _first_field(target, _tokens(value), _NAME.findall(S.text(value)))
+
+
+_Token = tuple[str, "Node | str"]  # ("lit", text) or ("exp", an expansion node)
+
+
+def _tokens(n: Node) -> list[_Token]:
+    """A value's text as literals and expansions, quotes removed (a quoted blank is still
+    a blank of the value: it splits the value where the value is used unquoted)."""
+    t = n.type
+    if t in ("word", "number"):
+        return [("lit", re.sub(r"\\(.)", r"\1", S.text(n)))]
+    if t == "raw_string":
+        return [("lit", S.text(n)[1:-1])]
+    if t == "string_content":
+        return [("lit", S.text(n))]
+    if t == "string":  # the text between its parts too (blanks the tree leaves out)
+        raw, base = n.text or b"", n.start_byte
+        out: list[_Token] = []
+        pos = base + 1  # after the opening quote
+        for c in n.named_children:
+            if c.start_byte > pos:
+                out.append(("lit", raw[pos - base:c.start_byte - base].decode(
+                    "utf-8", "surrogateescape")))
+            blank = S.text(c)[:len(S.text(c)) - len(S.text(c).lstrip())]
+            if blank:  # (the tree may start a part at the blanks before it)
+                out.append(("lit", blank))
+            out += _tokens(c)
+            pos = c.end_byte
+        if n.end_byte - 1 > pos:
+            out.append(("lit", raw[pos - base:n.end_byte - 1 - base].decode(
+                "utf-8", "surrogateescape")))
+        return out
+    if t == "concatenation":
+        return [tok for c in n.children if c.is_named for tok in _tokens(c)]
+    if t in _SUBS and _WHERE.fullmatch(S.text(n)):
+        return [("lit", "/")]  # $(command -v lit): a path, or the spelt name
+    return [("exp", n)]
+
+
+def _first_field(target: str, toks: list[_Token], spelt: list[str]) -> Calls:
+    """What a value made of ``toks`` tells when ``$target`` runs unquoted: the command
+    word is its first field.  A field that holds a character no function name has (a
+    path) is never one; a spelt literal is spelt; one variable's value alone (``$Y``, then
+    a blank, the end or a path character) is a copy of ``Y``, and ``${Y:-w}`` also ``w``
+    followed by the rest; anything else (a join of an expansion with name characters,
+    two expansions, a substitution) may build one."""
+    built = Calls(built=frozenset({(target, False)}))
+    exps: list[Node] = []
+    name = ""
+    for i, (kind, tok) in enumerate(toks):
+        if kind == "exp":
+            assert not isinstance(tok, str)
+            if name:
+                return built  # a name joined to an expansion
+            exps.append(tok)
+            if len(exps) > 1:
+                return built
+            continue
+        assert isinstance(tok, str)
+        for j, ch in enumerate(tok):
+            if ch.isspace():
+                if not name and not exps:
+                    continue  # leading blanks are no field
+                return _one_source(target, exps, toks[i + 1:], spelt, name)
+            if re.fullmatch(r"[\w-]", ch):
+                if exps:
+                    return built  # an expansion joined to a name
+                name += ch
+            else:  # a path or file name character ends the name part
+                return _one_source(target, exps, [("lit", tok[j:]), *toks[i + 1:]], spelt,
+                                   name, path=True)
+    return _one_source(target, exps, [], spelt, name)
+
+
+def _one_source(target: str, exps: list[Node], rest: list[_Token], spelt: list[str],
+                name: str, path: bool = False) -> Calls:
+    """The first field was ``name`` (literal name characters), or one expansion."""
+    if not exps:
+        ok = path or not name or name in spelt or not _NAME.fullmatch(name)
+        return Calls() if ok else Calls(built=frozenset({(target, False)}))
+    e = exps[0]
+    kids = [c for c in e.children if c.type not in ("${", "}", "$")]
+    if e.type == "simple_expansion" and bool(_PURE.fullmatch(S.text(e).lstrip())):
+        return Calls(firsts=frozenset({(target, _source(e, False))}))
+    if e.type == "expansion" and kids and kids[0].type == "variable_name" and (
+            len(kids) == 1 or (len(kids) >= 2 and S.text(kids[1]) in (":-", "-"))):
+        var = S.text(kids[0])
+        out = Calls(firsts=frozenset({(target, var)}))
+        if len(kids) > 2:  # the default's value, then what follows the expansion
+            toks = [tok for k in kids[2:] for tok in _tokens(k)]
+            out |= _first_field(target, [*toks, *rest], spelt)
+        return out
+    return Calls(built=frozenset({(target, False)}))
 
 
 def _assignment(a: Node, nameref: bool = False) -> Calls:
@@ -200,7 +302,7 @@ def _assignment(a: Node, nameref: bool = False) -> Calls:
             out |= _judge(name + "[*]", e)
         return out
     if any(c.type == "+=" for c in a.children):
-        return _judge(name, None)
+        return _appended(name, value)
     if value is None:
         return Calls()
     if nameref:
@@ -210,6 +312,16 @@ def _assignment(a: Node, nameref: bool = False) -> Calls:
     if name_node.type == "subscript":
         return _judge(name + "[*]", value) | _judge(name, value)
     return _judge(name, value)
+
+
+def _appended(name: str, value: Node | None) -> Calls:
+    """``X+=value``: text that starts with a blank joins no name to what is there; run
+    unquoted, the first field is the old one or (nothing there) the text's own."""
+    toks = _tokens(value) if value is not None else []
+    if value is not None and toks and toks[0][0] == "lit" and str(toks[0][1])[:1].isspace():
+        return Calls(built=frozenset({(name, True)})) | _first_field(
+            name, toks, _NAME.findall(S.text(value)))
+    return _judge(name, None)
 
 
 def _defaults(n: Node) -> Calls:
@@ -280,6 +392,36 @@ def _declared(cmd: Node) -> Calls:
     return out
 
 
+def _read_copy(cmd: Node, words: list[Node]) -> Calls | None:
+    """``[IFS=,] read [-r] [-a] X… <<< "$V"``: each X holds a field of ``V``'s value,
+    split at characters no name has (the default blanks, or such an ``IFS``), so a name
+    in X is a whole name of V's value (a copy, used split); None for any other ``read``."""
+    if S.text(words[0]) != "read" or any(
+            re.fullmatch(r"-[a-zA-Z]*[dnNptu][a-zA-Z]*", S.text(w)) for w in words[1:]):
+        return None
+    var = _here_source(cmd)
+    if var is None:
+        return None
+    targets = [S.text(w) for w in words[1:] if not S.text(w).startswith("-")]
+    if not targets or not all(re.fullmatch(r"[A-Za-z_]\w*", t) for t in targets):
+        return None
+    return Calls(copies=frozenset((t + sfx, var, True) for t in targets for sfx in ("", "[*]")))
+
+
+def _here_source(cmd: Node) -> str | None:
+    """The variable a command's here-string is (``<<< "$V"``), when its ``IFS`` prefix,
+    if any, holds no name character; else None."""
+    ifs = [c for c in cmd.children if c.type == "variable_assignment"
+           and S.text(c).startswith("IFS=")]
+    if ifs and re.search(r"[\w-]", S.text(ifs[0])[4:].strip("'\"")):
+        return None
+    here = [c for c in cmd.children if c.type == "herestring_redirect"]
+    src = here[0].named_children[-1] if here and here[0].named_children else None
+    if src is None or not _parts(src).alone:
+        return None
+    return _source(src, False)
+
+
 def _stored(cmd: list[Node]) -> Calls:
     """What a read-like builtin, ``getopts`` or a prefix assignment stores."""
     head = S.text(cmd[0]) if cmd else ""
@@ -307,6 +449,25 @@ def _shell_input(cmd: Node, words: list[Node]) -> bool:
     return any(r.type == "herestring_redirect" or (
         r.type == "file_redirect" and any(c.type == "process_substitution"
                                           for c in r.children)) for r in redirects)
+
+
+def _downloaded(cmd: Node, words: list[Node]) -> bool:
+    """Is ``cmd`` a child shell (not ``source``) reading its standard input at the end
+    of a pipe whose first command downloads (``curl``/``wget``): text that is no
+    repository file's, run in another process?"""
+    if S.text(words[0]).rsplit("/", 1)[-1] not in _SHELLS or len(words) > 2:
+        return False
+    pipe = cmd.parent
+    if pipe is None or pipe.type != "pipeline" or pipe.named_children[-1] != cmd:
+        return False
+    first = pipe.named_children[0]
+    lead = _lead_off(S.command_words(first)) if first.type == "command" else []
+    return bool(lead) and S.text(lead[0]).rsplit("/", 1)[-1] in ("curl", "wget")
+
+
+# what makes a shell's functions visible to a child shell
+_EXPORTS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*-\w*f"
+                      r"|\bset\s+(?:-\w*a|[-+]o\s+allexport)|\bBASH_FUNC_")
 
 
 def _strings_run(words: list[Node]) -> list[str] | None:
@@ -355,7 +516,7 @@ def _command(cmd: Node) -> Calls:
     words = _lead_off(S.command_words(cmd))
     if not words:
         return out
-    out |= _stored(words)
+    out |= _read_copy(cmd, words) or _stored(words)
     head = words[0]
     if S.text(head) == "eval" or built_name(head) or _TABLE.match(
             " ".join(S.text(w) for w in words)):
@@ -363,7 +524,7 @@ def _command(cmd: Node) -> Calls:
     if _parts(head).alone:
         out |= Calls(called=frozenset({(_source(head, False), S.text(head)[0] == '"')}))
     if _shell_input(cmd, words):
-        return _DYNAMIC
+        return out | Calls(remote=True) if _downloaded(cmd, words) else _DYNAMIC
     strings = _strings_run(words)
     if strings is None:
         return _DYNAMIC
@@ -426,11 +587,15 @@ def reaches_every_function(parts: Iterable[str]) -> bool:
     """Can text made of ``parts`` (shell text run in one shell and its children) run a
     function whose name it never spells: a command word built at run time, or a pure
     ``"$X"`` command word whose variable (or, through copies ``X=$Y``, one it copies) an
-    assignment of the text, or the shell itself, can give a built name?"""
+    assignment of the text, or the shell itself, can give a built name?  A child shell
+    fed downloaded text (``curl … | sh``) counts only when the text exports functions
+    (``export -f``, ``declare -fx``, ``set -a``): another process sees no other; what
+    the download holds is no repository byte (a gate cannot see it either way)."""
     c = Calls()
+    parts = list(parts)
     for part in parts:
         c |= calls(part)
-    if c.dynamic:
+    if c.dynamic or (c.remote and any(_EXPORTS.search(p) for p in parts)):
         return True
     built = c.built | {(v, mode) for v in _SHELL_SET for mode in (True, False)}
     seen: set[tuple[str, bool]] = set()
@@ -443,6 +608,8 @@ def reaches_every_function(parts: Iterable[str]) -> bool:
         if (var, mode) in built or (ANY, mode) in built:
             return True
         todo += [(y, mode and not split) for x, y, split in c.copies if x in (var, ANY)]
+        if not mode:
+            todo += [(y, False) for x, y in c.firsts if x in (var, ANY)]
         if var.endswith("[*]"):  # any element: the first too
             todo.append((var[:-3], mode))
     return False

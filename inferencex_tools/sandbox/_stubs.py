@@ -280,6 +280,14 @@ ix_serve() {  # alive until killed (a signal received while it recorded ends it 
     exec "$IX_SLEEP" infinity
 }
 
+ix_monitor() {  # a monitor (-l, --loop, -w, --watch) in the background runs until killed
+    local a
+    [[ -n $ix_bg ]] || return 0
+    for a in "$@"; do
+        case $a in -l|-l*|--loop|--loop=*|-w|--watch|--watch=*) ix_serve ;; esac
+    done
+}
+
 # Would a local server refuse the connection?  Yes when servers were started in the
 # background and none of them is alive now (killed, or a zombie nobody waited for); no
 # server ever started (a download, a remote host, a server ixtool does not model): the
@@ -437,9 +445,25 @@ esac
 case $IX_TOOL in
     hf|huggingface-cli) ix_hf "$@" ;;
     pip|pip3) ix_pip "$@" ;;
-    nvidia-smi) ix_nvidia_smi "$@" ;;
+    nvidia-smi) ix_nvidia_smi "$@"; ix_monitor "$@" ;;
     rocm-smi) ix_rocm_smi "$@" ;;
-    amd-smi) printf 'GPU: 0\n' ;;
+    amd-smi) printf 'GPU: 0\n'; ix_monitor "$@" ;;
+    aiperf)  # a finished run's artifacts, as its callers check them: exports present,
+        # the server's metrics under each engine's name prefix (no measurement in them)
+        if { ix_opt --output-artifact-dir "$@" || ix_opt --artifact-dir "$@"; } &&
+                [[ -n $IX_OPT ]] && "$IX_MKDIR" -p -- "$IX_OPT" 2>/dev/null; then
+            for f in profile_export.json profile_export.jsonl \
+                    server_metrics_export.json server_metrics_export.csv; do
+                [[ -e $IX_OPT/$f ]] && continue
+                case $f in
+                    server_metrics_export.json)
+                        printf '{"metrics": {%s}}\n' '"vllm:stub": {}, "sglang:stub": {},
+ "trtllm:stub": {}, "atom:stub": {}, "dynamo_stub": {}' ;;
+                    server_metrics_export.csv) printf 'metric,value\nvllm:stub,0\n' ;;
+                    *) printf '{}\n' ;;
+                esac > "$IX_OPT/$f" 2>/dev/null
+            done
+        fi ;;
     ibv_devinfo) printf 'hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_ACTIVE (4)\n' ;;
     salloc)
         ix_opt --job-name "$@"; ix_job "$IX_OPT"
@@ -521,13 +545,6 @@ case $IX_TOOL in
         out=""
         { ix_opt -o "$@" || ix_opt --output "$@"; } && out=$IX_OPT
         [[ -n $out && $out != - ]] && : > "$out" 2>/dev/null ;;
-    nvidia-smi|amd-smi)  # a monitor (-l, --loop, -w, --watch) runs until it is killed
-        for a in "$@"; do
-            case $a in
-                -l|-l*|--loop|--loop=*|-lms|-w|--watch|--watch=*)
-                    [[ -n $ix_bg ]] && ix_serve ;;
-            esac
-        done ;;
     flock) ;;
 esac
 exit 0
@@ -649,27 +666,81 @@ STUB_LIB_PY = r'''ix_fake_venv() {
     printf 'export VIRTUAL_ENV="%s"\nexport PATH="%s/bin:$PATH"\n' "$d" "$d" > "$d/bin/activate"
 }
 
-ix_pip() {  # pip install: what it installs is there afterwards (import, metadata)
+ix_pip() {  # pip install: what it installs is there afterwards (import, metadata, and
+    # its console scripts in the environment it installs into: see ix_scripts)
     [[ ${1:-} == install ]] || return 0
     shift
-    local a skip=0 name ver
+    local a skip="" name ver bin="" scripts=""
+    [[ -n ${VIRTUAL_ENV:-} ]] && bin=$VIRTUAL_ENV/bin
     for a in "$@"; do
-        if [[ $skip == 1 ]]; then skip=0; continue; fi
+        case $skip in
+            python) bin=${a%/*}; [[ $a == */* ]] || bin=""; skip=""; continue ;;
+            editable) scripts+=" $(ix_project_scripts "$a")"; skip=""; continue ;;
+            ?*) skip=""; continue ;;
+        esac
         case $a in
-            -r|-c|-i|-e|-t|-f|--index-url|--extra-index-url|--target|--find-links|--prefix|\
-            --root|--constraint|--requirement|--editable|--python|-p|--trusted-host|\
+            --python|-p) skip=python; continue ;;
+            -e|--editable) skip=editable; continue ;;
+            -r|-c|-i|-t|-f|--index-url|--extra-index-url|--target|--find-links|--prefix|\
+            --root|--constraint|--requirement|--trusted-host|\
             --platform|--python-version|--src|--cache-dir|--log|--timeout|--retries)
                 skip=1; continue ;;
+            --python=*) a=${a#--python=}; bin=${a%/*}; continue ;;
             -*|*/*|.) continue ;;
         esac
         name=${a%%[^A-Za-z0-9._-]*}
         ver=0.0.0
         if [[ $a == *==* ]]; then ver=${a#*==}; ver=${ver%%[^A-Za-z0-9._+-]*}; fi
         [[ -n $name ]] && printf '%s %s\n' "$name" "${ver:-0.0.0}" >> "$IX_ROOT/.ix/installed"
+        [[ -n $name ]] && scripts+=" $(ix_package_scripts "$name")"
     done
+    [[ -n $bin && -d $bin ]] && ix_scripts "$bin" $scripts
     return 0
 }
 
+ix_package_scripts() {  # the console scripts a package from an index installs: its own
+    # name, and the ones of the few packages whose commands are named otherwise
+    local n=${1,,}
+    n=${n//_/-}
+    case $n in
+        huggingface-hub) printf 'hf huggingface-cli' ;;
+        lm-eval) printf 'lm_eval lm-eval' ;;
+        *) printf '%s' "$n" ;;
+    esac
+}
+
+ix_project_scripts() {  # the console scripts of a project installed from its folder:
+    # its pyproject's [project.scripts], else the folder's name
+    local d=${1%/} line in=0 found=""
+    if [[ -f $d/pyproject.toml ]]; then
+        while IFS= read -r line; do
+            if [[ $line == \[* ]]; then
+                in=0; [[ $line == '[project.scripts]'* ]] && in=1
+                continue
+            fi
+            if ((in)) && [[ $line =~ ^[[:space:]]*\"?([A-Za-z0-9._-]+)\"?[[:space:]]*= ]]; then
+                found+=" ${BASH_REMATCH[1]}"
+            fi
+        done < "$d/pyproject.toml"
+    fi
+    [[ -n $found ]] || found=${d##*/}
+    printf '%s' "$found"
+}
+
+ix_scripts() {  # $1 an environment's bin folder, then command names: each a stub there
+    local bin=$1 n
+    shift
+    for n in "$@"; do
+        [[ $n == [A-Za-z0-9]*([A-Za-z0-9._-]) && ! -e $bin/$n ]] || continue
+        if [[ -e $IX_BIN/$n ]]; then
+            printf '#!/bin/sh\nexec "%s/%s" "$@"\n' "$IX_BIN" "$n" > "$bin/$n"
+        else
+            printf '#!/bin/sh\nIX_AS_TOOL=%s exec "%s/.stub" "$@"\n' "$n" "$IX_BIN" > "$bin/$n"
+        fi
+        chmod +x "$bin/$n" 2>/dev/null
+    done
+    return 0
+}
 
 ix_python() {
     local mod="" i=1 a
@@ -850,8 +921,18 @@ class _Stand:
     def __iter__(self):
         return iter(())
 
+    # a value the image would compute (a model's context length, a count): unknown
+    # here, it reads as 0, the value a job's "could not determine" branch handles
     def __str__(self):
-        return "0.0.0"
+        return "0"
+
+    def __int__(self):
+        return 0
+
+    __index__ = __int__
+
+    def __float__(self):
+        return 0.0
 
 
 class _Finder:

@@ -418,3 +418,47 @@ def test_recorded_environment_is_the_exported_one(tmp_path: Path) -> None:
         assert {"EXPORTED", "FROM_JOB", "LOCAL_X", "TEMP_ONE", "PATH"} <= set(r.env), r.env
         assert not {"PLAIN", "EMPTY_ARR", "DECLARED_ONLY"} & set(r.env), r.env
         assert r.env["EXPORTED"] == "yes" and r.env["TEMP_ONE"] == "t"
+
+
+def test_what_the_stubbed_programs_leave_is_there(tmp_path: Path) -> None:
+    """The stubbed programs leave what a job's would, for the recipe and the library
+    functions that check it: a GPU monitor started in the background runs until it is
+    killed (an nvidia-smi one ended at once: a `set -e` `kill` of it failed); a package
+    installed into a venv brings its console scripts there (a
+    project's from its pyproject, an index package's under its name); aiperf leaves the
+    artifacts its callers check; a number the image would compute reads as 0; a health
+    check of the job's own server is no network access (PO303), a download is."""
+    text = r"""#!/bin/bash
+set -euo pipefail
+nvidia-smi --query-gpu=power.draw --format=csv -l 1 > gpu.csv &
+MON=$!
+amd-smi metric -w 1 --csv > amd.csv &
+AMON=$!
+uv venv --python 3.11 venv
+mkdir -p proj
+printf '[project]\nname = "proj"\n[project.scripts]\nproj-cli = "proj:main"\n' > proj/pyproject.toml
+uv pip install --python venv/bin/python -e ./proj "huggingface_hub[cli]>=0.25" aiperf
+[ -x venv/bin/proj-cli ] && [ -x venv/bin/hf ] && [ -x venv/bin/aiperf ]
+venv/bin/proj-cli --version
+venv/bin/aiperf profile --output-artifact-dir results/art
+[ -s results/art/server_metrics_export.json ] && [ -s results/art/server_metrics_export.csv ]
+grep -q '"sglang:' results/art/server_metrics_export.json
+N=$(python3 -c "from transformers import AutoConfig
+print(AutoConfig.from_pretrained('m').max_position_embeddings)")
+echo "N=$((N + 1))"
+curl -sf http://127.0.0.1:8000/health
+kill -0 "$MON" && kill "$MON" && kill "$AMON"
+echo done
+"""
+    repo = mini_repo(tmp_path, "helpers.sh", text)
+    tr = trace_script(repo, f"{SUB}/helpers.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert tr.returncode == 0, tr.stderr_tail[-800:]
+    assert "N=1\n" in tr.stdout_tail and tr.stdout_tail.endswith("done\n"), tr.stdout_tail
+    tools = [r.tool for r in tr.records]
+    assert {"container:proj-cli", "aiperf"} <= set(tools), tools
+    assert not [e for e in tr.events if "network tool" in e], tr.events
+    text = text.replace("http://127.0.0.1:8000/health", "https://example.com/x")
+    repo = mini_repo(tmp_path / "remote", "helpers.sh", text)
+    tr = trace_script(repo, f"{SUB}/helpers.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert "network tool 'curl' called (stubbed)" in tr.events, tr.events
+

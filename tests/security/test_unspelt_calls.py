@@ -149,7 +149,23 @@ TEXTS = {
     'select X in a b; do "$REPLY"; done': True,
     'for f in *.yaml; do $f; done': True,
     'for f in *.yaml; do "$f"; done': False,
-    'X="$DIR/x.sh"\n$X': True,
+    # run unquoted, the command is the first field: $DIR's own (a job's value: spelt), or
+    # with no blank in it, a path
+    'X="$DIR/x.sh"\n$X': False,
+    'X="$DIR$NAME"\n$X': True,  # two values joined
+    'X="${p}_al --flag"\n$X': True,  # a value joined to name characters
+    'X="$CLI profile --x"\nX+=" --url $URL"\nX+=" $EXTRA"\n$X': False,
+    'X+="$EXTRA"\n$X': True,  # appended without a blank: joins the old value's last name
+    'X=" ${p}_al"\n$X': True,
+    'V="${V:-${ROOT}/venv}"\nX="$V/bin/tool run"\n$X': False,
+    'V="${V:-$a$b}"\nX="$V run"\n$X': True,
+    'IFS=, read -r -a U <<< "$URLS"\nfor u in "${U[@]}"; do X+=" $u"; done\n$X': False,
+    'IFS=o read -r -a U <<< "$URLS"\n"${U[@]}"': True,  # splits inside names
+    'read -r -a U <<< "$A$B"\n"${U[@]}"': True,
+    # a child shell fed a download runs what the download holds: only exported functions
+    'curl -LsSf https://example.com/install.sh | sh': False,
+    'export -f golden_al\ncurl -LsSf https://example.com/install.sh | sh': True,
+    'cat install.sh | sh': True,
     'X=(a "${p}_al"); "${X[1]}"': True,
     'X=("${Y[@]}"); Y=(a "${p}_al"); "${X[1]}"': True,
     'command() { :; }; X=$(command -v python3); "$X"': True,
