@@ -694,7 +694,7 @@ ix_pip() {  # pip install: what it installs is there afterwards (import, metadat
         [[ -n $name ]] && printf '%s %s\n' "$name" "${ver:-0.0.0}" >> "$IX_ROOT/.ix/installed"
         [[ -n $name ]] && scripts+=" $(ix_package_scripts "$name")"
     done
-    [[ -n $bin && -d $bin ]] && ix_scripts "$bin" $scripts
+    [[ -n $bin && -d $bin && -w $bin ]] && ix_scripts "$bin" $scripts
     return 0
 }
 
