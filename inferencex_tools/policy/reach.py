@@ -20,10 +20,12 @@ listing or a recursive copy, a directory above it) must match.  They come from
   is written, not read;
 * the operands of other programs (servers, cluster tools) by the names they spell, and
   by a pattern when it ends in a literal suffix (``--config "$D/x.yaml"``);
-* Python: its imports (``import a.b`` reads ``a``, ``b``, ``b.py``, ``__init__.py``),
-  its string constants (``"al.txt"``; a leading-dot suffix ``".al"`` reads ``*.al``);
-  ``__import__``, ``importlib``, ``exec``, ``runpy`` or a ``-m`` module built at run time
-  read anything.
+* Python: its imports by module path (``import a.b`` and ``python -m a.b`` read
+  ``a.py``, ``a/__init__.py``, ``a/b.py``, ``a/b/__init__.py`` — under any directory, as
+  ``sys.path`` may hold any: :func:`module_files`; never every ``b.py``), ``__import__``
+  / ``import_module`` of a constant name alike; its string constants (``"al.txt"``; a
+  leading-dot suffix ``".al"`` reads ``*.al``); ``__import__``, ``importlib``, ``exec``,
+  ``runpy`` or a ``-m`` module built at run time read anything.
 
 Pure: syntax in, names out.
 """
@@ -282,6 +284,8 @@ def _command(cmd: Node, out: list[_Step], defined: frozenset[str]) -> None:
                      None)
         if first is not None:
             operands = operands[:first] + operands[first + 1:]
+    if prog.startswith("python"):
+        _module_run(operands, out)
     file = _files_only(prog, [S.text(w) for w in operands])
     dest = _destination(prog, operands)
     for w in operands:
@@ -289,6 +293,17 @@ def _command(cmd: Node, out: list[_Step], defined: frozenset[str]) -> None:
             _word(w, out, reading=reading, file=file)
     if prog in _LISTERS and not any(not S.text(w).startswith("-") for w in words[1:]):
         out.append(Reads(unbounded=f"line {S.line_of(cmd)}: {prog} of the working directory"))
+
+
+def _module_run(operands: list[Node], out: list[_Step]) -> None:
+    """``python -m a.b``: the files the module's import runs, and its ``__main__``
+    (a module named by a computed word reads anything: :func:`_word`)."""
+    texts = [S.text(w) for w in operands]
+    for i, t in enumerate(texts[:-1]):
+        if t == "-m" and re.fullmatch(r"[\w.]+", texts[i + 1]):
+            mod = texts[i + 1]
+            out.append(Reads(module_files(mod) | {mod.replace(".", "/") + "/__main__.py"}))
+            return
 
 
 def _redirect(r: Node, out: list[_Step]) -> None:
@@ -365,20 +380,37 @@ def python_reads(text: str) -> Reads:
     names = set(_tokens(text))
     why: str | None = None
     for n in ast.walk(tree):
-        if isinstance(n, ast.Import | ast.ImportFrom):
-            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else \
-                [n.module or "", *(f"{n.module}.{a.name}" for a in n.names)]
-            if isinstance(n, ast.ImportFrom) and n.level:
-                names.add("__init__.py")
-            for m in mods:
-                for part in filter(None, m.split(".")):
-                    names.update({part, part + ".py"})
-                names.add("__init__.py")
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                names |= module_files(a.name)
+        elif isinstance(n, ast.ImportFrom):
+            stem = n.module or ""
+            for a in n.names:  # `from p import x`: x is p's attribute or its submodule
+                names |= module_files(f"{stem}.{a.name}" if stem else a.name,
+                                      relative=bool(n.level))
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value:
             names.update(_python_string(n.value))
         elif isinstance(n, ast.Call) and _runs_code(n):
             why = why or f"line {n.lineno}: code named at run time"
+        elif isinstance(n, ast.Call) and (m := _imported_by_name(n)) is not None:
+            names |= module_files(m.lstrip("."), relative=m.startswith(".") or
+                                  any(k.arg == "package" for k in n.keywords))
     return Reads(frozenset(names), why)
+
+
+def module_files(dotted: str, *, relative: bool = False) -> frozenset[str]:
+    """The files an import of the module ``dotted`` (``a.b.c``) can run, as path ends:
+    each package's ``__init__.py`` on the way and the module itself as a file or a
+    package (``a/__init__.py``, ``a.py``, ``a/b/__init__.py``, ``a/b.py``, …): the import
+    system looks a dotted name up by its path under some entry of ``sys.path``, never by
+    its last component alone.  ``relative`` (``from . import x``, a package argument):
+    the package it is relative to is not named, so every ``__init__.py`` may run."""
+    parts = [p for p in dotted.split(".") if p]
+    out = {"__init__.py"} if relative else set()
+    for i in range(1, len(parts) + 1):
+        path = "/".join(parts[:i])
+        out.update({path + ".py", path + "/__init__.py"})
+    return frozenset(out)
 
 
 def _python_string(s: str) -> Iterable[str]:
@@ -389,6 +421,21 @@ def _python_string(s: str) -> Iterable[str]:
         return ("*" + s,)  # a suffix joined to a computed stem
     name = tail(s)
     return (name,) if name is not None and re.fullmatch(r"[\w.*?-]+", name) else ()
+
+
+_IMPORTERS = ("__import__", "import_module")
+
+
+def _imported_by_name(n: ast.Call) -> str | None:
+    """The module a call of ``__import__`` / ``importlib.import_module`` with a constant
+    name imports (its other calls are :func:`_runs_code`)."""
+    f = n.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+        else ""
+    if name in _IMPORTERS and n.args and isinstance(n.args[0], ast.Constant) and \
+            isinstance(n.args[0].value, str):
+        return n.args[0].value
+    return None
 
 
 def _runs_code(n: ast.Call) -> bool:

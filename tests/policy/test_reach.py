@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from inferencex_tools.policy.effective import Analyzer
-from inferencex_tools.policy.reach import python_reads, suffix_match, tail
+from inferencex_tools.policy.reach import python_reads, shell_reads, suffix_match, tail
 
 
 @pytest.mark.parametrize(("pattern", "expected"), [
@@ -166,3 +166,35 @@ def test_jobs_that_read_the_same_names_share_the_reachable_files() -> None:
     two = an.reachable_files("run.sh", {"CONC": "64"})
     assert one is two and one is not None
     assert len(an._reachable) == 1
+
+
+
+def test_python_imports_are_read_by_module_path() -> None:
+    """An import names the module's path (under any ``sys.path`` entry), never every
+    file of its last component's name: ``import huggingface_hub.constants`` does not
+    read a repository's ``utils/constants.py``; ``import constants`` (a helper beside
+    it) does, and so do a package's ``__init__.py``, ``from p import m``'s module and a
+    module ``import_module`` / ``__import__`` name as a constant."""
+    r = python_reads("import huggingface_hub.constants\nfrom pkg import mod\n"
+                     "import importlib\nimportlib.import_module('plug.alvalue')\n"
+                     "__import__('other')\n")
+    paths = ["utils/constants.py", "site/huggingface_hub/constants.py", "b/pkg/mod.py",
+             "b/mod.py", "b/pkg/__init__.py", "b/other/__init__.py", "b/plug/alvalue.py",
+             "b/alvalue.py", "x/other.py"]
+    by_name: dict[str, list[str]] = {}
+    for f in paths:
+        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    an = Analyzer(dict.fromkeys(paths, "").get, by_name)
+    assert an.matching(r.names) == {
+        "site/huggingface_hub/constants.py", "b/pkg/mod.py", "b/pkg/__init__.py",
+        "b/other/__init__.py", "b/plug/alvalue.py", "x/other.py"}
+    assert r.unbounded is None
+    assert "constants.py" in python_reads("import constants\n").names
+    # a relative import does not say which package: every __init__.py may run
+    assert "__init__.py" in python_reads("from . import sibling\n").names
+
+
+def test_python_dash_m_reads_the_module_by_path() -> None:
+    r = shell_reads("python3 -m tools.alhelp --x 1\n", {}, frozenset())
+    assert {"tools/alhelp.py", "tools/__init__.py", "tools/alhelp/__main__.py"} <= r.names
+    assert shell_reads('python3 -m "$MOD"\n', {}, frozenset()).unbounded
