@@ -21,7 +21,7 @@ listing or a recursive copy, a directory above it) must match.  They come from
 * the operands of other programs (servers, cluster tools) by the names they spell, and
   by a pattern when it ends in a literal suffix (``--config "$D/x.yaml"``);
 * Python: its imports by module path (``import a.b`` and ``python -m a.b`` read
-  ``a.py``, ``a/__init__.py``, ``a/b.py``, ``a/b/__init__.py`` — under any directory, as
+  ``a/__init__.py``, ``a/b.py``, ``a/b/__init__.py`` — under any directory, as
   ``sys.path`` may hold any: :func:`module_files`; never every ``b.py``), ``__import__``
   / ``import_module`` of a constant name alike; its string constants (``"al.txt"``; a
   leading-dot suffix ``".al"`` reads ``*.al``); ``__import__``, ``importlib``, ``exec``,
@@ -385,6 +385,8 @@ def python_reads(text: str) -> Reads:
                 names |= module_files(a.name)
         elif isinstance(n, ast.ImportFrom):
             stem = n.module or ""
+            if stem:
+                names |= module_files(stem, relative=bool(n.level))
             for a in n.names:  # `from p import x`: x is p's attribute or its submodule
                 names |= module_files(f"{stem}.{a.name}" if stem else a.name,
                                       relative=bool(n.level))
@@ -400,16 +402,19 @@ def python_reads(text: str) -> Reads:
 
 def module_files(dotted: str, *, relative: bool = False) -> frozenset[str]:
     """The files an import of the module ``dotted`` (``a.b.c``) can run, as path ends:
-    each package's ``__init__.py`` on the way and the module itself as a file or a
-    package (``a/__init__.py``, ``a.py``, ``a/b/__init__.py``, ``a/b.py``, …): the import
-    system looks a dotted name up by its path under some entry of ``sys.path``, never by
-    its last component alone.  ``relative`` (``from . import x``, a package argument):
-    the package it is relative to is not named, so every ``__init__.py`` may run."""
+    the ``__init__.py`` of each package on the way (``a/__init__.py``, ``a/b/__init__.py``:
+    a module with a dot after it is a package) and the module itself as a file or a
+    package (``a/b/c.py``, ``a/b/c/__init__.py``): the import system looks a dotted name
+    up by its path under some entry of ``sys.path``, never by its last component alone.
+    ``relative`` (``from . import x``, a package argument): the package it is relative
+    to is not named, so every ``__init__.py`` may run."""
     parts = [p for p in dotted.split(".") if p]
     out = {"__init__.py"} if relative else set()
     for i in range(1, len(parts) + 1):
         path = "/".join(parts[:i])
-        out.update({path + ".py", path + "/__init__.py"})
+        out.add(path + "/__init__.py")
+        if i == len(parts):
+            out.add(path + ".py")
     return frozenset(out)
 
 
