@@ -204,9 +204,9 @@ def trace_cmd(
     Every stubbed call is listed with its argv, the variables the script itself set, and
     for server launches the parsed speculative config.
 
-    The script gets only the variables given (a job's other variables are unset):
-    `ixtool launch render --config-key KEY` traces a matrix row with its job's whole
-    environment.
+    The script gets only the variables given (a job's other variables are unset) and
+    sees the checkout also at /workspace, where the launchers mount it: `ixtool launch
+    render --config-key KEY` traces a matrix row with its job's whole environment.
 
     Exit codes: 0 the script exited 0, 1 it failed or timed out, 2 usage or input error.
 

@@ -830,9 +830,10 @@ COMMANDS: dict[str, str] = {
         '  Every stubbed call is listed with its argv, the variables the script itself\n'
         '  set, and for server launches the parsed speculative config.\n'
         '\n'
-        "  The script gets only the variables given (a job's other variables are\n"
-        '  unset): `ixtool launch render --config-key KEY` traces a matrix row with its\n'
-        "  job's whole environment.\n"
+        "  The script gets only the variables given (a job's other variables are unset)\n"
+        '  and sees the checkout also at /workspace, where the launchers mount it:\n'
+        "  `ixtool launch render --config-key KEY` traces a matrix row with its job's\n"
+        '  whole environment.\n'
         '\n'
         '  Exit codes: 0 the script exited 0, 1 it failed or timed out, 2 usage or\n'
         '  input error.\n'

@@ -10,7 +10,7 @@ answer).  A row is traced only when something it depends on changed:
 * the benchmark script its family's naming rule resolves to, with what it sources —
   for a shell file that exists on both sides, only when its top level changed or a
   function whose body changed is named in the text the row's launcher or script can
-  reach (:class:`ShellDelta`; bodies the trace replaces by recorders never count);
+  reach (:class:`ShellDelta`);
 * the recipes its multi-node settings name (``CONFIG_FILE``, ``EVAL_CONFIG_FILE``);
 * the curve or registry its model prefix uses;
 * the workflows, for the rows whose job they change (its launcher or a variable of its

@@ -11,7 +11,6 @@ Python files it runs), transitively:
   ``${NAME:0:4}``), only the results of those operators count;
 * top-level ``if [ … ]; then … else … fi`` blocks whose test reads only variables the
   script never assigns are pruned to the branch the environment takes;
-* bodies of functions the tracing shim replaces (:data:`REPLACED`) do not count;
 * ``eval``, ``printenv``, ``declare -p``/``export -p``, ``compgen -v`` make every
   variable count, and so do names read by the recording stubs themselves
   (:data:`ALWAYS`, any name with a prefix in :data:`ALWAYS_PREFIXES`).
@@ -32,12 +31,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from inferencex_tools import shellsyntax as S
 from inferencex_tools.policy.reach import MAX_VALUES, alternatives
 from inferencex_tools.policy.shellcalls import reaches_every_function
-from inferencex_tools.sandbox import RECORD_FUNCTIONS, WAIT_FUNCTIONS
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-REPLACED = frozenset(WAIT_FUNCTIONS + RECORD_FUNCTIONS)
 ALWAYS = frozenset({"HF_HUB_CACHE", "HF_HOME", "PATH", "EVAL_ONLY", "RUN_EVAL"})
 ALWAYS_PREFIXES = ("SGLANG_", "TLLM_", "DYN_", "AIPERF_", "VLLM_", "SYNTHETIC_",
                    "THINKING", "IXTRACE")
@@ -62,7 +59,7 @@ class Closure:
     projections: dict[str, tuple[str, ...]] = field(default_factory=dict)
     everything: bool = False
     files: tuple[str, ...] = ()
-    # plain names whose value the text only hands to recorders, prints or tests for
+    # plain names whose value the text only prints or tests for
     # presence (see :func:`inert_names`): jobs may share a trace across their values
     inert: frozenset[str] = frozenset()
 
@@ -492,15 +489,21 @@ def _read_names(parts: list[str], env: Mapping[str, str], defined: Iterable[str]
     return frozenset(out)
 
 
+@lru_cache(maxsize=1)
+def _clients() -> frozenset[str]:
+    from inferencex_tools.sandbox import CLIENT_SCRIPTS
+
+    return frozenset(CLIENT_SCRIPTS)
+
+
 class Analyzer:
     """Closures of repository scripts, cached (``read`` gives a file's text or None;
     ``by_name`` maps a base name to repository paths)."""
 
     def __init__(self, read: Callable[[str], str | None],
                  by_name: Mapping[str, list[str]], *,
-                 replaced: frozenset[str] = REPLACED,
                  link: Callable[[str], str | None] | None = None) -> None:
-        self.read, self.by_name, self.replaced, self.link = read, by_name, replaced, link
+        self.read, self.by_name, self.link = read, by_name, link
         self._matches: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._dir_index: dict[str, set[str]] | None = None
         self._parsed: dict[str, _Parsed | None] = {}
@@ -528,21 +531,18 @@ class Analyzer:
             elif path.endswith(".py"):
                 from inferencex_tools.policy.reach import python_reads
 
-                self._parsed[path] = _Parsed(text, {}, python_reads(text).names,
-                                             bool(_DYNAMIC_PY.search(text)), frozenset())
+                reads = python_reads(text)
+                if path.rsplit("/", 1)[-1] in _clients() and reads.unbounded is None:
+                    # a benchmark client python runs: the trace records it instead (a
+                    # leaf: what it imports or names is no launch's read; the file
+                    # itself still is, and one that is not Python is not a client)
+                    self._parsed[path] = _Parsed("", {}, frozenset(), False, frozenset())
+                else:
+                    self._parsed[path] = _Parsed(text, {}, reads.names,
+                                                 bool(_DYNAMIC_PY.search(text)), frozenset())
             else:
                 self._parsed[path] = _shell_file(text)
         return self._parsed[path]
-
-    def _defined_in(self, files: tuple[str, ...]) -> dict[str, list[str]]:
-        """Function name → the files of ``files`` that define it."""
-        out: dict[str, list[str]] = {}
-        for path in files:
-            p = self.parsed(path)
-            if p is not None:
-                for name in p.funcs:
-                    out.setdefault(name, []).append(path)
-        return out
 
     def files(self, entry: str) -> tuple[str, ...]:
         if entry not in self._files:
@@ -658,7 +658,7 @@ class Analyzer:
         its closure (:meth:`closure` reads the same), of the Python files it can run and
         of the data files it can read (:meth:`reachable_files`; a template a program
         expands names variables no shell text spells) — not of every Python file its
-        closure names (a name in a docstring, a string, a module only a replaced helper
+        closure names (a name in a docstring, a string, a module no reached function
         runs).  None: it may read anything (a dynamic file, a read of the whole
         environment, a Python file that reads ``os.environ`` as a whole, a read set that
         is not known, a data file that cannot be read)."""
@@ -774,8 +774,7 @@ class Analyzer:
                 continue
             everything = everything or p.dynamic
             for name, body in p.funcs.items():
-                if name not in self.replaced:
-                    funcs[name] = funcs[name] + "\n" + body if name in funcs else body
+                funcs[name] = funcs[name] + "\n" + body if name in funcs else body
         parts = list(tops)
         shell = [t for f, t in zip(files, tops, strict=True) if not f.endswith(".py")]
         reached: set[str] = set()
@@ -820,11 +819,10 @@ class Analyzer:
                 segments.append((p.top, False, False) if f.endswith(".py")
                                 else (self._prune(f, p, env), f == files[0], True))
                 for name, body in p.funcs.items():
-                    if name not in self.replaced:
-                        funcs[name] = funcs[name] + "\n" + body if name in funcs else body
+                    funcs[name] = funcs[name] + "\n" + body if name in funcs else body
             segments.extend((body, False, True) for n, body in sorted(funcs.items())
                             if n in words)
-            inert = inert_names(c.plain - ALWAYS, segments, funcs, self._defined_in(files))
+            inert = inert_names(c.plain - ALWAYS, segments, funcs)
             c = Closure(c.plain, c.projections, c.everything, c.files, inert)
         self._by_text[whole] = c
         return c
@@ -857,7 +855,6 @@ class Analyzer:
 
 
 INERT_VALUE = re.compile(r"0|[1-9][0-9]{0,17}")  # the values jobs may share a trace across
-_LIB = "benchmarks/benchmark_lib.sh"  # the file whose recorders the sandbox swaps in
 _OCC = re.compile(r"(?<![\w])[A-Za-z_]\w*")
 _ASSIGN_OP = re.compile(r"(?:[-+*/%&|^]|<<|>>)?=(?!=)")
 # where a command is still one simple statement: not in a pipeline, a list, a
@@ -985,7 +982,7 @@ def _exec_redirect(text: str) -> bool:
     return not syn.ok
 
 
-def _judge_segment(text: str, may_print: bool, shell: bool, recorders: set[str],
+def _judge_segment(text: str, may_print: bool, shell: bool,
                    checkers: frozenset[str], left: set[str], counts: dict[str, int]) -> None:
     """Judge the occurrences of the names still ``left`` in one segment (see
     :func:`inert_names`): discard a name whose occurrence can steer the script."""
@@ -1000,7 +997,7 @@ def _judge_segment(text: str, may_print: bool, shell: bool, recorders: set[str],
             if name not in left:
                 continue
             counts[name] = counts.get(name, 0) + 1
-            if cmd.head in recorders or prints:  # recorded / printed, never assigned
+            if prints:  # printed, never assigned
                 ok = unassigned
             elif cmd.head in checkers:  # a bare name: its presence is tested
                 ok = bare
@@ -1011,16 +1008,12 @@ def _judge_segment(text: str, may_print: bool, shell: bool, recorders: set[str],
 
 
 def inert_names(names: frozenset[str], segments: list[tuple[str, bool, bool]],
-                funcs: Mapping[str, str], defined: Mapping[str, list[str]]) -> frozenset[str]:
+                funcs: Mapping[str, str]) -> frozenset[str]:
     """The names of ``names`` whose every occurrence in ``segments`` (text, may print,
     is shell) is one that cannot make the script's behaviour depend on the value, as long
     as the value is a plain decimal number (:data:`INERT_VALUE`, the same for every job in
     arithmetic, never empty):
 
-    * ``$NAME``/``${NAME}`` or a bare name in arithmetic, in the arguments of a call of
-      a function the sandbox replaces by a recorder
-      (:data:`~inferencex_tools.sandbox.RECORD_FUNCTIONS`, defined nowhere but in the
-      library the sandbox swaps them in): the recorder keeps the arguments and returns 0;
     * a bare ``NAME`` in a call of a presence checker (:func:`presence_checkers`);
     * ``$NAME``/``${NAME}`` in an ``echo``/``printf`` that is a top-level statement of
       the entry script (its output goes to the trace's stdout, which only a failed
@@ -1029,21 +1022,19 @@ def inert_names(names: frozenset[str], segments: list[tuple[str, bool, bool]],
     A command counts only when it is one simple statement (syntax tree): no pipe, list,
     redirection, command substitution or background, no prefix assignment; any other
     occurrence (a test, an assignment, a here-document, Python) does not."""
-    recorders = {f for f in RECORD_FUNCTIONS
-                 if all(p == _LIB for p in defined.get(f, ()))}
     checkers = presence_checkers(funcs)
     may_print = not any(_exec_redirect(t) for t, _, sh in segments if sh)
     left = set(names)
     counts: dict[str, int] = {}
     for text, top, shell in segments:
-        _judge_segment(text, top and may_print, shell, recorders, checkers, left, counts)
+        _judge_segment(text, top and may_print, shell, checkers, left, counts)
     return frozenset(n for n in left if counts.get(n))
 
 
 def closure(entry: str, read: Callable[[str], str | None], by_name: Mapping[str, list[str]],
-            env: Mapping[str, str], *, replaced: frozenset[str] = REPLACED) -> Closure:
+            env: Mapping[str, str]) -> Closure:
     """One closure without a shared cache (see :class:`Analyzer`)."""
-    return Analyzer(read, by_name, replaced=replaced).closure(entry, env)
+    return Analyzer(read, by_name).closure(entry, env)
 
 
 INERT = "<inert>"  # a key's stand-in for the value of an inert variable

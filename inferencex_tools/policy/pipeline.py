@@ -317,8 +317,8 @@ class Runner:
         """Stage 2 for the jobs that have a step and no trace yet.
 
         Jobs whose scripts observe the same environment share one trace.  Jobs that
-        differ only in the values of inert variables (numbers the script only hands to
-        recorders, prints or tests for presence: :func:`~.effective.inert_names`) share
+        differ only in the values of inert variables (numbers the script only prints or
+        tests for presence: :func:`~.effective.inert_names`) share
         one too when it succeeds; when it fails each of them is traced (a failure's
         message may show the value)."""
         soft: dict[tuple[Any, ...], dict[tuple[Any, ...], list[JobTrace]]] = {}

@@ -726,7 +726,6 @@ def _config_moved(req: CheckRequest, j: Job, bases: _BaseJobs, index: RepoIndex,
                                               names)
 
 
-LIBRARY = "benchmarks/benchmark_lib.sh"  # the sandbox replaces its recorded helpers
 
 
 class _Deltas:
@@ -768,12 +767,10 @@ class _Deltas:
         asked = False
         for f in changed:
             if runs is not None and f not in runs:
-                continue  # named only where the entry never goes (a replaced helper's body)
+                continue  # named only where the entry never goes
             d = self.delta(f)
             if d is not None and not d.top and not d.functions:
                 continue  # comments and layout only: nothing that runs changed
-            if d is not None and f == LIBRARY:  # its replaced helpers are recorders here
-                d = replace(d, functions=d.functions - an.replaced)
             if d is not None and not d.top:
                 if not asked:
                     words, asked = an.reachable_words(entry, env), True
@@ -1481,6 +1478,9 @@ def render_rows(rows: list[dict[str, Any]]) -> str:
 
 # ------------------------------------------------------------------------- other commands
 
+CONTAINER_WORKSPACE = "/workspace"  # where the launchers mount the checkout
+
+
 def trace_report(root: Path, script: str, assignments: list[str], *,
                  timeout: float) -> dict[str, Any]:
     """``ixtool policy trace``: one script, the given variables, what it launched."""
@@ -1496,9 +1496,12 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
             raise UsageError(f"--set expects VAR=VALUE, got {a!r}",
                              hint="e.g. --set CONC=64")
         env[name] = value
-    from inferencex_tools.sandbox import trace_script
+    from inferencex_tools.sandbox import Session
 
-    tr = trace_script(root, script, env, timeout=timeout)
+    # the checkout is also where the launchers mount it in the container (/workspace):
+    # the library's helpers write and check the server log there
+    with Session(root) as session:
+        tr = session.trace(script, env, timeout=timeout, workspace_at=[CONTAINER_WORKSPACE])
     launches = []
     for rec in tr.records:
         eng = engine_of(rec)

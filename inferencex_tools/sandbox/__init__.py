@@ -10,9 +10,10 @@ Public interface
     :func:`trace_script` (a one-trace session), the results :class:`TraceResult`,
     :class:`Record` and :class:`ReadSet` (what a trace read of the repository), the
     per-trace bounds :class:`Limits`, :class:`SandboxUnavailable`
-    (exit 2), :class:`Cancelled`, :func:`namespaces_available`,
-    and the benchmark_lib helpers the sandbox replaces by recorders
-    (:data:`WAIT_FUNCTIONS`, :data:`RECORD_FUNCTIONS`).
+    (exit 2), :class:`Cancelled`, :func:`namespaces_available`.  The repository's
+    functions (``benchmark_lib.sh``'s helpers included) run as they are: only programs
+    are stubbed — among them the benchmark clients python would run by the file names
+    :data:`CLIENT_SCRIPTS` (recorded, not run: what they read is nobody's verdict).
 
 What it guarantees (docs/security.md §2 has the details and the tests)
     * **Isolation or nothing.**  A session uses ixtool's own namespaces (the trace
@@ -67,7 +68,7 @@ What it does not guarantee
 
 from __future__ import annotations
 
-from inferencex_tools.sandbox._stubs import RECORD_FUNCTIONS, WAIT_FUNCTIONS
+from inferencex_tools.sandbox._stubs import CLIENT_SCRIPTS
 from inferencex_tools.sandbox.isolation import Cancelled, SandboxUnavailable
 from inferencex_tools.sandbox.supervise import Limits
 from inferencex_tools.sandbox.trace import (
@@ -80,8 +81,7 @@ from inferencex_tools.sandbox.trace import (
 )
 
 __all__ = [
-    "RECORD_FUNCTIONS",
-    "WAIT_FUNCTIONS",
+    "CLIENT_SCRIPTS",
     "Cancelled",
     "Limits",
     "ReadSet",

@@ -1,5 +1,7 @@
 """Text of the files the tracing sandbox installs: the stub (one bash script; every
-stubbed tool is a symlink to it), the ``benchmark_lib.sh`` shim and the entry script.
+stubbed tool is a symlink to it) and the entry script.  The repository's own files,
+``benchmarks/benchmark_lib.sh`` included, run as they are: programs are stubbed, never a
+repository function.
 
 Kept apart from :mod:`.trace` so the logic there stays readable.  Placeholders
 (``@NAME@``) are filled in per trace by :meth:`.trace.Session._tools`.
@@ -64,23 +66,17 @@ STUB_MODULES = (
     "dynamo", "tensorrt_llm", "huggingface_hub", "venv", "sglang",
 )
 
-# benchmark_lib functions replaced by recorders (TRACING-NOTES "What had to be stubbed").
-WAIT_FUNCTIONS = ("wait_for_server_ready", "wait_for_ready")
-RECORD_FUNCTIONS = (
-    "run_eval", "run_lm_eval", "run_swebench_eval", "run_benchmark_serving",
-    "build_replay_cmd", "run_agentic_replay_and_write_outputs", "install_agentic_deps",
-    "agentic_pip_install", "ensure_agentic_uv", "ensure_hf_cli", "resolve_trace_source",
-    "start_gpu_monitor", "stop_gpu_monitor", "wait_for_amd_gpu_clean",
-    "validate_required_agentic_server_metrics", "write_agentic_result_json",
-    "stop_background_process_tree", "stop_server", "move_profile_trace_for_relay",
-    "append_lm_eval_summary",
-)
+# Benchmark client programs (a repository's copy of one included), recorded instead of
+# run like the client modules above: they load the served model with requests and
+# write results, and a server is what a verdict judges.  By the name of the file
+# python runs (vLLM's benchmarks/benchmark_serving.py, SGLang's bench_serving.py).
+CLIENT_SCRIPTS = ("benchmark_serving.py", "bench_serving.py")
 
-# The ledger writers (``@P@``: the stub's ``ix_`` or the benchmark_lib shim's ``__ix_``
-# prefix); ``@P@rid`` is the record's id, ``@P@fd`` the ledger's descriptor,
-# ``@P@lines`` counts the record's lines (its Z line says how many there were).  Items
-# are escaped all at once (array-wide substitutions) and joined, each followed by a tab:
-# a record is a handful of writes, not one per environment entry.
+# The ledger writers (``@P@``: the stub's ``ix_`` prefix); ``@P@rid`` is the record's
+# id, ``@P@fd`` the ledger's descriptor, ``@P@lines`` counts the record's lines (its Z
+# line says how many there were).  Items are escaped all at once (array-wide
+# substitutions) and joined, each followed by a tab: a record is a handful of writes,
+# not one per environment entry.
 LEDGER_FNS = r'''
 @P@items() {  # $1 kind, then the items: one blob, in lines of at most 1000 characters
     local __ix_k=$1 __ix_v IFS=
@@ -134,6 +130,7 @@ fi
 IX_ROOT=@ROOT@
 IX_DAEMONS="@DAEMONS@"
 IX_STUB_MODULES=" @STUB_MODULES@ "
+IX_CLIENT_SCRIPTS=" @CLIENT_SCRIPTS@ "
 # A call that starts a server (a program that runs until it is killed): a daemon, or a
 # command word among its first ones such as serve, server, *_server, launch_server,
 # *router, frontend (vllm serve, lmcache server, trtllm-serve, nats-server, dynamo.frontend)
@@ -154,7 +151,7 @@ ix_serves() {
 # empty file, so a foreground call is told apart), a server registers at once (a health
 # check finds it alive from then until it is killed), records in a subshell (a kill of
 # the server cannot cut its record off) and then stays alive until it is killed.  In the
-# foreground it returns at once, as a recorder would.
+# foreground it returns at once.
 ix_bg=""
 [[ /proc/self/fd/0 -ef /dev/null ]] && ix_bg=1
 ix_server=""
@@ -270,7 +267,14 @@ ix_opt() {  # value of --name=V / --name V in "$@" (first) in IX_OPT; $1 = optio
 }
 
 ix_server_record() {  # the arguments of ix_record (registered at the top already)
-    ( ix_record "$@" )
+    # The server writes its record itself, a TERM/INT/HUP deferred until it is whole
+    # (the trap at the top), with no child a stop helper's `pkill -P <server>` or
+    # process-tree KILL could cut off; only then is it up: its registration says so,
+    # and a health check answers from then on (it waits while the server records).  A
+    # KILL of the server itself while it records cuts the record off, which the ledger
+    # tells (PO310: fails closed).
+    ix_record "$@"
+    printf up > "$IX_ROOT/.ix/serving/$$" 2>/dev/null
 }
 
 ix_serve() {  # alive until killed (a signal received while it recorded ends it now)
@@ -303,9 +307,11 @@ ix_refused() {
     return 1
 }
 
-ix_alive_server() {  # is a registered server alive (not ended, not a zombie)?
+ix_alive_server() {  # is a registered server up (recorded) and alive (not ended, not a
+    # zombie)?
     local f st
     for f in "$IX_ROOT"/.ix/serving/*; do
+        [[ -s $f ]] || continue
         st=""
         { read -r st < "/proc/${f##*/}/stat"; } 2>/dev/null || continue
         st=${st##*) }
@@ -315,8 +321,9 @@ ix_alive_server() {  # is a registered server alive (not ended, not a zombie)?
 }
 
 # A server started in the background and not registered yet (its process starts while
-# the recipe goes on): a health check waits for it — a server stub not registered yet
-# (at most 30 s: it registers first thing), a process of this session whose program is
+# the recipe goes on) or not up yet: a health check waits for it — a registered server
+# still writing its record, a server stub not registered yet (at most 30 s: it registers
+# first thing), a process of this session whose program is
 # being loaded (an exec in progress: its command line reads empty until the kernel has
 # set it up, and a starved CPU holds a child there for many milliseconds), or a process
 # the same shell forked that does not run its program yet (at most 2 s: a background
@@ -333,6 +340,13 @@ ix_wait_starting() {
     sid=${f[3]-}
     for ((i = 0; i < 1500; i++)); do
         found=""
+        for p in "$IX_ROOT"/.ix/serving/*; do  # registered, alive, still recording
+            [[ -e $p && ! -s $p ]] || continue
+            { read -r st < "/proc/${p##*/}/stat"; } 2>/dev/null || continue
+            st=${st##*) }
+            case ${st:0:1} in Z|X) ;; *) found=recording; break ;; esac
+        done
+        if [[ -n $found ]]; then "$IX_SLEEP" 0.02; continue; fi
         for p in /proc/[0-9]*; do
             [[ ${p#/proc/} == "$$" || ${p#/proc/} == "$PPID" ]] && continue
             [[ -e $IX_ROOT/.ix/serving/${p#/proc/} ]] && continue
@@ -729,6 +743,7 @@ ix_project_scripts() {  # the console scripts of a project installed from its fo
 
 ix_scripts() {  # $1 an environment's bin folder, then command names: each a stub there
     local bin=$1 n
+    local -a made=()
     shift
     for n in "$@"; do
         [[ $n == [A-Za-z0-9]*([A-Za-z0-9._-]) && ! -e $bin/$n ]] || continue
@@ -737,8 +752,9 @@ ix_scripts() {  # $1 an environment's bin folder, then command names: each a stu
         else
             printf '#!/bin/sh\nIX_AS_TOOL=%s exec "%s/.stub" "$@"\n' "$n" "$IX_BIN" > "$bin/$n"
         fi
-        chmod +x "$bin/$n" 2>/dev/null
+        made+=("$bin/$n")
     done
+    ((${#made[@]})) && chmod +x "${made[@]}" 2>/dev/null  # (one process for all)
     return 0
 }
 
@@ -756,6 +772,11 @@ ix_python() {
         esac
         i=$((i + 1))
     done
+    if [[ -z $mod && $i -le $# && ${!i} != -* ]]; then  # a program run by path
+        case $IX_CLIENT_SCRIPTS in
+            *" ${!i##*/} "*) ix_record "python ${!i##*/}" "$IX_TOOL" "$@"; exit 0 ;;
+        esac
+    fi
     if [[ -n $mod ]]; then
         local m
         for m in $IX_STUB_MODULES; do
@@ -994,50 +1015,7 @@ FAKE_PACKAGES = ("vllm", "sglang", "sgl_kernel", "tensorrt_llm", "atom", "aiter"
                  "lmcache", "cupy", "torch", "triton", "flashinfer", "deep_gemm", "dynamo",
                  "transformers", "nixl", "aiperf", "safetensors", "huggingface_hub", "yaml")
 
-# Appended to the repository's benchmark_lib.sh in the sandbox's copy (so the library
-# sees its callers as in a real job): the helpers that would wait for a server or run a
-# benchmark are redefined as recorders.  When the library may return early, the copy is
-# this text after a `source` of the real library instead (@SOURCE_REAL@).
-SHIM = r'''
-# ---- added by `ixtool policy check` (tracing sandbox) ----
-@SOURCE_REAL@# a record written by the shell itself into the trace's ledger: see the stub
-@LEDGER_FNS@
-__ix_rec() {
-    local -  # no `set -x` lines for the recorder's own work (restored on return)
-    set +x
-    [[ -n $__ix_bin ]] || return 0
-    local __ix_fd __ix_rid="${EPOCHREALTIME/./}-$$-${SRANDOM:-$RANDOM}" __ix_lines=0
-    exec {__ix_fd}>>"$__ix_ledger" || return 0
-    __ix_items T "fn:$1"
-    __ix_items A "${@:2}"
-    __ix_env
-    __ix_items W "$PWD"
-    __ix_items Z "$__ix_lines"
-    exec {__ix_fd}>&-
-}
-__ix_pid() {
-    local prev=""
-    for a in "$@"; do
-        if [[ $prev == --server-pid || $prev == --pid ]]; then printf '%s' "$a"; return 0; fi
-        prev=$a
-    done
-    return 1
-}
-__ix_wait() {
-    __ix_rec "$@"
-    local pid
-    local comm
-    if pid=$(__ix_pid "${@:2}"); then  # until the server is up (its stub has recorded)
-        while { read -r comm < "/proc/$pid/comm"; } 2>/dev/null && [[ $comm != sleep ]]; do
-            @SLEEP@ 0.02
-        done
-    fi
-    return 0
-}
-'''
-
 STUB = STUB.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "ix_"))
-SHIM = SHIM.replace("@LEDGER_FNS@", LEDGER_FNS.replace("@P@", "__ix_"))
 
 # The traced shell: xtrace to the pipe ixtool holds; ``source``/``.`` of a file that is
 # missing outside the workspace (a runner's own environment file such as uv's

@@ -2,9 +2,9 @@
 would launch (argv, environment, config files named in argv).
 
 This is an I/O adapter.  One :class:`Session` per run materialises the repository
-**once** (a copy without ``.git``, read-only, ``benchmarks/benchmark_lib.sh`` replaced
-by a shim that sources the real library and swaps the helpers that wait for a server
-for recorders).  Each trace then gets, strongest isolation first:
+**once** (a copy without ``.git``, read-only; every repository file, the helpers of
+``benchmarks/benchmark_lib.sh`` included, runs as it is: only programs are stubbed).
+Each trace then gets, strongest isolation first:
 
 * ``env -i`` plus exactly the variables it is given; its own directory holding the
   workspace (``ws/``: the working directory, whose entries link into the read-only
@@ -111,10 +111,6 @@ class Record:
     files: dict[str, str]
     seq: int
 
-    @property
-    def is_function(self) -> bool:
-        return self.tool.startswith("fn:")
-
 
 @dataclass(frozen=True)
 class ReadSet:
@@ -195,9 +191,6 @@ class TraceResult:
     def ok(self) -> bool:
         return not self.timed_out and self.stopped_by is None and \
             (self.returncode == 0 or self.stopped)
-
-    def functions_called(self) -> list[str]:
-        return [r.tool[3:] for r in self.records if r.is_function]
 
 
 @cache
@@ -412,34 +405,19 @@ _UNESCAPED = {"n": "\n", "t": "\t", "\\": "\\"}
 
 @cache
 def _record_tools() -> frozenset[str]:
-    return frozenset((*_stubs.ALL_TOOLS,
-                      *(f"fn:{f}" for f in (*_stubs.WAIT_FUNCTIONS,
-                                            *_stubs.RECORD_FUNCTIONS))))
+    return frozenset(_stubs.ALL_TOOLS)
 
 
-_ASSIGN = re.compile(r"^\s*(?:export\s+|declare\s+-g\w*\s+)?([A-Za-z_]\w*)\+?=", re.M)
-_LOCAL = re.compile(r"^\s*(?:local|declare)\b(?!\s+-g)(.*)$", re.M)
+@cache
+def _client_tools() -> frozenset[str]:  # a benchmark client's record ("python <file>")
+    return frozenset(f"python {c}" for c in _stubs.CLIENT_SCRIPTS)
 
 
-def _globals_of(library: str, fn: str) -> list[str]:
-    """The variables the library's function ``fn`` assigns that it does not declare
-    ``local`` (what it hands back to its caller), in order; none when ``fn`` is not
-    defined at column 0."""
-    m = re.search(rf"(?m)^(?:function\s+)?{re.escape(fn)}\s*\(\)\s*\{{?\s*$", library)
-    if m is None:
-        return []
-    end = re.search(r"(?m)^\}", library[m.end():])
-    body = library[m.end():m.end() + end.start()] if end else ""
-    local = {w.split("=", 1)[0] for line in _LOCAL.findall(body) for w in line.split()
-             if not w.startswith("-")}
-    return [v for v in dict.fromkeys(_ASSIGN.findall(body))
-            if v not in local and v not in _SHELL_VARS and not v.startswith(("BASH", "LC_"))]
-
-
-# the shell's own variables: a recorder leaves them alone (IFS="" would change splitting)
-_SHELL_VARS = frozenset({"IFS", "PATH", "HOME", "PWD", "OLDPWD", "OPTIND", "OPTARG", "REPLY",
-                         "PS1", "PS2", "PS3", "PS4", "SHELLOPTS", "LANG", "CDPATH", "TMPDIR",
-                         "FUNCNAME", "LINENO", "RANDOM", "SECONDS", "HISTFILE"})
+def _stub_label(tool: str) -> bool:
+    """Is ``tool`` a label a stub writes: a stubbed tool, ``python -m <module>``, a
+    container tool, a benchmark client python runs by path?"""
+    return bool(tool in _record_tools() or _PY_MODULE.fullmatch(tool)
+                or _CONTAINER.fullmatch(tool) or tool in _client_tools())
 
 
 def _this_host(rec: Record) -> bool:
@@ -636,8 +614,7 @@ class Ledger:
         for rid in ids:
             r = self._done[rid]
             tool = r.first(b"T")
-            if not (tool in _record_tools() or _PY_MODULE.fullmatch(tool)
-                    or _CONTAINER.fullmatch(tool)):
+            if not _stub_label(tool):
                 continue  # not what a stub writes
             argv = [a for b in r.blobs.get(b"A", []) for a in _items(bytes(b), _ITEMS)]
             envs = [item for b in r.blobs.get(b"E", []) for item in _items(bytes(b), _ITEMS)]
@@ -972,7 +949,6 @@ class Session:
         self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-", dir=_session_base())).resolve()
         self.repo = self.dir / "repo"
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
-        self._shim()
         if not self.isolate and not self.bwrap:
             # (namespaces, bubblewrap: the copy is mounted read-only; its own modes stay
             # those of a checkout, so what a script copies out of it stays writable)
@@ -1004,42 +980,6 @@ class Session:
         _watch(self)
 
     # -- setup
-    def _shim(self) -> None:
-        lib = self.repo / "benchmarks" / "benchmark_lib.sh"
-        if not lib.parent.is_dir():
-            return
-        real = ""
-        if lib.is_file() and not lib.is_symlink():
-            real = lib.read_text(encoding="utf-8", errors="replace")
-        if lib.is_symlink():
-            lib.unlink()
-        # the recorders go after the library (same file: BASH_SOURCE is what a job sees);
-        # a library that can return early is sourced from a side copy instead
-        real_text = real
-        early = re.search(r"(?m)^(return|exit)\b", real) is not None
-        source_real = ""
-        if early:
-            lib.rename(lib.with_name(".benchmark_lib.real.sh"))
-            source_real = ('source "$(dirname "${BASH_SOURCE[0]}")/.benchmark_lib.real.sh"\n')
-            real = ""
-        shim = [real, _stubs.SHIM.replace("@SLEEP@", _tool("sleep")).replace(
-            "@ENV@", _tool("env")).replace("@SOURCE_REAL@", source_real).replace(
-            "__ix_rec() {",
-            '__ix_bin=""\nfor __ix_d in ${PATH//:/ }; do\n'
-            f'    if [[ $__ix_d == */.ix/bin || $__ix_d == {SHARED_ROOT}/bin ]]; then '
-            '__ix_bin=$__ix_d; break; fi\ndone\n'
-            '__ix_ledger=${__ix_bin%/bin}/trace/ledger\n'
-            "__ix_rec() {")]
-        for fn in _stubs.WAIT_FUNCTIONS:
-            shim.append(f'{fn}() {{ __ix_wait {fn} "$@"; }}\n')
-        for fn in _stubs.RECORD_FUNCTIONS:
-            # what the real helper hands back in global variables (REPLAY_CMD …) is kept
-            # defined, so that `set -u` callers go on as in a job
-            keep = "".join(f' {v}="${{{v}-}}";' for v in _globals_of(real_text, fn))
-            shim.append(f'{fn}() {{ __ix_rec {fn} "$@";{keep} return 0; }}\n')
-        lib.write_text("".join(shim))
-        lib.chmod(0o444)
-
     @staticmethod
     def _protect(root: Path) -> None:
         for dirpath, _, _ in os.walk(root, topdown=False):
@@ -1135,6 +1075,7 @@ class Session:
                 .replace("@PYDIR@", f"{seen}/py")
                 .replace("@BIN@", _q(f"{seen}/bin"))
                 .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
+                .replace("@CLIENT_SCRIPTS@", " ".join(_stubs.CLIENT_SCRIPTS))
                 .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
                 .replace("@NO_ENV@", " ".join(_stubs.NO_ENV_TOOLS)))
         (ix / "bin" / ".stub").write_text(stub.replace("@LIB@", _q(f"{seen}/bin/.stub-lib")))
@@ -1188,7 +1129,7 @@ class Session:
                 os.symlink(f"{inner}/repo/{top}", host / "ws" / top)
         if not self.shared:
             self._tools(ix, inner, f"{inner}/.ix", str(book))
-            os.symlink(book, ix / "trace")  # for the benchmark_lib shim
+            os.symlink(book, ix / "trace")  # beside the stubs, as their text names it
         return ledger
 
     # -- one trace

@@ -19,9 +19,11 @@ run_benchmark_serving() { :; }
 """
 INERT = """source "$(dirname "$0")/../benchmark_lib.sh"
 check_env_vars MODEL CONC
+echo "CONC: $CONC"
 vllm serve "$MODEL"
-run_benchmark_serving --model "$MODEL" --max-concurrency "$CONC" --num-prompts $((CONC * 10))
 """
+# a value handed to a library helper is not inert: the helper runs as it is
+HELPER = INERT + 'run_benchmark_serving --max-concurrency "$CONC"\n'
 STEERING = INERT.replace('vllm serve "$MODEL"', 'vllm serve "$MODEL" --max-num-seqs "$CONC"')
 
 
@@ -75,6 +77,7 @@ def test_a_failed_shared_trace_is_repeated_per_value(tmp_path: Path) -> None:
 @pytest.mark.parametrize("script, concs, traced", [
     (STEERING, ["4", "8"], 2),  # the value reaches the server: one trace per value
     (INERT, ["4", "08"], 2),  # not a plain number (arithmetic could differ)
+    (HELPER, ["4", "8"], 2),
 ])
 def test_values_that_may_matter_are_traced_apart(tmp_path: Path, script: str,
                                                  concs: list[str], traced: int) -> None:

@@ -198,3 +198,34 @@ def test_python_dash_m_reads_the_module_by_path() -> None:
     r = shell_reads("python3 -m tools.alhelp --x 1\n", {}, frozenset())
     assert {"tools/alhelp.py", "tools/__init__.py", "tools/alhelp/__main__.py"} <= r.names
     assert shell_reads('python3 -m "$MOD"\n', {}, frozenset()).unbounded
+
+
+def test_a_benchmark_client_is_a_leaf() -> None:
+    """The trace records a benchmark client (``sandbox.CLIENT_SCRIPTS``) instead of
+    running it, so what the client would import or write is no launch's read: a change
+    there reaches nothing (the repository's copy of vLLM's client names every
+    ``*.json`` in an f-string)."""
+    files = {
+        "run.sh": "python3 utils/bench_serving/benchmark_serving.py --model m\n"
+                  "python3 utils/helper.py\n",
+        "utils/bench_serving/benchmark_serving.py":
+            "import backend_request_func\nname = f'{x}.json'\n",
+        "utils/bench_serving/backend_request_func.py": "X = 1\n",
+        "utils/helper.py": "import al_values\n",
+        "utils/al_values.py": "AL = 1\n",
+        "experimental/configs/sweep.json": "{}\n",
+    }
+    by_name: dict[str, list[str]] = {}
+    for f in files:
+        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    got = Analyzer(files.get, by_name).reachable_files("run.sh", {})
+    assert got is not None
+    assert "utils/al_values.py" in got  # a helper that runs is followed
+    assert not {"utils/bench_serving/backend_request_func.py",
+                "experimental/configs/sweep.json"} & got, got
+    # a file of a client's name that is not Python (bash runs it by path) is no client
+    files["utils/bench_serving/benchmark_serving.py"] = "source al.env\n"
+    files["utils/bench_serving/al.env"] = "AL=3\n"
+    by_name.setdefault("al.env", []).append("utils/bench_serving/al.env")
+    again = Analyzer(files.get, by_name).reachable_files("run.sh", {})
+    assert again is None or "utils/bench_serving/al.env" in again, again

@@ -301,17 +301,23 @@ TMPL = ".github/workflows/benchmark-tmpl.yml"
 
 
 @pytest.mark.parametrize("what,edit,traced", [
-    # a helper the trace replaces by a recorder: no trace can differ
-    ("a recorded helper's body", ("run_benchmark_serving() {\n",
-                                  "run_benchmark_serving() {\n    : reviewed\n"), False),
-    # a function no script's reachable text names
-    ("an unused function's body", ("_repair_truncated_gpu_metrics_tail() {\n",
-                                   "_repair_truncated_gpu_metrics_tail() {\n    : x\n"), False),
+    # the seed's rows run the library's agentic helpers, whose command word built at
+    # run time (`$REPLAY_CMD`) starts with the aiperf path (`$AIPERF_CLI …`): it runs no
+    # function, so a body no reached function calls counts for nothing
+    ("an unreached helper's body", ("run_benchmark_serving() {\n",
+                                    "run_benchmark_serving() {\n    : reviewed\n"), False),
+    ("an unused function's body", ("_find_latest_profile_trace() {\n",
+                                   "_find_latest_profile_trace() {\n    : x\n"), False),
     # a comment: nothing any trace can see
     ("a comment", ("check_env_vars() {\n", "# reviewed\ncheck_env_vars() {\n"), False),
     # a function the seed script calls
     ("a called function's body", ("require_agentic_kv_offload_none() {\n",
                                   "require_agentic_kv_offload_none() {\n    : x\n"), True),
+    # a helper's helper: the trace runs the library's helpers as they are (they were
+    # recorders, and their bodies counted for nothing)
+    ("a helper the seed's helpers call", ("_repair_truncated_gpu_metrics_tail() {\n",
+                                          "_repair_truncated_gpu_metrics_tail() {\n    : x\n"),
+     True),
     # the library's top level: every script that sources it
     ("the top level", ("check_env_vars() {\n", "IX_TOP=1\ncheck_env_vars() {\n"), True),
 ])
@@ -320,8 +326,8 @@ def test_base_library_change_traces_the_rows_that_reach_it(
         traced: bool) -> None:
     """A change to a shell library selects a row only when the row's launcher or script
     can reach what changed: its top level, or a function named in the text they can run
-    (real PRs #2152 and #2186 changed recorded helpers of benchmark_lib.sh and traced
-    ~700 rows; a recorder replaces those helpers in every trace)."""
+    (real PRs #2152 and #2186 changed helpers of benchmark_lib.sh and traced ~700
+    rows)."""
     repo = _changed_clone(real_tree, tmp_path, {LIB: edit})
     res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
     keys = res.info["base"]["traced-keys"]
@@ -329,6 +335,29 @@ def test_base_library_change_traces_the_rows_that_reach_it(
         assert set(keys) == {SEED_KEY} and any(LIB in r for r in keys[SEED_KEY]), what
     else:
         assert keys == {} and res.info["traces"] == 0, what
+
+
+# issue 32: a helper of the library that starts a second server with another AL
+_RELAUNCH = ("wait_for_server_ready() {\n", """wait_for_server_ready() {
+    if [[ ${SPEC_CONFIG:-} == *synthetic_acceptance_length* ]]; then
+        local k='"synthetic_acceptance_length"'
+        SPEC_CONFIG="${SPEC_CONFIG%"$k"*}$k: 3.60}"
+        vllm serve "$MODEL_PATH" --speculative-config "$SPEC_CONFIG" > /dev/null 2>&1 &
+    fi
+""")
+
+
+@pytest.mark.parametrize("base", ["HEAD~1", None])
+def test_a_library_helper_that_launches_a_server_is_checked(
+        real_tree: Path, tmp_path: Path, base: str | None) -> None:
+    """The trace runs the library's helpers as they are (it stubs programs, never a
+    repository function): a PR that makes ``wait_for_server_ready`` start vLLM again
+    with ``synthetic_acceptance_length`` 3.60 (golden 2.78) fails the full check and
+    the ``--base`` check alike.  When the helper was a recorder, both passed."""
+    repo = _changed_clone(real_tree, tmp_path, {LIB: _RELAUNCH})
+    res = run_check(CheckRequest(root=repo, base=base, config_keys=[SEED_KEY]))
+    wrong = [f for f in res.findings if f.rule == "PO403" and "3.6" in f.message]
+    assert wrong, [(f.rule, f.message[:200]) for f in res.findings]
 
 
 @pytest.mark.parametrize("what,edit,traced", [
@@ -372,12 +401,15 @@ def library_runs_tool(repo: Path, where: str, name: str, text: str) -> Path:
     return tool
 
 
-@pytest.mark.parametrize("where,traced", [("run_eval", False), ("check_env_vars", True)])
+@pytest.mark.parametrize("where,traced", [("move_profile_trace_for_relay", False),
+                                          ("run_eval", True), ("check_env_vars", True)])
 def test_base_a_file_named_only_where_no_trace_goes(real_tree: Path, tmp_path: Path,
                                                      where: str, traced: bool) -> None:
-    """Real PR #1977 changed utils/*.py files that benchmark_lib.sh names only in helpers
-    the trace replaces by recorders: no row can run them.  Named in a function the seed
-    script calls, the same change selects its rows."""
+    """Real PR #1977 changed utils/*.py files that benchmark_lib.sh names in its helpers.
+    The trace runs those helpers as they are: named in a function the seed script calls
+    or in a helper its eval rows run (``run_eval``), the change selects its rows (when
+    they were recorders, the second was never traced); named only in a helper no row of
+    the seed runs (``move_profile_trace_for_relay``: fixed-sequence-length rows), not."""
     repo = clone(real_tree, tmp_path / "repo")
     tool = library_runs_tool(repo, where, "ix_collect.py", "print(1)\n")
     commit_all(repo, "the library names a helper script")

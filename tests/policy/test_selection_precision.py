@@ -164,10 +164,12 @@ def _workflow_variable(repo: Path, line: str) -> None:
                                           ("check_env_vars", True)])
 def test_a_workflow_variable_only_a_python_file_no_job_runs_reads(
         real_tree: Path, tmp_path: Path, where: str, traced: bool) -> None:
-    """A workflow gains a variable that only a Python file reads.  The library names
-    that file in a helper the trace replaces by a recorder (no job runs it there): no
-    row is traced.  Named in a function the seed script calls, it runs, and the seed
-    rows are traced (their environment changed in a name they observe)."""
+    """A workflow gains a variable that only a Python file reads, and the library names
+    that file in a function: the seed rows are traced (their environment changed in a
+    name they observe) when the function is one the seed script calls; not when it is a
+    helper no seed row runs (``run_benchmark_serving``: the seed's agentic helpers run
+    ``$REPLAY_CMD``, built at run time but starting with the aiperf path, which calls
+    no function)."""
     repo = clone(real_tree, tmp_path / "repo")
     library_runs_tool(repo, where, "ix_tag.py",
                       'import os\nprint(os.environ.get("IX_TAG_ONLY", ""))\n')

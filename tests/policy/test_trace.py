@@ -82,7 +82,9 @@ def test_vllm_dspark_probabilistic(tmp_path: Path, store: CurveStore, eval_only:
     assert rec.env["CONC"] == "4" and rec.env["EVAL_ONLY"] == str(eval_only).lower()
     f = facts_of(rec, eng)
     assert (f.method, f.k, f.sample, f.synthetic) == ("dspark", 3, "probabilistic", not eval_only)
-    assert ("run_eval" if eval_only else "run_benchmark_serving") in tr.functions_called()
+    # the library's helpers run as they are: their client is what the trace records
+    clients = [r.tool for r in tr.records if r.tool.startswith("python -m ")]
+    assert clients == ["python -m lm_eval" if eval_only else "python -m aiperf"], clients
     assert verdicts(tmp_path, "vllm_kimik3_dspark.sh", row, tr, store) == []
 
 
@@ -401,19 +403,19 @@ def test_slurm_and_download_stubs(tmp_path: Path) -> None:
 def test_recorded_environment_is_the_exported_one(tmp_path: Path) -> None:
     """A record's environment is what the recording shell exports (``compgen -e``), read
     with builtins only: shell variables, arrays and unset names stay out, a `set -u`
-    script's recorders still work, temporary assignments count."""
+    script's stubs still work, temporary assignments count."""
     text = ("#!/bin/bash\nset -eu\n"
             "source \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n"
             "export EXPORTED=yes\nPLAIN=no\ndeclare -a EMPTY_ARR=()\nexport DECLARED_ONLY\n"
-            "f() { local -x LOCAL_X=lx; srun --jobid 1 true; run_benchmark_serving --x 1; }\n"
+            "f() { local -x LOCAL_X=lx; srun --jobid 1 true; aiperf profile --x 1; }\n"
             "TEMP_ONE=t f\n"
             "echo done\n")
     repo = mini_repo(tmp_path, "envs.sh", text)
     tr = trace_script(repo, f"{SUB}/envs.sh", {"PATH": "/usr/bin:/bin", "FROM_JOB": "j"},
                       timeout=30)
     assert tr.returncode == 0, tr.stderr_tail[-600:]
-    recs = {r.tool: r for r in tr.records if r.tool in ("srun", "fn:run_benchmark_serving")}
-    assert set(recs) == {"srun", "fn:run_benchmark_serving"}
+    recs = {r.tool: r for r in tr.records if r.tool in ("srun", "aiperf")}
+    assert set(recs) == {"srun", "aiperf"}
     for r in recs.values():
         assert {"EXPORTED", "FROM_JOB", "LOCAL_X", "TEMP_ONE", "PATH"} <= set(r.env), r.env
         assert not {"PLAIN", "EMPTY_ARR", "DECLARED_ONLY"} & set(r.env), r.env
@@ -462,3 +464,25 @@ echo done
     tr = trace_script(repo, f"{SUB}/helpers.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
     assert "network tool 'curl' called (stubbed)" in tr.events, tr.events
 
+
+
+def test_a_benchmark_client_is_recorded_not_run(tmp_path: Path) -> None:
+    """A benchmark client python runs by path (``sandbox.CLIENT_SCRIPTS``) is a stubbed
+    program: recorded with its arguments, not run (it would load the served model);
+    another repository Python program still runs."""
+    text = """set -euo pipefail
+python3 -u "$PWD/utils/bench_serving/benchmark_serving.py" --model m --num-prompts 10
+python3 "$PWD/utils/other.py"
+echo "done"
+"""
+    repo = mini_repo(tmp_path / "remote", "client.sh", text)
+    (repo / "utils/bench_serving").mkdir(parents=True)
+    (repo / "utils/bench_serving/benchmark_serving.py").write_text(
+        "print('the client ran')\nraise SystemExit(3)\n")
+    (repo / "utils/other.py").write_text("print('other ran')\n")
+    tr = trace_script(repo, f"{SUB}/client.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert tr.ok, (tr.returncode, tr.last_line, tr.stderr_tail)
+    assert "the client ran" not in tr.stdout_tail and "other ran" in tr.stdout_tail
+    client = [r for r in tr.records if r.tool == "python benchmark_serving.py"]
+    assert len(client) == 1 and client[0].argv[-2:] == ("--num-prompts", "10"), \
+        [(r.tool, r.argv) for r in tr.records]

@@ -19,14 +19,17 @@ from tests.policy.test_check import KEY, SEED, check, seed_repo
 LAUNCH = 'wait_for_server_ready --port "$PORT" --server-pid "$SERVER_PID" ' \
     '--server-log "$SERVER_LOG"\n'
 BAD = 'vllm serve "$MODEL" --speculative-config "${SPEC_CONFIG/2.83/3.60}"\n'
-# the ledger as the benchmark_lib shim finds it (a recipe knows ixtool's code)
+# the ledger as a stub finds it (a recipe knows ixtool's code): the FIFO beside the
+# stubs' folder on PATH
+FIND = ('for d in ${PATH//:/ }; do [[ -p ${d%/bin}/trace/ledger ]] && '
+        'L=${d%/bin}/trace/ledger; done\n')
 FLOODS = {
     # 4,000 complete records: the finished-record cap
-    "finished-cap": "for ((i = 0; i < 4000; i++)); do printf '9-%d-1 T srun\\t\\n9-%d-1 Z 1\\t\\n'"
-                    ' $i $i; done > "$__ix_ledger"\n',
+    "finished-cap": FIND + "for ((i = 0; i < 4000; i++)); do "
+                    "printf '9-%d-1 T srun\\t\\n9-%d-1 Z 1\\t\\n' $i $i; done > \"$L\"\n",
     # 8,000 records begun and never completed: the open-record cap
-    "open-cap": "for ((i = 0; i < 8000; i++)); do printf '8-%d-1 T srun\\t\\n' $i; done "
-                '> "$__ix_ledger"\n',
+    "open-cap": FIND + "for ((i = 0; i < 8000; i++)); do printf '8-%d-1 T srun\\t\\n' $i; done "
+                '> "$L"\n',
 }
 
 
@@ -49,7 +52,7 @@ def test_a_launch_cut_off_by_the_end_of_the_trace_is_not_lost(tmp_path: Path,
                                                               corpus: Path) -> None:
     """A record still being written when the trace ends (the recipe exits while its
     stub records in the background) was dropped: the 3.60 launch went unseen."""
-    edit = (LAUNCH, LAUNCH + 'printf "7-1-1 T vllm\\t\\n" > "$__ix_ledger"\n')
+    edit = (LAUNCH, LAUNCH + FIND + 'printf "7-1-1 T vllm\\t\\n" > "$L"\n')
     res = check(seed_repo(tmp_path, edit), corpus)
     assert {f.rule for f in res.errors} == {"PO310"}, [f.message for f in res.findings]
     assert "cut off" in next(f for f in res.errors).message

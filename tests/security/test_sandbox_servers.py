@@ -179,7 +179,7 @@ def test_the_real_lmcache_recipe_is_traced_the_same_every_time(real_tree: Path) 
            "TOTAL_CPU_DRAM_GB": "2500", "RESULT_DIR": "/workspace/results",
            "DURATION": "1800", "EP_SIZE": "1", "DP_ATTENTION": "false", "PORT": "8888",
            "EVAL_ONLY": "false", "IS_AGENTIC": "1", "MODEL_PREFIX": "dsv4",
-           "RUNNER_NAME": "mi355x-amds_0"}
+           "RUNNER_NAME": "mi355x-amds_0", "RESULT_FILENAME": "dsv4_lmcache_conc4"}
     script = "benchmarks/single_node/agentic/dsv4_fp4_mi355x_vllm_mtp.sh"
     with Session(real_tree) as s:
         for _ in range(RUNS):
@@ -271,3 +271,36 @@ def test_the_traced_kill_answers_as_bash_does(tmp_path: Path) -> None:
         tr = s.trace("benchmarks/t.sh", {}, workspace_at=["/workspace"], timeout=30)
     assert tr.ok, (tr.last_line, tr.stderr_tail)
     assert tr.stdout_tail.split() == bash.stdout.split(), (tr.stdout_tail, bash.stdout)
+
+
+STOP_TREE = """vllm serve /models/m --port 8080 --speculative-config '{"method": "eagle3"}' \\
+    > "$PWD/server.log" 2>&1 &
+PID=$!
+until curl --output /dev/null --silent --fail "http://127.0.0.1:8080/health"; do
+    sleep 0.1
+done
+CHILDREN=$(pgrep -P "$PID" || true)  # a stop helper: the server's tree, then KILL
+kill -TERM "$PID"
+for c in $CHILDREN; do kill -KILL "$c" 2>/dev/null || true; done
+pkill -KILL -P "$PID" || true
+wait "$PID" 2>/dev/null || true
+echo done
+"""
+
+
+@NS
+def test_a_server_stopped_with_its_children_after_its_health_check_keeps_its_record(
+        tmp_path: Path) -> None:
+    """The library's real stop helper (``stop_background_process_tree``) lists the
+    server's children, TERMs it and KILLs them; a server stub records in a child (a kill
+    of the server cannot cut its record off).  The server is up — its health check
+    answers — only once its record is whole, so a stop after the check never cuts it:
+    the trace is ok and holds the launch, every time (it was cut off: PO310, by
+    scheduling)."""
+    repo = _repo(tmp_path, STOP_TREE)
+    for tr in _runs(repo):
+        assert tr.ok and tr.stdout_tail.strip() == "done", \
+            (tr.returncode, tr.last_line, tr.stderr_tail[-500:])
+        served = [r for r in tr.records if r.tool == "vllm"]
+        assert len(served) == 1 and served[0].argv[-1] == '{"method": "eagle3"}', \
+            [(r.tool, r.argv) for r in tr.records]

@@ -12,4 +12,9 @@ fi
 python3 -u -m atom.entrypoints.openai_server --model "$MODEL" -tp "$TP" "${SPEC[@]}" &
 PID=$!
 wait_for_server_ready --port 8000 --server-pid "$PID"
-if [[ $EVAL_ONLY == true ]]; then run_eval --port 8000; else run_benchmark_serving --port 8000; fi
+if [[ $EVAL_ONLY == true ]]; then
+    run_eval --model "$MODEL" --port 8000 --result-dir results
+else
+    run_benchmark_serving --model "$MODEL" --port 8000 \
+        --concurrency "$CONC" --duration 600 --result-dir results
+fi

@@ -13,4 +13,9 @@ python3 -m sglang.launch_server --model-path "$MODEL" --tp "$TP" \
     --speculative-eagle-topk 1 --speculative-num-draft-tokens $((STEPS + 1)) &
 PID=$!
 wait_for_server_ready --port 30000 --server-pid "$PID"
-if [[ $EVAL_ONLY == true ]]; then run_eval --port 30000; else run_benchmark_serving --port 30000; fi
+if [[ $EVAL_ONLY == true ]]; then
+    run_eval --model "$MODEL" --port 30000 --result-dir results
+else
+    run_benchmark_serving --model "$MODEL" --port 30000 \
+        --concurrency "$CONC" --duration 600 --result-dir results
+fi

@@ -18,4 +18,9 @@ export AIPERF_EXTRA_INPUTS='chat_template_kwargs:{"thinking_mode":"enabled"} thi
 mpirun -n 1 --allow-run-as-root trtllm-serve "$MODEL" --tp_size "$TP" --config ser.yaml &
 PID=$!
 wait_for_server_ready --port 8000 --server-pid "$PID"
-if [[ $EVAL_ONLY == true ]]; then run_eval --port 8000; else run_benchmark_serving --port 8000; fi
+if [[ $EVAL_ONLY == true ]]; then
+    run_eval --model "$MODEL" --port 8000 --result-dir results
+else
+    run_benchmark_serving --model "$MODEL" --port 8000 \
+        --concurrency "$CONC" --duration 600 --result-dir results
+fi

@@ -15,4 +15,9 @@ vllm serve "$MODEL" --tensor-parallel-size "$TP" \
     --speculative-config "$SPEC" &
 PID=$!
 wait_for_server_ready --port 8888 --server-pid "$PID"
-if [[ $EVAL_ONLY == true ]]; then run_eval --port 8888; else run_benchmark_serving --port 8888; fi
+if [[ $EVAL_ONLY == true ]]; then
+    run_eval --model "$MODEL" --port 8888 --result-dir results
+else
+    run_benchmark_serving --model "$MODEL" --port 8888 \
+        --concurrency "$CONC" --duration 600 --result-dir results
+fi
