@@ -434,19 +434,21 @@ _IMPORTERS = ("__import__", "import_module")
 def _imported_by_name(n: ast.Call) -> str | None:
     """The module a call of ``__import__`` / ``importlib.import_module`` with a constant
     name imports (its other calls are :func:`_runs_code`)."""
-    f = n.func
-    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
-        else ""
-    if name in _IMPORTERS and n.args and isinstance(n.args[0], ast.Constant) and \
+    if _call_name(n) in _IMPORTERS and n.args and isinstance(n.args[0], ast.Constant) and \
             isinstance(n.args[0].value, str):
         return n.args[0].value
     return None
 
 
-def _runs_code(n: ast.Call) -> bool:
+def _call_name(n: ast.Call) -> str:
+    """The name a call calls (``f(…)``, ``m.f(…)``), or ``""``."""
     f = n.func
-    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
         else ""
+
+
+def _runs_code(n: ast.Call) -> bool:
+    name = _call_name(n)
     if name in ("__import__", "import_module", "exec", "run_module", "run_path",
                 "spec_from_file_location", "load_source"):
         return not (n.args and isinstance(n.args[0], ast.Constant))

@@ -307,17 +307,19 @@ ix_refused() {
     return 1
 }
 
-ix_alive_server() {  # is a registered server up (recorded) and alive (not ended, not a
-    # zombie)?
-    local f st
+ix_alive_server() {  # is a registered server up (recorded) and alive?
+    local f
     for f in "$IX_ROOT"/.ix/serving/*; do
-        [[ -s $f ]] || continue
-        st=""
-        { read -r st < "/proc/${f##*/}/stat"; } 2>/dev/null || continue
-        st=${st##*) }
-        case ${st:0:1} in Z|X) ;; *) return 0 ;; esac
+        [[ -s $f ]] && ix_live "${f##*/}" && return 0
     done
     return 1
+}
+
+ix_live() {  # is process $1 alive (not ended, not a zombie)?
+    local st=""
+    { read -r st < "/proc/$1/stat"; } 2>/dev/null || return 1
+    st=${st##*) }
+    [[ ${st:0:1} != [ZX] ]]
 }
 
 # A server started in the background and not registered yet (its process starts while
@@ -341,10 +343,7 @@ ix_wait_starting() {
     for ((i = 0; i < 1500; i++)); do
         found=""
         for p in "$IX_ROOT"/.ix/serving/*; do  # registered, alive, still recording
-            [[ -e $p && ! -s $p ]] || continue
-            { read -r st < "/proc/${p##*/}/stat"; } 2>/dev/null || continue
-            st=${st##*) }
-            case ${st:0:1} in Z|X) ;; *) found=recording; break ;; esac
+            [[ -e $p && ! -s $p ]] && ix_live "${p##*/}" && { found=recording; break; }
         done
         if [[ -n $found ]]; then "$IX_SLEEP" 0.02; continue; fi
         for p in /proc/[0-9]*; do
