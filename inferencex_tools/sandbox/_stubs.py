@@ -149,9 +149,9 @@ ix_serves() {
 
 # Started in the background (stdin is /dev/null: the traced shell's own stdin is another
 # empty file, so a foreground call is told apart), a server registers at once (a health
-# check finds it alive from then until it is killed), records in a subshell (a kill of
-# the server cannot cut its record off) and then stays alive until it is killed.  In the
-# foreground it returns at once.
+# check waits for it from then), writes its record itself (a signal deferred until it is
+# whole: ix_server_record), is up from then on and stays alive until it is killed.  In
+# the foreground it returns at once.
 ix_bg=""
 [[ /proc/self/fd/0 -ef /dev/null ]] && ix_bg=1
 ix_server=""
