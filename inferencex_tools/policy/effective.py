@@ -498,12 +498,19 @@ def _clients() -> frozenset[str]:
 
 class Analyzer:
     """Closures of repository scripts, cached (``read`` gives a file's text or None;
-    ``by_name`` maps a base name to repository paths)."""
+    ``by_name`` maps a base name to repository paths; ``changed``: the files that differ
+    from the base, in PR mode — a benchmark client whose code is among them is no
+    leaf, :meth:`client`)."""
 
     def __init__(self, read: Callable[[str], str | None],
                  by_name: Mapping[str, list[str]], *,
-                 link: Callable[[str], str | None] | None = None) -> None:
+                 link: Callable[[str], str | None] | None = None,
+                 changed: Iterable[str] = (), clients: bool = True) -> None:
         self.read, self.by_name, self.link = read, by_name, link
+        self.changed = frozenset(changed)
+        self._leaf_clients = clients  # False: every file is read as it is (client())
+        self._client_code: dict[str, tuple[str, ...] | None] = {}
+        self._plain: Analyzer | None = None
         self._matches: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._dir_index: dict[str, set[str]] | None = None
         self._parsed: dict[str, _Parsed | None] = {}
@@ -532,10 +539,11 @@ class Analyzer:
                 from inferencex_tools.policy.reach import python_reads
 
                 reads = python_reads(text)
-                if path.rsplit("/", 1)[-1] in _clients() and reads.unbounded is None:
-                    # a benchmark client python runs: the trace records it instead (a
-                    # leaf: what it imports or names is no launch's read; the file
-                    # itself still is, and one that is not Python is not a client)
+                if self._leaf_clients and reads.unbounded is None and \
+                        self.client(path) is not None:
+                    # a benchmark client the trace records instead of running (a leaf:
+                    # what it imports or names is no launch's read; the file itself
+                    # still is, and one that is not Python is not a client)
                     self._parsed[path] = _Parsed("", {}, frozenset(), False, frozenset())
                 else:
                     self._parsed[path] = _Parsed(text, {}, reads.names,
@@ -543,6 +551,31 @@ class Analyzer:
             else:
                 self._parsed[path] = _shell_file(text)
         return self._parsed[path]
+
+    def client(self, path: str) -> tuple[str, ...] | None:
+        """The code of a benchmark client the trace may record instead of running
+        (``sandbox.CLIENT_SCRIPTS``: python runs it by such a name): the file and the
+        scripts its closure reaches, read as they are (what it imports, runs or names),
+        none of them changed from the base.  None: ``path`` is no such client (another
+        name, not Python, an import or read it computes), or its code changed — then
+        it runs in the trace and its closure counts like any script's (a PR cannot hide
+        a launch in a client or in what a client imports)."""
+        if path not in self._client_code:
+            code: tuple[str, ...] | None = None
+            text = self.read(path) if path.rsplit("/", 1)[-1] in _clients() and \
+                path.endswith(".py") else None
+            if text is not None:
+                from inferencex_tools.policy.reach import python_reads
+
+                if python_reads(text).unbounded is None:
+                    if self._plain is None:
+                        self._plain = Analyzer(self.read, self.by_name, link=self.link,
+                                               clients=False)
+                    code = tuple(f for f in self._plain.files(path) if f.endswith(_SCRIPTS))
+                    if self.changed & set(code):
+                        code = None
+            self._client_code[path] = code
+        return self._client_code[path]
 
     def files(self, entry: str) -> tuple[str, ...]:
         if entry not in self._files:

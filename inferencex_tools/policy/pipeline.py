@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,7 +218,8 @@ def _pass_through(rep_in: Mapping[str, str], rep_out: Mapping[str, str],
 class RepoIndex:
     """The repository's files and the analysis of what its scripts observe."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, *, changed: Iterable[str] = ()) -> None:
+        """``changed``: the files that differ from the base (PR mode; :class:`Analyzer`)."""
         from inferencex_tools.io.layout import SKIP_DIRS
 
         self.repo = repo
@@ -231,7 +232,22 @@ class RepoIndex:
         for f in files:
             by_name.setdefault(os.path.basename(f), []).append(f)
         self.files = set(files)
-        self.analyzer = Analyzer(self._read, by_name, link=self._link)
+        self.by_name = by_name
+        self.analyzer = Analyzer(self._read, by_name, link=self._link, changed=changed)
+
+    def clients(self) -> dict[str, tuple[str, ...]]:
+        """The benchmark clients a trace may record instead of running, each with its code
+        (:meth:`Analyzer.client`); the sandbox records one only while those files are
+        byte for byte what they are now (``Session(clients=…)``)."""
+        from inferencex_tools.sandbox import CLIENT_SCRIPTS
+
+        out: dict[str, tuple[str, ...]] = {}
+        for name in CLIENT_SCRIPTS:
+            for path in self.by_name.get(name, ()):
+                code = self.analyzer.client(path)
+                if code is not None:
+                    out[path] = code
+        return out
 
     def _link(self, path: str) -> str | None:
         """Where a repository symbolic link points (as written; None: not a link)."""

@@ -906,7 +906,7 @@ class _Change:
 
 
 def _change(req: CheckRequest, result: Result, started: float,
-            index_of: Callable[[], RepoIndex]) -> _Change | None:
+            index_of: Callable[..., RepoIndex]) -> _Change | None:
     """--base: the change and the base side; None when no row can be selected
     (``index_of``: the checkout's index, made once)."""
     from inferencex_tools.policy.base import base_files, changed_files
@@ -916,6 +916,7 @@ def _change(req: CheckRequest, result: Result, started: float,
     base_layout, layout = _layouts(root, changes.base, req.git)  # the base locates both
     layouts = (layout, base_layout)
     head_masters = _read_all(root, layout.masters)
+    index_of(changes.files)  # (first: the index knows the change)
     changes.read_by_scripts = _read_by_scripts(changes, layouts, index_of)
     result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                            "changed-files": sorted(changes.files), "traced-keys": {}}
@@ -948,9 +949,11 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
     change: _Change | None = None
     made: list[RepoIndex] = []
 
-    def index_of() -> RepoIndex:
+    def index_of(changed: Iterable[str] = ()) -> RepoIndex:
+        """The checkout's index, made once (``changed``: PR mode's changed files, given
+        by the first call)."""
         if not made:
-            made.append(RepoIndex(root))
+            made.append(RepoIndex(root, changed=changed))
         return made[0]
 
     if req.base is not None:
@@ -1115,7 +1118,8 @@ def _in_base_job_view(req: CheckRequest, changes: Any, layout: Layout, jobs: lis
         vreq = copy(req, root=view, progress=None)
         vjobs, _ = _jobs(vreq, rows, _runners(view, scratch, layout), vwf, scratch)
         vjobs, _ = _modeled(vjobs)
-        traced = _trace_jobs(vreq, vjobs, RepoIndex(view), store, {}, scratch)
+        traced = _trace_jobs(vreq, vjobs, RepoIndex(view, changed=changes.files), store, {},
+                             scratch)
     seen = {(o.row.key, v.rule.id, v.file, v.line, v.message) for o in outcomes
             for v in o.verdicts}
     note = BASE_VIEW.format(files=", ".join(edited[:4]) + (" …" if len(edited) > 4 else ""))
@@ -1165,7 +1169,7 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
     from inferencex_tools.sandbox import Session
 
     with Session(req.root, isolate=req.isolate, allow_unsandboxed=req.allow_unsandboxed,
-                 limits=req.limits) as session:
+                 limits=req.limits, clients=index.clients()) as session:
         runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
                         progress=req.progress)
         traced = _fallbacks(runner.run(jobs), runner, req)
@@ -1496,11 +1500,12 @@ def trace_report(root: Path, script: str, assignments: list[str], *,
             raise UsageError(f"--set expects VAR=VALUE, got {a!r}",
                              hint="e.g. --set CONC=64")
         env[name] = value
+    from inferencex_tools.policy.pipeline import RepoIndex
     from inferencex_tools.sandbox import Session
 
     # the checkout is also where the launchers mount it in the container (/workspace):
     # the library's helpers write and check the server log there
-    with Session(root) as session:
+    with Session(root, clients=RepoIndex(root).clients()) as session:  # (as the check)
         tr = session.trace(script, env, timeout=timeout, workspace_at=[CONTAINER_WORKSPACE])
     launches = []
     for rec in tr.records:

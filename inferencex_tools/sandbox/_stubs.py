@@ -131,6 +131,8 @@ IX_ROOT=@ROOT@
 IX_DAEMONS="@DAEMONS@"
 IX_STUB_MODULES=" @STUB_MODULES@ "
 IX_CLIENT_SCRIPTS=" @CLIENT_SCRIPTS@ "
+IX_CLIENTS=@CLIENTS@
+IX_SHA256SUM=@SHA256SUM@
 # A call that starts a server (a program that runs until it is killed): a daemon, or a
 # command word among its first ones such as serve, server, *_server, launch_server,
 # *router, frontend (vllm serve, lmcache server, trtllm-serve, nats-server, dynamo.frontend)
@@ -757,14 +759,45 @@ ix_scripts() {  # $1 an environment's bin folder, then command names: each a stu
     return 0
 }
 
+# Is the benchmark client python is about to run ($1) one the check trusts?  The
+# manifest (@CLIENTS@) lists each by its file name with the files of its code relative
+# to its directory and their SHA-256 digests: the client's directory must hold them,
+# byte for byte, now (a recipe may rewrite a client, or what it imports, before it runs
+# it), and python must start as the job's default would (a PYTHON* setting that can run
+# other code — PYTHONPATH, PYTHONSTARTUP, PYTHONWARNINGS … — or a -W option makes it
+# another program).  Otherwise the client runs as it is.
+ix_trusted_client() {
+    local f=$1 dir=. name rel want v
+    local -a names sums
+    [[ -f $f ]] || return 1
+    for v in ${!PYTHON@}; do
+        case $v in
+            PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|PYTHONIOENCODING) ;;
+            PYTHONFAULTHANDLER|PYTHONNOUSERSITE|PYTHONPYCACHEPREFIX|PYTHONUTF8) ;;
+            PYTHONPATH) [[ $PYTHONPATH == "@PYDIR@" ]] || return 1 ;;
+            *) return 1 ;;
+        esac
+    done
+    [[ $f == */* ]] && dir=${f%/*}
+    while IFS=$'\t' read -r name rel want; do
+        [[ $name == "${f##*/}" ]] || continue
+        read -ra names <<< "$rel"
+        mapfile -t sums < <(cd -- "${dir:-/}" 2>/dev/null &&
+                            "$IX_SHA256SUM" -- "${names[@]}" 2>/dev/null)
+        [[ "${sums[*]%% *}" == "$want" ]] && return 0
+    done < "$IX_CLIENTS"
+    return 1
+}
+
 ix_python() {
-    local mod="" i=1 a
+    local mod="" i=1 a warn=""
     while (( i <= $# )); do
         a=${!i}
         case $a in
             -m) i=$((i + 1)); mod=${!i:-}; break ;;
             -m*) mod=${a#-m}; break ;;
-            -X|-W) i=$((i + 2)); continue ;;
+            -W|-W*) warn=1; [[ $a == -W ]] && i=$((i + 1)) ;;
+            -X) i=$((i + 2)); continue ;;
             -c|-|--*) break ;;
             -*) ;;
             *) break ;;
@@ -773,7 +806,11 @@ ix_python() {
     done
     if [[ -z $mod && $i -le $# && ${!i} != -* ]]; then  # a program run by path
         case $IX_CLIENT_SCRIPTS in
-            *" ${!i##*/} "*) ix_record "python ${!i##*/}" "$IX_TOOL" "$@"; exit 0 ;;
+            *" ${!i##*/} "*)
+                if [[ -z $warn ]] && ix_trusted_client "${!i}"; then
+                    ix_record "python ${!i##*/}" "$IX_TOOL" "$@"
+                    exit 0
+                fi ;;
         esac
     fi
     if [[ -n $mod ]]; then

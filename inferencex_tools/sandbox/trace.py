@@ -233,6 +233,30 @@ def _world_usable(path: str) -> bool:
         return False
 
 
+def _client_manifest(repo: Path, clients: Mapping[str, Iterable[str]]) -> str:
+    """The stub's list of the clients it records instead of running, one line each: the
+    client's file name, its code's files relative to its directory and their SHA-256
+    digests (tab-separated; the lists space-separated).  The stub records a client only
+    when the file python runs has that name and its directory holds those files with
+    those digests when it runs (a recipe may rewrite a client before running it); a
+    name the line cannot carry leaves the client out (it runs)."""
+    import hashlib
+
+    lines = []
+    for path, code in sorted(clients.items()):
+        here = os.path.dirname(path) or "."
+        files = list(code)
+        rel = [os.path.relpath(f, here) for f in files]
+        if path not in files or any(c in r for r in rel for c in " \t\n\\"):
+            continue
+        try:
+            sums = [hashlib.sha256((repo / f).read_bytes()).hexdigest() for f in files]
+        except OSError:
+            continue
+        lines.append(f"{os.path.basename(path)}\t{' '.join(rel)}\t{' '.join(sums)}\n")
+    return "".join(lines)
+
+
 @cache
 def _tool(name: str) -> str:
     found = shutil.which(name, path=BASE_PATH)
@@ -931,7 +955,11 @@ class Session:
 
     def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False,
                  allow_unsandboxed: bool = False, limits: Limits | None = None,
-                 record_reads: bool = True) -> None:
+                 record_reads: bool = True,
+                 clients: Mapping[str, Iterable[str]] | None = None) -> None:
+        """``clients``: the benchmark clients a trace records instead of running (their
+        repository path → the files of their code, repository paths); any other client
+        runs as it is (:func:`_client_manifest`)."""
         self.limits = limits or Limits()
         # fail closed: no isolation is an error unless unsandboxed runs are allowed
         # namespace mode is the trace server's (no fallback with a weaker layout)
@@ -949,6 +977,7 @@ class Session:
         self.dir = Path(tempfile.mkdtemp(prefix="ixtool-trace-", dir=_session_base())).resolve()
         self.repo = self.dir / "repo"
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
+        self._clients = _client_manifest(self.repo, clients or {})
         if not self.isolate and not self.bwrap:
             # (namespaces, bubblewrap: the copy is mounted read-only; its own modes stay
             # those of a checkout, so what a script copies out of it stays writable)
@@ -1067,6 +1096,7 @@ class Session:
         (ix / "bin").mkdir(parents=True)
         (ix / "py").mkdir()
         (ix / "tops").write_text("".join(f"{t}\n" for t in self.tops))
+        (ix / "clients").write_text(self._clients)
         stub = (_stubs.STUB.replace("@ROOT@", _q(root)).replace("@TRACE@", _q(book))
                 .replace("@SLEEP@", _tool("sleep"))
                 .replace("@PYTHON@", _system_python()).replace("@ENV@", _tool("env"))
@@ -1076,6 +1106,8 @@ class Session:
                 .replace("@BIN@", _q(f"{seen}/bin"))
                 .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
                 .replace("@CLIENT_SCRIPTS@", " ".join(_stubs.CLIENT_SCRIPTS))
+                .replace("@CLIENTS@", _q(f"{seen}/clients"))
+                .replace("@SHA256SUM@", _tool("sha256sum"))
                 .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
                 .replace("@NO_ENV@", " ".join(_stubs.NO_ENV_TOOLS)))
         (ix / "bin" / ".stub").write_text(stub.replace("@LIB@", _q(f"{seen}/bin/.stub-lib")))
@@ -1387,7 +1419,10 @@ def _rmtree(p: Path) -> None:
 def trace_script(
     repo: Path, script_rel: str, env: dict[str, str], *, timeout: float = 60.0,
     isolate: bool | None = None, keep: bool = False, allow_unsandboxed: bool = False,
+    clients: Mapping[str, Iterable[str]] | None = None,
 ) -> TraceResult:
-    """Run ``repo/script_rel`` in a fresh one-trace session with exactly ``env``."""
-    with Session(repo, isolate=isolate, keep=keep, allow_unsandboxed=allow_unsandboxed) as s:
+    """Run ``repo/script_rel`` in a fresh one-trace session with exactly ``env``
+    (``clients``: see :class:`Session`)."""
+    with Session(repo, isolate=isolate, keep=keep, allow_unsandboxed=allow_unsandboxed,
+                 clients=clients) as s:
         return s.trace(script_rel, env, timeout=timeout)

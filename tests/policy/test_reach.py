@@ -223,6 +223,16 @@ def test_a_benchmark_client_is_a_leaf() -> None:
     assert "utils/al_values.py" in got  # a helper that runs is followed
     assert not {"utils/bench_serving/backend_request_func.py",
                 "experimental/configs/sweep.json"} & got, got
+    # a client whose code differs from the base's (itself or what it imports: PR mode)
+    # runs in the trace: its closure is followed like any script's
+    for edited in ("utils/bench_serving/backend_request_func.py",
+                   "utils/bench_serving/benchmark_serving.py"):
+        runs = Analyzer(files.get, by_name, changed={edited}).reachable_files("run.sh", {})
+        assert runs is not None and "utils/bench_serving/backend_request_func.py" in runs
+    # data it names is no code: a changed JSON leaves it a leaf
+    runs = Analyzer(files.get, by_name, changed={"experimental/configs/sweep.json"}
+                    ).reachable_files("run.sh", {})
+    assert runs is not None and "experimental/configs/sweep.json" not in runs, runs
     # a file of a client's name that is not Python (bash runs it by path) is no client
     files["utils/bench_serving/benchmark_serving.py"] = "source al.env\n"
     files["utils/bench_serving/al.env"] = "AL=3\n"

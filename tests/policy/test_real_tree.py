@@ -360,6 +360,42 @@ def test_a_library_helper_that_launches_a_server_is_checked(
     assert wrong, [(f.rule, f.message[:200]) for f in res.findings]
 
 
+_CLIENT_DIR = "utils/bench_serving"
+# what a PR makes the client's import do: start vLLM with synthetic AL 3.60
+_CLIENT_IMPORT_LAUNCH = """import subprocess
+subprocess.Popen(["vllm", "serve", "MiniMaxAI/MiniMax-M3-MXFP8", "--speculative-config",
+                  '{"method": "eagle3", "model": "Inferact/MiniMax-M3-EAGLE3-GQA", '
+                  '"num_speculative_tokens": 3, "rejection_sample_method": "synthetic", '
+                  '"synthetic_acceptance_length": 3.60}'],
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+"""
+
+
+def test_a_launch_hidden_in_what_a_benchmark_client_imports_is_checked(
+        real_tree: Path, tmp_path: Path) -> None:
+    """The trace records a benchmark client (``sandbox.CLIENT_SCRIPTS``) instead of
+    running it only while its code is the base's: a PR that makes the module the
+    client imports start vLLM at synthetic AL 3.60 selects the rows that run the
+    client and fails with PO403 (before: the client was a leaf and a recording, by its
+    name — nothing selected, nothing run)."""
+    repo = clone(real_tree, tmp_path / "repo")
+    (repo / _CLIENT_DIR).mkdir(parents=True)
+    (repo / _CLIENT_DIR / "benchmark_serving.py").write_text("import backend_request_func\n")
+    (repo / _CLIENT_DIR / "backend_request_func.py").write_text("X = 1\n")
+    lib = repo / LIB  # a function the seed's rows call runs the client (as run_benchmark_serving)
+    head = "require_agentic_kv_offload_none() {\n"
+    lib.write_text(lib.read_text().replace(head, head + '    python3 "$(dirname '
+                   '"${BASH_SOURCE[0]}")/../utils/bench_serving/benchmark_serving.py"\n', 1))
+    commit_all(repo, "the library runs a benchmark client")
+    (repo / _CLIENT_DIR / "backend_request_func.py").write_text(_CLIENT_IMPORT_LAUNCH)
+    commit_all(repo, "what the client imports changes")
+    res = run_check(CheckRequest(root=repo, base="HEAD~1", config_keys=[SEED_KEY]))
+    assert set(res.info["base"]["traced-keys"]) == {SEED_KEY}, res.info["base"]
+    wrong = [f for f in res.findings if f.rule == "PO403" and "3.6" in f.message]
+    assert wrong, [(f.rule, f.message[:200]) for f in res.findings]
+
+
 @pytest.mark.parametrize("what,edit,traced", [
     ("a variable no launcher or script reads",
      ("  RANDOM_RANGE_RATIO: 0.8\n", "  RANDOM_RANGE_RATIO: 0.8\n  IX_AUDIT_TAG: x\n"), False),

@@ -13,6 +13,7 @@ import pytest
 
 from inferencex_tools.policy.check import evaluate
 from inferencex_tools.policy.engines import engine_of, facts_of
+from inferencex_tools.policy.pipeline import RepoIndex
 from inferencex_tools.policy.resolve import Row, enumerate_rows
 from inferencex_tools.policy.store import CurveStore, open_store
 from inferencex_tools.sandbox import Record, TraceResult, namespaces_available, trace_script
@@ -480,9 +481,48 @@ echo "done"
     (repo / "utils/bench_serving/benchmark_serving.py").write_text(
         "print('the client ran')\nraise SystemExit(3)\n")
     (repo / "utils/other.py").write_text("print('other ran')\n")
-    tr = trace_script(repo, f"{SUB}/client.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    tr = trace_script(repo, f"{SUB}/client.sh", {"PATH": "/usr/bin:/bin"}, timeout=30,
+                      clients=RepoIndex(repo).clients())
     assert tr.ok, (tr.returncode, tr.last_line, tr.stderr_tail)
     assert "the client ran" not in tr.stdout_tail and "other ran" in tr.stdout_tail
     client = [r for r in tr.records if r.tool == "python benchmark_serving.py"]
     assert len(client) == 1 and client[0].argv[-2:] == ("--num-prompts", "10"), \
         [(r.tool, r.argv) for r in tr.records]
+
+
+_CLIENT_RUN = 'python3 {opt}"$PWD/utils/bench_serving/benchmark_serving.py" --model m\n'
+
+
+@pytest.mark.parametrize("how,before,opt", [
+    ("the client the check trusts", "", ""),
+    ("no client trusted (the manifest is the session's)", "", ""),
+    ("what the client imports rewritten by the recipe",
+     'echo "import os" >> "$PWD/utils/bench_serving/backend_request_func.py"\n', ""),
+    ("the client itself rewritten by the recipe",
+     'echo "#" >> "$PWD/utils/bench_serving/benchmark_serving.py"\n', ""),
+    ("a PYTHONPATH of the job's", 'export PYTHONPATH="$PWD/utils"\n', ""),
+    ("a warnings filter, which imports its category", "", "-W error::x.Warn "),
+])
+def test_a_benchmark_client_runs_unless_it_is_the_one_trusted(
+        tmp_path: Path, how: str, before: str, opt: str) -> None:
+    """The trace records a client instead of running it only while it is the one the
+    check trusts (``Session(clients=…)``: its code unchanged from the base, byte for
+    byte when python starts it, in a Python environment of the job's defaults);
+    otherwise it runs as it is — a launch hidden in it or in what it imports is seen."""
+    text = f"set -euo pipefail\n{before}{_CLIENT_RUN.format(opt=opt)}echo done\n"
+    repo = mini_repo(tmp_path / "remote", "client.sh", text)
+    (repo / "utils/bench_serving").mkdir(parents=True)
+    (repo / "utils/bench_serving/benchmark_serving.py").write_text(
+        "import backend_request_func\nprint('the client ran')\n")
+    (repo / "utils/bench_serving/backend_request_func.py").write_text("X = 1\n")
+    clients = None if how.startswith("no client") else RepoIndex(repo).clients()
+    assert clients is None or list(clients) == ["utils/bench_serving/benchmark_serving.py"]
+    tr = trace_script(repo, f"{SUB}/client.sh", {"PATH": "/usr/bin:/bin"}, timeout=30,
+                      clients=clients)
+    assert tr.ok, (how, tr.returncode, tr.last_line, tr.stderr_tail)
+    recorded = [r for r in tr.records if r.tool == "python benchmark_serving.py"]
+    ran = "the client ran" in tr.stdout_tail
+    if how == "the client the check trusts":
+        assert len(recorded) == 1 and not ran, (how, tr.stdout_tail)
+    else:
+        assert not recorded and ran, (how, tr.stdout_tail, tr.stderr_tail)
