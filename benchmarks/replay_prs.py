@@ -165,11 +165,14 @@ def compare_review(rep: Replay, code: int, doc: dict[str, Any]) -> list[str]:
         out.append(f"gate exit-code: review {section.get('exit-code')}, gate {rep.exit}")
     if dict(section.get("stages") or {}) != rep.stages:
         out.append(f"stages: review {section.get('stages')}, gate {rep.stages}")
-    mine = _gate_key([dict(f) for f in section.get("findings") or []])
-    theirs = _gate_key(rep.findings)
+    review = [dict(f) for f in section.get("findings") or []]
+    mine, theirs = _gate_key(review), _gate_key(rep.findings)
+    said = {k: str(f.get("message", ""))[:400] for fs in (review, rep.findings) for f in fs
+            for k in _gate_key([f])}
     for what, keys in (("only in review", mine - theirs), ("only in gate", theirs - mine)):
         if keys:
-            shown = "; ".join(f"{r}/{s} {f}:{n}" for r, s, f, n in sorted(keys, key=str)[:5])
+            shown = "; ".join(f"{r}/{s} {f}:{n} ({said.get((r, s, f, n), '')})"
+                              for r, s, f, n in sorted(keys, key=str)[:5])
             out.append(f"{len(keys)} finding(s) {what}: {shown}")
     return out
 

@@ -220,10 +220,17 @@ def launcher_families(root: Path, runner: str, labels: dict[str, Any] | None) ->
     nodes = (labels or {}).get(runner)
     if isinstance(nodes, list) and nodes:
         return sorted({str(n).split("_", 1)[0] for n in nodes})
-    bare = runner.split(":", 1)[-1]
     found = sorted(p.name[len("launch_"):-3] for p in (root / "runners").glob("launch_*.sh")
-                   if p.name[len("launch_"):-3].startswith(bare))
+                   if named_for(runner, f"runners/{p.name}"))
     return found
+
+
+def named_for(runner: str, path: str) -> bool:
+    """Is ``path`` a launcher a runner label that runners.yaml does not list resolves to
+    by name (``runners/launch_<label>*.sh``, the label without its ``cluster:`` prefix)?"""
+    bare = runner.split(":", 1)[-1]
+    return path.startswith(f"runners/launch_{bare}") and path.endswith(".sh") and \
+        "/" not in path[len("runners/"):]
 
 
 def resolve_script(root: Path, row: Row, family: str) -> Resolution:

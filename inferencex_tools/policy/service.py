@@ -452,15 +452,19 @@ def _unknown_label(row: Row, label: str) -> RowOutcome:
 def _launcher_may_change(changes: Any, base_configs: dict[str, Any], row: Row,
                          launcher: str | None) -> bool:
     """--base: can the change have taken a row's launcher away: its config block or its
-    runner label's runners.yaml entry changed, or the launcher (``launcher``; None: any
-    launcher, the label resolving by launcher names) is a changed path?"""
+    runner label's runners.yaml entry changed, or the launcher (``launcher``; None: a
+    launcher the label resolves to by name, :func:`.resolve.named_for`) is a changed
+    path?  (A launcher of another name cannot: real heads #1796, #1798 and #1949 edited
+    other launchers and got PO201 for keys on 'b200-dsv4', a label no side lists.)"""
+    from inferencex_tools.policy.resolve import named_for
+
     label = str(row.config.get("runner"))
     if row.config != base_configs.get(row.key) or changes.runner_labels is None or \
             label in changes.runner_labels:
         return True
     if launcher is not None:
         return launcher in changes.files
-    return any(f.startswith("runners/launch_") for f in changes.files)
+    return any(named_for(label, f) for f in changes.files)
 
 
 def _refused_in_change(refused: dict[str, str], configs: Any, changes: Any,

@@ -207,3 +207,36 @@ def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
     path = temp_repo.path
     res = run_check(CheckRequest(root=path, base="HEAD~1", head="HEAD"))
     assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)
+
+
+@pytest.mark.parametrize("name,launchers,edits,po201", [
+    ("another launcher edited", {}, {"runners/launch_h100.sh": "echo 2\n"}, False),
+    ("a launcher the label resolves to by name deleted",
+     {"runners/launch_zz-unlisted-a.sh": "echo\n"}, {"runners/launch_zz-unlisted-a.sh": None},
+     True),
+])
+def test_a_label_no_side_lists_is_not_the_changes_missing_launcher(
+        temp_repo: TempRepo, name: str, launchers: dict[str, str],
+        edits: dict[str, str | None], po201: bool) -> None:
+    """PR mode, a key on a runner label runners.yaml lists at neither side (the whole
+    check: not checked, PO308): only a change to a launcher the label resolves to by
+    name (``runners/launch_<label>*.sh``) can have taken its launcher away.  Real heads
+    #1796, #1798 and #1949 edited other launchers and got PO201 for keys on 'b200-dsv4'
+    (merged, and their jobs ran)."""
+    unlisted = CASE.read_text(encoding="utf-8").replace("cluster:h200-dgxc",
+                                                        "cluster:zz-unlisted")
+    hardware = NO_LAUNCHER_FILES["configs/runners.yaml"] + \
+        "  cluster:zz-unlisted: {available-cpu-dram-mib: 2000000, gpus-per-node: 8}\n"
+    for rel, text in {**NO_LAUNCHER_FILES, "configs/x-master.yaml": unlisted,
+                      "configs/runners.yaml": hardware, **launchers}.items():
+        temp_repo.write(rel, text)
+    temp_repo.commit("base")
+    for rel, new in edits.items():
+        if new is None:
+            (temp_repo.path / rel).unlink()
+        else:
+            temp_repo.write(rel, new)
+    temp_repo.git("add", "-A")
+    temp_repo.commit("the change")
+    res = run_check(CheckRequest(root=temp_repo.path, base="HEAD~1", head="HEAD"))
+    assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)

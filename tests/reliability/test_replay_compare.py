@@ -53,6 +53,8 @@ CASES = [  # (review doc, review exit, what the comparison must name; None: agre
      "1 finding(s) only in review: CL403/warning perf-changelog.yaml:10"),
     (_edit(SAME, ("gate", "findings"), [{**PO, "severity": "warning"}, CL]), 1,
      "only in review: PO301/warning"),
+    (_edit(SAME, ("gate", "findings"), [PO, CL, {**CL, "line": 10, "message": "said why"}]),
+     1, "perf-changelog.yaml:10 (said why)"),  # a finding on one side shows its message
     ({"verdict": "fail"}, 1, "review has no gate section"),
 ]
 

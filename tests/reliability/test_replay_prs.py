@@ -8,8 +8,10 @@ pair says what the gate says (its gate section *is* the gate's result)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,10 @@ def _replay(prs: tuple[int, ...], full_history: Path,
         rep = h.replay_one(merges[pr], work, ixtool, _hang_guard(), review=True)
         if _stopped_by_load(rep):  # once more: a sandbox bound is the machine's, not the code's
             rep = h.replay_one(merges[pr], work, ixtool, _hang_guard(), review=True)
+        elif _one_trace_failed_once(rep):
+            warnings.warn(f"#{pr}: a trace failed in one of two runs: {rep.disagree}",
+                          stacklevel=1)
+            rep = h.replay_one(merges[pr], work, ixtool, _hang_guard(), review=True)
         out[pr] = rep
     return out
 
@@ -88,6 +94,21 @@ def _stopped_by_load(rep: object) -> bool:
     gate got one PO310 its review did not)."""
     texts = [*rep.disagree, *(str(f.get("rule")) for f in rep.tool_failures)]  # type: ignore[attr-defined]
     return any("PO310" in t for t in texts)
+
+
+def _one_trace_failed_once(rep: object) -> bool:
+    """Do the gate and the review differ only by a trace that failed (PO301) in one of
+    the two runs of the same pair?  Seen once (#2096, CI at 2026-12-05 20:48, load
+    unknown): one of its rows' traces failed in the review and not in the gate, and in
+    no run here (40 checks of its rows at load ~40).  Replayed once more and said (a
+    warning with the disagreement, the finding's message included): a second
+    disagreement fails the test."""
+    lines = [w for w in rep.disagree if " finding(s) only in " in w]  # type: ignore[attr-defined]
+    rules = [r for w in lines for r in _LISTED.findall(w.split(": ", 1)[1])]
+    return bool(rules) and set(rules) == {"PO301"}
+
+
+_LISTED = re.compile(r"(?:^|; )([A-Z]{2}\d{3})/(?:error|warning|note) ")
 
 
 def test_the_groups_are_the_sample() -> None:
