@@ -384,11 +384,14 @@ def _refused(refused: dict[str, str], configs: Any, keys: Container[str] | None,
 
 
 def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
-          result: Result, changed: Callable[[Row, str | None], bool] | None = None
+          result: Result, changed: Callable[[Row, str | None], bool] | None = None,
+          relabelled: Callable[[Row], bool] | None = None
           ) -> tuple[list[Job], list[RowOutcome]]:
     """The rows' jobs, and a "not checked" outcome for each row whose config entry is
     too malformed to give a job's environment.  A row without a launcher is PO201 (in PR
-    mode, ``changed``: only when the change can have caused it)."""
+    mode, ``changed``: only when the change can have caused it); a row on a label
+    runners.yaml does not list is not checked — in PR mode PO201 when the change put the
+    key on it (``relabelled``)."""
     jobs: list[Job] = []
     malformed: list[RowOutcome] = []
     reported: set[tuple[str, str]] = set()
@@ -406,7 +409,8 @@ def _jobs(req: CheckRequest, rows: list[Row], runners: Any, wf: Any,
         label = str(row.config.get("runner"))
         families = launcher_families(req.root, label, runners.labels or None)
         if not families and runners.labels and label not in runners.labels \
-                and changed is None:  # a PR that can have caused it must list the label
+                and (relabelled is None or not relabelled(row)):
+            # (a PR that put the key on the label must list it)
             malformed.append(_unknown_label(row, label))
         elif not families:
             no_launcher(row, label, f"no runners/launch_<family>.sh for runner '{label}'")
@@ -447,6 +451,21 @@ def _unknown_label(row: Row, label: str) -> RowOutcome:
                    "runners/launch_<family>.sh is named after it: the machines (and so the "
                    "launcher) that run it are not known from the repository")
     return o
+
+
+def _relabelled(changes: Any, base_configs: dict[str, Any], row: Row) -> bool:
+    """--base: can the change have left the row's key on a label nothing resolves: a new
+    key, another label than the base's, the label's runners.yaml entry or a launcher the
+    label resolves to by name (:func:`.resolve.named_for`) changed?  (Real head #1201
+    edited dsv4-fp4-b200-vllm-mtp's block, not its label 'b200-dsv4', which runners.yaml
+    lists at neither side: the whole check calls it not checked, the gate said PO201.)"""
+    from inferencex_tools.policy.resolve import named_for
+
+    base = base_configs.get(row.key)
+    label = str(row.config.get("runner"))
+    return not isinstance(base, Mapping) or str(base.get("runner")) != label or \
+        changes.runner_labels is None or label in changes.runner_labels or \
+        any(named_for(label, f) for f in changes.files)
 
 
 def _launcher_may_change(changes: Any, base_configs: dict[str, Any], row: Row,
@@ -1079,7 +1098,8 @@ def _selected(req: CheckRequest, change: _Change, rows: list[Row], runners: Any,
     _refused(refused, configs, _refused_in_change(refused, configs, changes, base_cfgs,
                                                   changed_prefixes), result)
     jobs, malformed = _jobs(req, rows, runners, wf, result,
-                            functools.partial(_launcher_may_change, changes, base_cfgs))
+                            functools.partial(_launcher_may_change, changes, base_cfgs),
+                            functools.partial(_relabelled, changes, base_cfgs))
     jobs, why = _relevant(req, jobs, index, changes, base_cfgs, changed_prefixes, base_wf, wf,
                           change.view, runners)
     result.info["base"]["traced-keys"] = why
@@ -1145,7 +1165,10 @@ def _run_in_base_view(rows: list[Row], wf: Any) -> tuple[list[Row], Any]:
     base templates are no launch anyone makes: it is dropped — unless the base also has
     ixtool's row job (``sweep-shard.yml``, run from the default branch), which runs it
     with the base's launcher and ``ixtool ci row``'s environment.  Other dispatches (a
-    workflow started from the default branch) keep the base's templates."""
+    workflow started from the default branch) keep the base's templates.  A row of a
+    bucket the base dispatches nowhere (one the PR adds: real head #1201's
+    ``single_node.agentic``) is no launch of the base's workflows either: dropped too,
+    unless the row job runs it."""
     from dataclasses import replace as copy
 
     from inferencex_tools.workflow import bucket_of
@@ -1153,10 +1176,11 @@ def _run_in_base_view(rows: list[Row], wf: Any) -> tuple[list[Row], Any]:
     if wf is None:
         return rows, wf
     merge_ref = {b for b, d in wf.dispatches.items() if d.from_merge_ref}
+    if not wf.row_job:  # a bucket the base does not dispatch runs nowhere before merge
+        rows = [r for r in rows
+                if not r.matrix or bucket_of(r.matrix) in wf.dispatches.keys() - merge_ref]
     if not merge_ref:
         return rows, wf
-    if not wf.row_job:
-        rows = [r for r in rows if not (r.matrix and bucket_of(r.matrix) in merge_ref)]
     return rows, copy(wf, dispatches={b: d for b, d in wf.dispatches.items()
                                       if b not in merge_ref})
 

@@ -209,8 +209,14 @@ def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
     assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)
 
 
+UNLISTED = CASE.read_text(encoding="utf-8").replace("cluster:h200-dgxc", "cluster:zz-unlisted")
+
+
 @pytest.mark.parametrize("name,launchers,edits,po201", [
     ("another launcher edited", {}, {"runners/launch_h100.sh": "echo 2\n"}, False),
+    # real head #1201: the key's block edited, its label kept
+    ("the key's block edited, its label kept", {}, {"configs/x-master.yaml": UNLISTED.replace(
+        "conc-list: [1, 2]", "conc-list: [1, 2, 4]")}, False),
     ("a launcher the label resolves to by name deleted",
      {"runners/launch_zz-unlisted-a.sh": "echo\n"}, {"runners/launch_zz-unlisted-a.sh": None},
      True),
@@ -220,14 +226,13 @@ def test_a_label_no_side_lists_is_not_the_changes_missing_launcher(
         edits: dict[str, str | None], po201: bool) -> None:
     """PR mode, a key on a runner label runners.yaml lists at neither side (the whole
     check: not checked, PO308): only a change to a launcher the label resolves to by
-    name (``runners/launch_<label>*.sh``) can have taken its launcher away.  Real heads
+    name (``runners/launch_<label>*.sh``) can have taken its launcher away, and the key
+    is the change's only when the change put it on the label.  Real heads
     #1796, #1798 and #1949 edited other launchers and got PO201 for keys on 'b200-dsv4'
     (merged, and their jobs ran)."""
-    unlisted = CASE.read_text(encoding="utf-8").replace("cluster:h200-dgxc",
-                                                        "cluster:zz-unlisted")
     hardware = NO_LAUNCHER_FILES["configs/runners.yaml"] + \
         "  cluster:zz-unlisted: {available-cpu-dram-mib: 2000000, gpus-per-node: 8}\n"
-    for rel, text in {**NO_LAUNCHER_FILES, "configs/x-master.yaml": unlisted,
+    for rel, text in {**NO_LAUNCHER_FILES, "configs/x-master.yaml": UNLISTED,
                       "configs/runners.yaml": hardware, **launchers}.items():
         temp_repo.write(rel, text)
     temp_repo.commit("base")

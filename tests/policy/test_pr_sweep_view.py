@@ -60,3 +60,40 @@ def test_a_lockstep_template_change_in_a_pull_request_sweep_is_no_error(tmp_path
     errors = [(f["rule"], f["message"][:200]) for f in doc["findings"]
               if f["severity"] == "error"]
     assert errors == [], errors
+
+
+def _row(matrix: dict[str, object]) -> object:
+    from inferencex_tools.policy.resolve import Row
+
+    return Row("c.yaml", "k", 1, "fixed-seq-len", 0, 0, 4, False, {}, {}, matrix=matrix)
+
+
+@pytest.mark.parametrize("events,row_job,kept", [
+    (frozenset({"pull_request"}), None, []),
+    (frozenset({"workflow_dispatch"}), None, ["single_node.1k1k"]),
+    (frozenset({"pull_request"}), "sweep-shard.yml:row",
+     ["single_node.1k1k", "single_node.agentic", "(no matrix)"]),
+])
+def test_a_bucket_the_base_does_not_dispatch_runs_nowhere_in_its_view(
+        events: frozenset[str], row_job: str | None, kept: list[str]) -> None:
+    """Real head #1201 (merged) added the agentic bucket (``single_node.agentic``) with
+    its recipes and templates; the base dispatched only fixed-seq-len buckets, from
+    ``pull_request``.  The base job view traced the new rows with the base's templates
+    (7 PO301 "missing variable: RANDOM_RANGE_RATIO", a mixture no job runs): a row of a
+    bucket the base dispatches nowhere is dropped from that view (the head's view judges
+    it), unless ixtool's row job runs every row; a row built without the sweep matrix
+    stays (its bucket is not known)."""
+    from inferencex_tools.policy.service import _run_in_base_view
+    from inferencex_tools.workflow import bucket_of
+    from inferencex_tools.workflow.jobenv import Dispatch, Workflows
+
+    d = Dispatch("run-sweep.yml", "sweep-1k1k", "benchmark-tmpl.yml", "single_node.1k1k",
+                 {}, events)
+    wf = Workflows(dispatches={"single_node.1k1k": d}, row_job=row_job)
+    rows = [_row({"isl": 1024, "osl": 1024}), _row({"scenario-type": "agentic-coding"}),
+            _row({})]
+    got, _ = _run_in_base_view(rows, wf)  # type: ignore[arg-type]
+    names = [bucket_of(r.matrix) if r.matrix else "(no matrix)" for r in got]
+    if row_job is None:
+        kept = [*kept, "(no matrix)"]
+    assert names == kept, names
