@@ -446,6 +446,9 @@ if [[ -n $IX_AS ]]; then  # not a repository file, not modelled: a tool of the c
     [[ -n $ix_server ]] && ix_serve
     exit 0
 fi
+case " @NETWORK@ " in  # a network tool's call of another host: the trace says so (PO303)
+    *" $IX_TOOL "*) ix_local_url "$@" || ix_note "network tool '$IX_TOOL' called (stubbed)" ;;
+esac
 if [[ -n $ix_server ]]; then
     ix_server_record "$IX_TOOL" "$IX_TOOL" "$@"
     ix_serve

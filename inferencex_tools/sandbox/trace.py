@@ -444,19 +444,6 @@ def _stub_label(tool: str) -> bool:
                 or _CONTAINER.fullmatch(tool) or tool in _client_tools())
 
 
-def _this_host(rec: Record) -> bool:
-    """Does a network tool's call name this host (the first URL among its arguments, as
-    the stub decides: a health check of the job's own server is no network access)?"""
-    host = rec.env.get("HOSTNAME") or "localhost"
-    for a in rec.argv[1:]:
-        if "://" not in a:
-            continue
-        h = a.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
-        h = h[1:].split("]", 1)[0] if h.startswith("[") else h.split(":", 1)[0]
-        return h in ("localhost", "0.0.0.0", "::1", host) or h.startswith("127.")
-    return False
-
-
 def _items(blob: bytes, limit: int = MAX_RECORD_ITEMS) -> list[str]:
     """A blob's items (each escaped, followed by a tab)."""
     text = blob.decode("utf-8", errors="replace")
@@ -1107,6 +1094,7 @@ class Session:
                 .replace("@STUB_MODULES@", " ".join(_stubs.STUB_MODULES))
                 .replace("@CLIENT_SCRIPTS@", " ".join(_stubs.CLIENT_SCRIPTS))
                 .replace("@CLIENTS@", _q(f"{seen}/clients"))
+                .replace("@NETWORK@", " ".join(NETWORK_TOOLS))
                 .replace("@SHA256SUM@", _tool("sha256sum"))
                 .replace("@DAEMONS@", " ".join(_stubs.DAEMON_TOOLS))
                 .replace("@NO_ENV@", " ".join(_stubs.NO_ENV_TOOLS)))
@@ -1366,13 +1354,10 @@ class Session:
         traced for, the stubs' notes; tampering with it fails the trace (no verdict)."""
         res.records = ledger.records()
         res.stopped = ledger.stopped(stop) and not res.timed_out
-        for r in res.records:
-            if r.tool in NETWORK_TOOLS and not _this_host(r):
-                what = f"network tool '{r.tool}' called (stubbed)"
-                if what not in res.events:
-                    res.events.append(what)
         for line in ledger.notes:
-            if line.startswith("sed -i failed") and \
+            if line.startswith("network tool ") and line not in res.events:
+                res.events.append(line)  # (the stub's ix_local_url decides: another host)
+            elif line.startswith("sed -i failed") and \
                     "write outside the sandbox directory blocked" not in res.events:
                 res.events.append("write outside the sandbox directory blocked")
             elif line.startswith(("missing runner file", "container tool stubbed: ",
