@@ -4,7 +4,11 @@ A multinode row names its recipe with ``CONFIG_FILE=<path>[:override…]`` in
 ``additional-settings``.  The launchers decide where that path is resolved:
 
 * **overlays** — ``cp -r[T] "$GITHUB_WORKSPACE/<vendored dir>" <dest>``: a recipe path
-  under ``<dest>`` is the vendored file under ``<vendored dir>`` (it must exist);
+  under ``<dest>`` is the vendored file under ``<vendored dir>``.  It must exist unless
+  ``<dest>`` lies inside the checkout of a clone (below) that applies to the row: an
+  overlay adds files and removes none, so a recipe the vendored copy lacks is then read
+  from that checkout (the ``cd`` lines of the script tell which directory a relative
+  ``<dest>`` is in);
 * **vendored recipe folders** — the top folder of every overlay source, and every
   repository folder a script joins with ``$CONFIG_FILE`` (or a variable derived from it),
   e.g. ``"$REPO_ROOT/benchmarks/multi_node/llm-d-recipes/${CONFIG_FILE}"``;
@@ -18,6 +22,7 @@ scripts given.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +34,7 @@ _ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$
 _CLONE = re.compile(r"\bgit\s+clone\b(?P<args>[^;&|]*)")
 _CHECKOUT = re.compile(r"\bgit\s+checkout\s+(?:-q\s+|--quiet\s+|--detach\s+)*(?P<ref>[^\s;&|]+)")
 _CP = re.compile(r"\bcp\s+(?P<args>-[A-Za-z]+(?:\s+-[A-Za-z]+)*\s+.*)$")
+_CD = re.compile(r"(?<![\w.$/-])cd\s+(?P<dir>\"[^\"]*\"|'[^']*'|[^\s;&|)]+)")
 _BRANCH_HEAD = re.compile(r"^\s*(?:if|elif)\b(?P<cond>.*)$")
 _ELSE_FI = re.compile(r"^\s*(?:else|fi)\b")
 # Every pattern is compiled once here (or once per set of names, _folder_pattern): a
@@ -51,6 +57,7 @@ class Clone:
     script: str
     line: int
     conditions: tuple[tuple[str, str, str], ...] = ()  # (var, op, value) guarding it
+    dir: str = ""  # the checkout's directory as the script spells it (variables it knows expanded)
 
     def describe(self) -> str:
         at = f" at {self.ref}" if self.ref else " (default branch)"
@@ -63,6 +70,8 @@ class RecipeSources:
     # vendored recipe folders: (prefix of CONFIG_FILE paths, repository folder it maps to)
     folders: list[tuple[str, str]] = field(default_factory=list)
     clones: dict[str, list[Clone]] = field(default_factory=dict)  # script → clones
+    # overlay (dest prefix, repo dir) → the clones whose checkout its dest lies in
+    into: dict[tuple[str, str], list[Clone]] = field(default_factory=dict)
 
     def launcher_clones(self, scripts: Iterable[str]) -> list[Clone]:
         out: list[Clone] = []
@@ -219,6 +228,13 @@ def _branch_conditions(lines: list[tuple[int, str]], idx: int
 _URL = re.compile(r"^(?:[a-z+]+://|git@)\S+$")
 
 
+def _checkout_dir(pos: list[str]) -> str:
+    """The directory of ``git clone URL [DIR]`` (git's default: the URL's last part)."""
+    if len(pos) > 1:
+        return pos[1].rstrip("/")
+    return pos[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+
+
 def _clones(script: str, lines: list[tuple[int, str]], envs: list[dict[str, str]]
             ) -> list[Clone]:
     out: list[Clone] = []
@@ -252,18 +268,45 @@ def _clones(script: str, lines: list[tuple[int, str]], envs: list[dict[str, str]
             cm = _CHECKOUT.search(nxt)
             if cm and not cm.group("ref").startswith("-"):
                 ref = _expand(_unquote(cm.group("ref")), env)
-        out.append(Clone(pos[0], ref, script, no, _branch_conditions(lines, k)))
+        out.append(Clone(pos[0], ref, script, no, _branch_conditions(lines, k),
+                         _checkout_dir(pos)))
+    return out
+
+
+def _cd(cwd: str | None, word: str) -> str | None:
+    """The working directory after ``cd <word>`` from ``cwd`` (None: not known)."""
+    if not word or word in ("-", "~"):
+        return None
+    if word.startswith(("/", "$", "~")) or cwd is None:
+        return word.rstrip("/") or "/"
+    return posixpath.normpath(f"{cwd}/{word}")
+
+
+def _cwds(lines: list[tuple[int, str]], envs: list[dict[str, str]]) -> list[str | None]:
+    """The directory each logical line starts in, as the ``cd`` lines before it tell (read
+    top to bottom, whichever branch they are in; None before any)."""
+    out: list[str | None] = []
+    cwd: str | None = None
+    for k, (_, ln) in enumerate(lines):
+        out.append(cwd)
+        for m in _CD.finditer(ln) if "cd" in ln else ():
+            cwd = _cd(cwd, _expand(_unquote(m.group("dir")), envs[k]))
     return out
 
 
 def _overlays(lines: list[tuple[int, str]], envs: list[dict[str, str]]
-              ) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+              ) -> list[tuple[str, str, str | None]]:
+    """(dest, vendored dir, the directory a relative dest is in) of every overlay."""
+    out: list[tuple[str, str, str | None]] = []
+    cwds = _cwds(lines, envs)
     for k, (_, ln) in enumerate(lines):
         m = _CP.search(ln) if "cp" in ln else None
         if not m:
             continue
         env = envs[k]
+        cwd = cwds[k]
+        for cm in _CD.finditer(ln[:m.start()]):  # `cd DIR && cp …` on one line
+            cwd = _cd(cwd, _expand(_unquote(cm.group("dir")), env))
         words = [w for w in _words(m.group("args")) if not w.startswith("-")]
         words = [w for w in words if w not in ("||", "&&")]
         if len(words) < 2:
@@ -272,8 +315,15 @@ def _overlays(lines: list[tuple[int, str]], envs: list[dict[str, str]]
         dest = _unquote(_expand(_unquote(words[1]), env)).rstrip("/")
         if src is None or "$" in dest or dest.startswith("/") or not dest:
             continue
-        out.append((dest, src))
+        out.append((dest, src, cwd))
     return out
+
+
+def _holding(clones: list[Clone], cwd: str | None) -> list[Clone]:
+    """The clones whose checkout directory is ``cwd`` or one of its parents."""
+    if cwd is None:
+        return []
+    return [c for c in clones if c.dir and (cwd == c.dir or cwd.startswith(c.dir + "/"))]
 
 
 def learn(scripts: Mapping[str, str]) -> RecipeSources:
@@ -282,20 +332,29 @@ def learn(scripts: Mapping[str, str]) -> RecipeSources:
     for path, text in sorted(scripts.items()):
         lines = _logical_lines(text)
         envs = _envs(lines)
-        ovl = _overlays(lines, envs)
-        src.overlays.extend(ovl)
-        found = [f for f in (_folder_of_overlay(d, s) for d, s in ovl) if f is not None]
-        for f in [*found, *_folders(lines)]:
-            if f not in src.folders:
-                src.folders.append(f)
         cl = _clones(path, lines, envs)
         if cl:
             src.clones[path] = cl
+        ovl = _overlays(lines, envs)
+        for dest, vendored, cwd in ovl:
+            src.overlays.append((dest, vendored))
+            held = _holding(cl, cwd)
+            if held:
+                into = src.into.setdefault((dest, vendored), [])
+                into.extend(c for c in held if c not in into)
+        found = [f for f in (_folder_of_overlay(d, s) for d, s, _ in ovl) if f is not None]
+        for f in [*found, *_folders(lines)]:
+            if f not in src.folders:
+                src.folders.append(f)
     return src
 
 
-def lookup(recipe: str, sources: RecipeSources, exists: Callable[[str], bool]) -> Lookup:
-    """Resolve one CONFIG_FILE path (its ``:override`` suffix already removed)."""
+def lookup(recipe: str, sources: RecipeSources, exists: Callable[[str], bool],
+           clones: Iterable[Clone] = ()) -> Lookup:
+    """Resolve one CONFIG_FILE path (its ``:override`` suffix already removed).
+    ``clones``: those that apply to the row (:func:`matching`); a recipe under an
+    overlay that its vendored copy lacks is ``external`` when the overlay copies into
+    the checkout of one of them, else ``missing``."""
     rel = recipe.lstrip("./")
     under = [(d, s) for d, s in sources.overlays if rel == d or rel.startswith(d + "/")]
     if under:
@@ -304,6 +363,9 @@ def lookup(recipe: str, sources: RecipeSources, exists: Callable[[str], bool]) -
             return Lookup("found", tried)
         if exists(rel):
             return Lookup("found", (rel,))
+        row = set(clones)
+        if any(c in row for o in under for c in sources.into.get(o, ())):
+            return Lookup("external", tried)
         return Lookup("missing", tried)
     cands = [rel]
     for prefix, folder in sources.folders:
@@ -320,7 +382,21 @@ def lookup(recipe: str, sources: RecipeSources, exists: Callable[[str], bool]) -
 def applicable(clones: list[Clone], known: Mapping[str, str]) -> list[Clone]:
     """The clones whose guarding comparisons agree with the row's known variables
     (MODEL_PREFIX, FRAMEWORK, …), most specific first; unguarded clones only when no
-    guarded one matches."""
+    guarded one matches.  One clone per source (URL and ref)."""
+    return one_per_source(matching(clones, known))
+
+
+def one_per_source(clones: Iterable[Clone]) -> list[Clone]:
+    """The first clone of each source (URL and ref), in order."""
+    seen: dict[str, Clone] = {}
+    for c in clones:
+        seen.setdefault(c.describe(), c)
+    return list(seen.values())
+
+
+def matching(clones: list[Clone], known: Mapping[str, str]) -> list[Clone]:
+    """:func:`applicable`'s clones, all of them: also those of another script or line
+    that clone the same source (the overlays each one's checkout receives differ)."""
     scored: list[tuple[int, Clone]] = []
     for c in clones:
         score = 0
@@ -337,11 +413,7 @@ def applicable(clones: list[Clone], known: Mapping[str, str]) -> list[Clone]:
     if not scored:
         return []
     best = max(s for s, _ in scored)
-    seen: dict[str, Clone] = {}
-    for s, c in scored:
-        if s == best:
-            seen.setdefault(c.describe(), c)
-    return list(seen.values())
+    return [c for s, c in scored if s == best]
 
 
 def is_launch_script(path: str) -> bool:

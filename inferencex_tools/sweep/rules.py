@@ -97,11 +97,13 @@ SCRIPT = rule("SW403", E, "benchmark script the rows will launch does not exist"
               "add the script under benchmarks/single_node/ or fix model-prefix/precision/"
               "framework", area=A)
 RECIPE = rule("SW404", E, "multinode CONFIG_FILE recipe does not exist where the launchers "
-              "look for it (the vendored copy they overlay, or a vendored recipe folder)",
+              "look for it (the vendored copy they overlay where no checkout of a clone for "
+              "the row is, or a vendored recipe folder)",
               "add the recipe to the vendored recipe folder the launcher copies from, or fix "
               "the CONFIG_FILE path", area=A)
 RECIPE_EXTERNAL = rule("SW407", N, "multinode recipe read from an external repository the "
-                       "launcher clones at run time (named with its ref); not checked",
+                       "launcher clones at run time (named with its ref), also one the vendored "
+                       "copy overlaid onto that checkout lacks; not checked",
                        "vendor the recipe in the repository to have it checked", area=A)
 LAUNCHER = rule("SW406", W, "runner node family has no runners/launch_<family>.sh",
                 "add the launcher or remove the nodes from runners.yaml", area=A)

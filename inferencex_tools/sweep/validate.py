@@ -30,7 +30,14 @@ from inferencex_tools.safetext import (
 from inferencex_tools.schemas import SchemaIssue
 from inferencex_tools.sweep.checks import Issue, check_configs, where
 from inferencex_tools.sweep.contract import describe
-from inferencex_tools.sweep.recipes import RecipeSources, applicable, learn, lookup
+from inferencex_tools.sweep.recipes import (
+    Clone,
+    RecipeSources,
+    learn,
+    lookup,
+    matching,
+    one_per_source,
+)
 from inferencex_tools.sweep.rules import (
     DRAM_BUDGET,
     DUP_ACROSS,
@@ -443,12 +450,15 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
     assert exists is not None
     multinode = cfg.get("multinode") is True
     external: dict[str, tuple[tuple[Any, ...], list[str]]] = {}
+    row_clones: dict[str, list[Clone]] = {}
     for sname in ("fixed-seq-len", "agentic-coding"):
         seen: set[str] = set()
         for path, e in _search_space(key, sname, scen.get(sname)):
             if multinode:
+                if sname not in row_clones:
+                    row_clones[sname] = _row_clones(cfg, sname, refs)
                 _recipes(f, key, path, e, refs, seen, external.setdefault(
-                    sname, (path, []))[1])
+                    sname, (path, []))[1], row_clones[sname])
                 continue
             cands = script_candidates(cfg, sname, str(e.get("spec-decoding", "none")),
                                       refs.script_dirs)
@@ -461,7 +471,7 @@ def _scripts(f: _File, key: str, cfg: dict[str, Any], scen: dict[str, Any],
                       + ", ".join(cands))
     for sname, (path, recipes) in external.items():
         if recipes:
-            _external_note(f, key, cfg, sname, path, recipes, refs)
+            _external_note(f, key, cfg, sname, path, recipes, refs, row_clones[sname])
 
 
 def _search_space(key: str, sname: str, items: Any
@@ -478,9 +488,10 @@ def _search_space(key: str, sname: str, items: Any
 
 
 def _recipes(f: _File, key: str, path: tuple[Any, ...], e: dict[str, Any], refs: _Refs,
-             seen: set[str], external: list[str]) -> None:
+             seen: set[str], external: list[str], clones: list[Clone]) -> None:
     """Each worker's CONFIG_FILE recipe: vendored (must exist), or only in an external
-    checkout the launcher clones (collected for one note per key and scenario)."""
+    checkout the launcher clones (collected for one note per key and scenario).
+    ``clones``: the launchers' clones that apply to the row (:func:`_row_clones`)."""
     assert refs.exists is not None
     sources = refs.sources if refs.sources is not None else RecipeSources()
     for w in ("prefill", "decode"):
@@ -491,7 +502,7 @@ def _recipes(f: _File, key: str, path: tuple[Any, ...], e: dict[str, Any], refs:
             if not rp or rp in seen:
                 continue
             seen.add(rp)
-            look = lookup(rp, sources, refs.exists)
+            look = lookup(rp, sources, refs.exists, clones)
             if look.status == "external":
                 external.append(rp)
             elif look.status != "found":
@@ -506,16 +517,23 @@ _KNOWN_VARS = (("MODEL_PREFIX", "model-prefix"), ("FRAMEWORK", "framework"),
                ("PRECISION", "precision"))
 
 
-def _external_note(f: _File, key: str, cfg: dict[str, Any], sname: str,
-                   path: tuple[Any, ...], recipes: list[str], refs: _Refs) -> None:
-    """One note per key and scenario: its recipes come from an external checkout."""
-    runner = str(cfg.get("runner", ""))
-    scripts = refs.launchers_of(runner)
+def _row_clones(cfg: dict[str, Any], sname: str, refs: _Refs) -> list[Clone]:
+    """The clones of the config's launchers whose if/elif guards agree with the row
+    (its model prefix, framework, precision and scenario), every one of them."""
+    scripts = refs.launchers_of(str(cfg.get("runner", "")))
     sources = refs.sources if refs.sources is not None else RecipeSources()
     known = {var: str(cfg[k]) for var, k in _KNOWN_VARS if k in cfg}
     known["IS_AGENTIC"] = "1" if sname == "agentic-coding" else "0"
     known["IS_MULTINODE"] = "true"
-    clones = applicable(sources.launcher_clones(scripts), known)
+    return matching(sources.launcher_clones(scripts), known)
+
+
+def _external_note(f: _File, key: str, cfg: dict[str, Any], sname: str,
+                   path: tuple[Any, ...], recipes: list[str], refs: _Refs,
+                   clones: list[Clone]) -> None:
+    """One note per key and scenario: its recipes come from an external checkout."""
+    scripts = refs.launchers_of(str(cfg.get("runner", "")))
+    clones = one_per_source(clones)
     if clones:
         names = "; ".join(f"{c.describe()} (cloned by {c.script}:{c.line})" for c in clones)
     else:

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from inferencex_tools.sweep.recipes import applicable, follow_git_symlinks, learn, lookup
+from inferencex_tools.sweep.recipes import (
+    Lookup,
+    applicable,
+    follow_git_symlinks,
+    learn,
+    lookup,
+)
 
 LAUNCHER = r'''#!/bin/bash
 UPSTREAM_URL="https://example.invalid/org/recipes-upstream.git"
@@ -55,6 +61,9 @@ def test_learn_overlays_folders_and_clones() -> None:
     assert clones[0].conditions == (("FRAMEWORK", "==", "dynamo-alpha"),
                                     ("MODEL_PREFIX", "==", "m1"))
     assert clones[2].conditions == ()
+    # the overlay copies into "$DIR" (after `cd "$DIR"`), where every clone checks out
+    assert [c.dir for c in clones] == ["$DIR"] * 3
+    assert s.into == {s.overlays[0]: clones}
 
 
 @pytest.mark.parametrize(("recipe", "files", "status"), [
@@ -74,6 +83,49 @@ def test_learn_overlays_folders_and_clones() -> None:
 def test_lookup(recipe: str, files: set[str], status: str) -> None:
     s = learn({"runners/launch_x-y.sh": LAUNCHER, "benchmarks/multi_node/z/run.sh": HELPER})
     assert lookup(recipe, s, files.__contains__).status == status
+
+
+def test_lookup_under_an_overlay_onto_a_clone_of_the_row_is_external() -> None:
+    """A recipe the vendored copy lacks, under an overlay copied into a checkout: read
+    from that checkout when its clone applies to the row; missing when none does."""
+    s = learn({"runners/launch_x-y.sh": LAUNCHER})
+    row = applicable(s.clones["runners/launch_x-y.sh"],
+                     {"FRAMEWORK": "dynamo-alpha", "MODEL_PREFIX": "m1"})
+    absent = set[str]().__contains__
+    assert lookup("recipes/alpha/m1/a.yaml", s, absent, row) == Lookup(
+        "external", ("benchmarks/multi_node/vendor-recipes/alpha/m1-src/a.yaml",))
+    assert lookup("recipes/alpha/m1/a.yaml", s, absent).status == "missing"
+    other = learn({"runners/launch_o.sh": LAUNCHER})  # the same clone, another script
+    assert lookup("recipes/alpha/m1/a.yaml", s, absent,
+                  other.clones["runners/launch_o.sh"]).status == "missing"
+
+
+_OVERLAY = ('cp -rT "$GITHUB_WORKSPACE/benchmarks/multi_node/vendor-recipes/alpha/m1-src"'
+            ' recipes/alpha/m1')
+
+
+@pytest.mark.parametrize(("script", "inside"), [
+    # the #1391 shape: clone, cd into it, overlay a relative dest
+    (f'git clone https://x.invalid/u.git "$D"\ncd "$D"\n{_OVERLAY}\n', True),
+    (f'git clone https://x.invalid/u.git "$D" || exit 1\ncd "$D" || exit 1\n{_OVERLAY}\n',
+     True),
+    (f'git clone https://x.invalid/u.git "$D"\ncd "$D" && {_OVERLAY}\n', True),
+    (f'git clone https://x.invalid/u.git "$D"\ncd "$D"\ncd sub\n{_OVERLAY}\n', True),
+    (f'git clone https://x.invalid/u.git\ncd u\n{_OVERLAY}\n', True),  # git's default dir
+    (f'D="srt"\ngit clone https://x.invalid/u.git "$D"\ncd srt\n{_OVERLAY}\n', True),
+    # the overlay is made outside every checkout
+    (f'{_OVERLAY}\ngit clone https://x.invalid/u.git "$D"\ncd "$D"\n', False),
+    (f'git clone https://x.invalid/u.git "$D"\ncd "$D"\ncd "$GITHUB_WORKSPACE"\n{_OVERLAY}\n',
+     False),
+    (f'git clone https://x.invalid/u.git "$D"\ncd "$E"\n{_OVERLAY}\n', False),
+    (f'git clone https://x.invalid/u.git "$D"\ncd "$D"\ncd -\n{_OVERLAY}\n', False),
+    (f'cd "$D"\n{_OVERLAY}\n', False),  # no clone at all
+])
+def test_overlay_checkout_is_told_by_the_cd_lines(script: str, inside: bool) -> None:
+    s = learn({"runners/launch_a.sh": script})
+    assert s.overlays == [("recipes/alpha/m1",
+                           "benchmarks/multi_node/vendor-recipes/alpha/m1-src")]
+    assert bool(s.into) is inside
 
 
 def test_lookup_without_any_clone_is_unknown() -> None:
@@ -130,13 +182,14 @@ CONFIG = '''m1-fp4-x-alpha:
 '''
 
 
-def _repo(tmp_path: Path, fw: str, recipe: str, vendored: list[str]) -> Path:
+def _repo(tmp_path: Path, fw: str, recipe: str, vendored: list[str],
+          launcher: str = LAUNCHER) -> Path:
     root = tmp_path / "repo"
     (root / "configs").mkdir(parents=True)
     (root / "runners").mkdir()
     (root / "configs/x-master.yaml").write_text(CONFIG.format(fw=fw, recipe=recipe))
     (root / "configs/runners.yaml").write_text("labels:\n  lbl:\n    - x-y_0\n")
-    (root / "runners/launch_x-y.sh").write_text(LAUNCHER)
+    (root / "runners/launch_x-y.sh").write_text(launcher)
     for v in vendored:
         p = root / v
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -162,18 +215,57 @@ def test_external_recipe_is_a_note_naming_the_source(tmp_path: Path) -> None:
     assert "runners/launch_x-y.sh" in msg
 
 
-def test_overlaid_recipe_missing_from_the_vendored_copy_is_an_error(tmp_path: Path) -> None:
+def test_overlay_onto_a_clone_checkout_lacking_the_recipe_is_a_note(tmp_path: Path) -> None:
+    """The launcher clones, cds into the checkout and overlays the vendored copy onto
+    it (InferenceX #1391's gb200 dynamo-vllm dsv4 branch): the overlay removes nothing,
+    so a recipe the vendored copy lacks is read from the checkout: SW407, not SW404."""
     root = _repo(tmp_path, "dynamo-alpha", "recipes/alpha/m1/a.yaml",
                  ["benchmarks/multi_node/vendor-recipes/alpha/m1-src/other.yaml"])
+    rc, findings = _validate(root)
+    assert rc == 0
+    assert [(f["rule"], f["severity"]) for f in findings] == [("SW407", "note")]
+    msg = str(findings[0]["message"])
+    assert "recipes/alpha/m1/a.yaml" in msg
+    assert "https://example.invalid/org/recipes-upstream.git at v1.2" in msg
+    assert "runners/launch_x-y.sh:6" in msg
+
+
+# Overlays no checkout of a clone for the row receives: the vendored copy is the only source.
+_CLONE_ALPHA = (
+    'if [[ $FRAMEWORK == "dynamo-alpha" && $MODEL_PREFIX == "m1" ]]; then\n'
+    '    git clone --branch v1.2 https://example.invalid/org/recipes-upstream.git "$DIR"\n')
+_COPY = ('mkdir -p recipes/alpha/m1\n'
+         'cp -rT "$GITHUB_WORKSPACE/benchmarks/multi_node/vendor-recipes/alpha/m1-src" '
+         'recipes/alpha/m1\n')
+OUTSIDE = {
+    # made in the workspace, before the launcher enters its checkout
+    "before-cd": _CLONE_ALPHA + _COPY + 'cd "$DIR"\nfi\n',
+    # the launcher leaves the checkout before overlaying
+    "left-checkout": _CLONE_ALPHA + 'cd "$DIR"\ncd "$GITHUB_WORKSPACE"\n' + _COPY + "fi\n",
+    # in the checkout of a clone no dynamo-delta row makes (and no unguarded clone)
+    "clone-of-no-row": _CLONE_ALPHA + 'cd "$DIR"\nfi\n' + _COPY,
+}
+
+
+@pytest.mark.parametrize("variant", sorted(OUTSIDE))
+def test_overlay_outside_any_row_clone_checkout_lacking_the_recipe_is_an_error(
+        tmp_path: Path, variant: str) -> None:
+    fw = "dynamo-delta" if variant == "clone-of-no-row" else "dynamo-alpha"
+    root = _repo(tmp_path, fw, "recipes/alpha/m1/a.yaml",
+                 ["benchmarks/multi_node/vendor-recipes/alpha/m1-src/other.yaml"],
+                 OUTSIDE[variant])
     rc, findings = _validate(root)
     assert rc == 1
     assert [f["rule"] for f in findings] == ["SW404"]
     assert "vendor-recipes/alpha/m1-src/a.yaml" in str(findings[0]["message"])
 
 
-def test_overlaid_recipe_present_is_clean(tmp_path: Path) -> None:
-    root = _repo(tmp_path, "dynamo-alpha", "recipes/alpha/m1/a.yaml",
-                 ["benchmarks/multi_node/vendor-recipes/alpha/m1-src/a.yaml"])
+@pytest.mark.parametrize("variant", ["clone-checkout", *sorted(OUTSIDE)])
+def test_overlaid_recipe_present_is_clean(tmp_path: Path, variant: str) -> None:
+    fw = "dynamo-delta" if variant == "clone-of-no-row" else "dynamo-alpha"
+    root = _repo(tmp_path, fw, "recipes/alpha/m1/a.yaml",
+                 ["benchmarks/multi_node/vendor-recipes/alpha/m1-src/a.yaml"],
+                 OUTSIDE.get(variant, LAUNCHER))
     assert _validate(root) == (0, [])
 
 
@@ -182,15 +274,19 @@ def test_real_tree_config_validate_reports_exactly_the_true_findings(real_tree: 
     assert rc == 1
     counts = collections.Counter((f["rule"], f["severity"]) for f in findings
                                  if f["severity"] != "note")
-    assert counts == {("SW404", "error"): 2, ("SW403", "error"): 1,
-                      ("SW401", "warning"): 8, ("SW406", "warning"): 2}
+    assert counts == {("SW403", "error"): 1, ("SW401", "warning"): 8, ("SW406", "warning"): 2}
     errors = sorted(str(f["message"]).split(":")[0] for f in findings
                     if f["severity"] == "error")
-    assert errors == ["dsv4-fp4-gb300-dynamo-vllm-agentic", "dsv4-fp4-gb300-dynamo-vllm-agentic",
-                      "qwen3.5-fp8-h100-sglang-agentic"]
+    assert errors == ["qwen3.5-fp8-h100-sglang-agentic"]
     notes = [f for f in findings if f["severity"] == "note"]
-    assert notes and all(f["rule"] == "SW407" for f in notes)
+    assert len(notes) == 22 and all(f["rule"] == "SW407" for f in notes)
     assert all("github.com/" in str(f["message"]) for f in notes)
+    # its 2 unvendored disagg-gb300-*-agentic recipes: the gb300 launcher overlays the
+    # vendored agentic folder onto its srt-slurm checkout, which is where they come from
+    agentic = [str(f["message"]) for f in notes
+               if str(f["message"]).startswith("dsv4-fp4-gb300-dynamo-vllm-agentic:")]
+    assert len(agentic) == 1 and agentic[0].split(":")[1].startswith(
+        " 2 agentic-coding recipes (e.g. recipes/vllm/deepseek-v4/agentic/disagg-gb300-")
 
 
 # --- learn's cost: no pattern per variable name (issue 35), the same results ---------
