@@ -194,7 +194,15 @@ def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
     launcher: PO201 for every multi-node key)."""
     files = {**NO_LAUNCHER_FILES, **({"runners/launch_h200-dgxc.sh": "echo\n"}
                                      if "runners/launch_h200-dgxc.sh" in edits else {})}
-    for rel, text in files.items():
+    rules = _rules_of_change(temp_repo, files, edits)
+    assert ("PO201" in rules) is po201, (name, rules)
+
+
+def _rules_of_change(temp_repo: TempRepo, base: dict[str, str],
+                     edits: dict[str, str | None]) -> set[str]:
+    """The rules of ``policy check --base`` on a commit of ``base`` then one of ``edits``
+    (None: the file deleted)."""
+    for rel, text in base.items():
         temp_repo.write(rel, text)
     temp_repo.commit("base")
     for rel, new in edits.items():
@@ -204,9 +212,8 @@ def test_a_missing_launcher_is_the_changes_only_when_it_can_be(
             temp_repo.write(rel, new)
     temp_repo.git("add", "-A")
     temp_repo.commit("the change")
-    path = temp_repo.path
-    res = run_check(CheckRequest(root=path, base="HEAD~1", head="HEAD"))
-    assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)
+    res = run_check(CheckRequest(root=temp_repo.path, base="HEAD~1", head="HEAD"))
+    return {f.rule for f in res.findings}
 
 
 UNLISTED = CASE.read_text(encoding="utf-8").replace("cluster:h200-dgxc", "cluster:zz-unlisted")
@@ -232,16 +239,7 @@ def test_a_label_no_side_lists_is_not_the_changes_missing_launcher(
     (merged, and their jobs ran)."""
     hardware = NO_LAUNCHER_FILES["configs/runners.yaml"] + \
         "  cluster:zz-unlisted: {available-cpu-dram-mib: 2000000, gpus-per-node: 8}\n"
-    for rel, text in {**NO_LAUNCHER_FILES, "configs/x-master.yaml": UNLISTED,
-                      "configs/runners.yaml": hardware, **launchers}.items():
-        temp_repo.write(rel, text)
-    temp_repo.commit("base")
-    for rel, new in edits.items():
-        if new is None:
-            (temp_repo.path / rel).unlink()
-        else:
-            temp_repo.write(rel, new)
-    temp_repo.git("add", "-A")
-    temp_repo.commit("the change")
-    res = run_check(CheckRequest(root=temp_repo.path, base="HEAD~1", head="HEAD"))
-    assert ("PO201" in {f.rule for f in res.findings}) is po201, (name, res.findings)
+    base = {**NO_LAUNCHER_FILES, "configs/x-master.yaml": UNLISTED,
+            "configs/runners.yaml": hardware, **launchers}
+    rules = _rules_of_change(temp_repo, base, edits)
+    assert ("PO201" in rules) is po201, (name, rules)
