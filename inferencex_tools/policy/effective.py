@@ -538,14 +538,13 @@ class Analyzer:
             elif path.endswith(".py"):
                 from inferencex_tools.policy.reach import python_reads
 
-                reads = python_reads(text)
-                if self._leaf_clients and reads.unbounded is None and \
-                        self.client(path) is not None:
+                if self._leaf_clients and self.client(path) is not None:
                     # a benchmark client the trace records instead of running (a leaf:
                     # what it imports or names is no launch's read; the file itself
                     # still is, and one that is not Python is not a client)
                     self._parsed[path] = _Parsed("", {}, frozenset(), False, frozenset())
                 else:
+                    reads = python_reads(text)
                     self._parsed[path] = _Parsed(text, {}, reads.names,
                                                  bool(_DYNAMIC_PY.search(text)), frozenset())
             else:
