@@ -117,11 +117,13 @@ def missing_variables(text: str) -> list[str]:
 
 def failure_message(trace: TraceResult) -> tuple[str, tuple[tuple[str, str], ...]]:
     """PO301's message: why, the last traced line, the script's last stderr lines and
-    the variables it reported missing."""
+    the variables it reported missing; when the script said nothing on stderr, its last
+    stdout lines (many recipes report a failure there — "Server died before becoming
+    healthy" — after ``set +x`` hid the lines that led to it), last in the message:
+    they are not part of the verdict's identity (:data:`STDOUT_PART`)."""
     reason = (f"timed out after {trace.seconds:.0f}s" if trace.timed_out
               else f"exit status {trace.returncode}")
-    err = [ln.strip() for ln in trace.stderr_tail.splitlines()
-           if ln.strip() and not ln.startswith("+")][-3:]
+    err = _last_lines(trace.stderr_tail)
     missing = missing_variables(trace.stderr_tail + "\n" + trace.stdout_tail)
     msg = f"trace {reason}; last traced line: {trace.last_line or '?'}"
     if err:
@@ -130,7 +132,18 @@ def failure_message(trace: TraceResult) -> tuple[str, tuple[tuple[str, str], ...
     if missing:
         msg += f"; missing variable{'s' if len(missing) > 1 else ''}: {', '.join(missing)}"
         data.append(("missing_variables", ",".join(missing)))
+    out = [] if err else _last_lines(trace.stdout_tail)
+    if out:
+        msg += STDOUT_PART + " | ".join(o[:200] for o in out)
+        data.append(("stdout", "\n".join(out)))
     return msg, tuple(data)
+
+
+STDOUT_PART = "; stdout: "  # where PO301's stdout lines start (process ids, times: not identity)
+
+
+def _last_lines(tail: str, n: int = 3) -> list[str]:
+    return [ln.strip() for ln in tail.splitlines() if ln.strip() and not ln.startswith("+")][-n:]
 
 
 def stopped_message(trace: TraceResult) -> tuple[str, tuple[tuple[str, str], ...]]:

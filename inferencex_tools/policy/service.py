@@ -1024,13 +1024,15 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
 def _verdict_id(o: RowOutcome, v: Verdict) -> tuple[str, ...]:
     """What makes a row's verdict the same verdict at the base and at the head: the
     row (key, search-space entry, mode, runner family — not the concentration the check
-    samples), the rule, the file and the message without line numbers or the note of
-    the view that gave it (:data:`BASE_VIEW`)."""
+    samples), the rule, the file and the message without line numbers, the note of the
+    view that gave it (:data:`BASE_VIEW`) or a failed trace's stdout lines."""
+    from inferencex_tools.policy.check import STDOUT_PART
     from inferencex_tools.report.adopt import identity
 
     msg = v.message
-    cut = msg.find(" (" + BASE_VIEW.split("{", 1)[0])
-    msg = msg[:cut] if cut >= 0 else msg
+    for part in (" (" + BASE_VIEW.split("{", 1)[0], STDOUT_PART):
+        cut = msg.find(part)
+        msg = msg[:cut] if cut >= 0 else msg
     ident = identity(Finding(v.rule.id, v.rule.severity, v.file, None, None, msg))
     return (o.row.key, o.row.entry_label(), str(o.row.eval_only), o.family or "",
             v.rule.id, v.file, ident)

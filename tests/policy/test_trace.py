@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import types
 from pathlib import Path
 from typing import Any
 
@@ -349,6 +350,44 @@ def test_a_failed_trace_names_the_missing_variable(tmp_path: Path, body: str,
     msg, data = failure_message(tr)
     assert dict(data)["missing_variables"] == missing, msg
     assert "last traced line: " in msg and "missing variable" in msg
+
+
+def test_a_failed_trace_that_reports_on_stdout_says_so(tmp_path: Path) -> None:
+    """A recipe that hides its steps (`set +x`) and reports a failure on stdout only (the
+    benchmark library's "Server died before becoming healthy"): PO301's message carries
+    the last stdout lines, which are not part of the verdict's identity (another process
+    id, the same verdict at the base and at the head)."""
+    from inferencex_tools.policy.check import STDOUT_PART, failure_message
+
+    body = ('echo "Server PID: $$"\nset +x\nfalse_step() { echo "Server died before '
+            'becoming healthy. Exiting."; exit 1; }\nfalse_step\n')
+    repo = mini_repo(tmp_path, "dies.sh", "#!/bin/bash\n" + body)
+    tr = trace_script(repo, f"{SUB}/dies.sh", {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert tr.returncode == 1
+    msg, data = failure_message(tr)
+    assert msg.endswith(STDOUT_PART + "Server PID: " + tr.stdout_tail.split("PID: ")[1]
+                        .splitlines()[0] + " | Server died before becoming healthy. Exiting."), msg
+    assert "Server died" in dict(data)["stdout"]
+    tr.stderr_tail = "dies.sh: line 4: boom\n"
+    msg, data = failure_message(tr)  # stderr said why: stdout is left out
+    assert "stdout" not in dict(data) and msg.endswith("; stderr: dies.sh: line 4: boom"), msg
+
+
+def test_a_verdict_s_identity_leaves_out_the_stdout_lines() -> None:
+    from inferencex_tools.policy.check import STDOUT_PART
+    from inferencex_tools.policy.rules import TRACE_FAILED
+    from inferencex_tools.policy.service import _verdict_id
+
+    def vid(message: str) -> tuple[str, ...]:
+        row = types.SimpleNamespace(key="k", entry_label=lambda: "tp8", eval_only=False)
+        out = types.SimpleNamespace(row=row, family="")
+        v = types.SimpleNamespace(rule=TRACE_FAILED, file="r.sh", message=message)
+        return _verdict_id(out, v)  # type: ignore[arg-type]
+
+    stem = "trace exit status 1; last traced line: r.sh:3: vllm serve m"
+    assert vid(stem + STDOUT_PART + "Server PID: 41 | died") == \
+        vid(stem + STDOUT_PART + "Server PID: 97 | died") == vid(stem)
+    assert vid(stem) != vid(stem.replace("status 1", "status 2"))
 
 
 def test_batched_reads_keep_every_output(tmp_path: Path) -> None:
