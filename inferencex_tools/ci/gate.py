@@ -271,6 +271,13 @@ def _master_paths(blobs: _Blobs, ref: str) -> list[str]:
     return list(blobs.layout(ref).masters)
 
 
+@dataclass
+class _NoEntries:
+    """The changelog analysis of a repository without a changelog: no new entry (the
+    matrix it decides is empty)."""
+    new_entries: list[Any] = field(default_factory=list)
+
+
 def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[str],
                result: Result) -> Any:
     from inferencex_tools.changelog.configkeys import top_level_keys
@@ -283,6 +290,13 @@ def _changelog(req: GateRequest, ctx: GateContext, blobs: _Blobs, masters: list[
 
     d = ctx.decision
     head_raw = blobs.get(ctx.head, req.changelog)
+    if head_raw is None and ctx.base is not None and blobs.get(ctx.base, req.changelog) is None:
+        # not the change's: the repository had none before it either (it deletes none)
+        result.add(R.NO_CHANGELOG.at(req.changelog, None, None,
+                                     f"{req.changelog} exists at neither the base "
+                                     f"{ctx.base[:12]} nor the head {ctx.head[:12]}: the "
+                                     "changelog stage has nothing to judge"))
+        return _NoEntries()
     if head_raw is None:
         raise InputError(f"{req.changelog} does not exist at {ctx.head[:12]}",
                          hint="check --changelog (a path inside the repository)")

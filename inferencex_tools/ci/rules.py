@@ -91,6 +91,12 @@ GATE_STAGE = rule(
     "fix the input named in the message; the other stages still report their findings",
     area=A)
 
+NO_CHANGELOG = rule(
+    "CI502", W, "the repository has no changelog at the base or the head: nothing to judge, "
+    "no entry decides a sweep",
+    "pass --changelog with the path the repository keeps it at; a repository adopting the "
+    "changelog adds perf-changelog.yaml in a PR of its own", area=A)
+
 # --- trust: what judges a change comes from its base (docs/security.md) -----------------
 SETTINGS_CHANGED = rule(
     "CI601", W, "the change edits ixtool's settings or baseline: this check applied the "
