@@ -392,6 +392,8 @@ def python_reads(text: str) -> Reads:
                                       relative=bool(n.level))
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value:
             names.update(_python_string(n.value))
+        if (after := _joined_after_computed(n)) is not None:
+            names.update(_python_string(after, joined=True))
         elif isinstance(n, ast.Call) and _runs_code(n):
             why = why or f"line {n.lineno}: code named at run time"
         elif isinstance(n, ast.Call) and (m := _imported_by_name(n)) is not None:
@@ -418,14 +420,58 @@ def module_files(dotted: str, *, relative: bool = False) -> frozenset[str]:
     return frozenset(out)
 
 
-def _python_string(s: str) -> Iterable[str]:
+def _python_string(s: str, *, joined: bool = False) -> Iterable[str]:
+    """The name a string constant can be (``joined``: the text that ends a string built
+    at run time, whose start is not known: only what follows its last ``/`` is sure, a
+    component it ends behind a ``*`` — when it ends like a file name, ``.txt``, or holds
+    a ``/``: the ``s`` of ``f"{t:.1f}s"`` names nothing)."""
     s = s.strip()
     if "\n" in s or len(s) > 200 or not s:
         return ()
-    if s.startswith(".") and re.fullmatch(r"\.[\w.-]+", s):
-        return ("*" + s,)  # a suffix joined to a computed stem
+    if joined and "/" not in s and not _SUFFIX.search(s):
+        return ()  # text after a value ("s" of f"{t:.1f}s"): no file suffix, no name
+    if joined or (s.startswith(".") and re.fullmatch(r"\.[\w.-]+", s)):
+        s = S.UNKNOWN + s  # a suffix joined to a computed stem
     name = tail(s)
     return (name,) if name is not None and re.fullmatch(r"[\w.*?-]+", name) else ()
+
+
+_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")  # ends like a file name (".txt")
+_PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?"
+                          r"[diouxXeEfFgGcrsa]|\{[^{}]*\}")  # a % or .format field
+
+
+def _joined_after_computed(n: ast.AST) -> str | None:
+    """The literal text that ends a string ``n`` builds from a computed part and text
+    after it, or None: the right operand of ``+`` / ``+=`` (``stem + "_al.txt"``,
+    ``"a" + "l.dat"``), an f-string's text after its last replacement field
+    (``f"{m}_al.txt"``), a ``%`` or ``.format`` template's text after its last
+    placeholder.  Only that text is sure of the name the string can be."""
+    if isinstance(n, ast.BinOp | ast.AugAssign) and isinstance(n.op, ast.Add):
+        right = n.right if isinstance(n, ast.BinOp) else n.value
+        if isinstance(right, ast.Constant) and isinstance(right.value, str):
+            return right.value
+    elif isinstance(n, ast.JoinedStr):
+        parts = n.values
+        last = max((i for i, v in enumerate(parts) if isinstance(v, ast.FormattedValue)),
+                   default=None)
+        rest = parts[last + 1:] if last is not None else []
+        if rest and all(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                        for v in rest):
+            return "".join(str(v.value) for v in rest if isinstance(v, ast.Constant))
+    elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and \
+            isinstance(n.left, ast.Constant) and isinstance(n.left.value, str):
+        return _after_placeholder(n.left.value)
+    elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+            n.func.attr == "format" and isinstance(n.func.value, ast.Constant) and \
+            isinstance(n.func.value.value, str):
+        return _after_placeholder(n.func.value.value)
+    return None
+
+
+def _after_placeholder(template: str) -> str | None:
+    found = list(_PLACEHOLDER.finditer(template))
+    return template[found[-1].end():] if found else None
 
 
 _IMPORTERS = ("__import__", "import_module")

@@ -48,6 +48,24 @@ def test_python_reads_its_imports_and_string_constants() -> None:
     assert python_reads("import importlib\nimportlib.import_module(name)\n").unbounded
 
 
+@pytest.mark.parametrize(("text", "name"), [
+    ('open("a" + "l.dat")', "*l.dat"),
+    ("f = stem + '_al.txt'", "*_al.txt"),
+    ("f = 'al'\nf += '_v2.txt'", "*_v2.txt"),
+    ('open(f"{here}/{model}_al.txt")', "*_al.txt"),
+    ("open('%s_al.txt' % model)", "*_al.txt"),
+    ("open('{}/al_{}.yaml'.format(d, m))", "*.yaml"),
+])
+def test_python_reads_a_name_built_at_run_time_by_its_sure_end(text: str, name: str) -> None:
+    """A string built from a computed part and text after it can be any name that ends
+    with that text (a held-out variant: a helper opened ``'a' + 'l.dat'``, a name no
+    constant spells, and a PR that changed only that file passed the gate)."""
+    r = python_reads(text)
+    assert name in r.names and r.unbounded is None, r.names
+    words = python_reads('print(f"error: {e}")\nprint(f"{t:.1f}s", n + "ms")').names
+    assert not {"*s", "*ms"} & words, words  # text after a value that names no file
+
+
 FILES = {
     "run.sh": 'SYNTHETIC=$(cat "${0%.sh}.al")\nfor f in "$(dirname "$0")"/conf.d/*.env; do\n'
               '  source "$f"\ndone\nX=$(python3 "$(dirname "$0")/helper.py")\n'

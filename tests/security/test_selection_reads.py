@@ -33,6 +33,13 @@ CASES = {
         "GOLDEN_AL=2.83", 'GOLDEN_AL=$(sed -n "s/al: //p" "$GITHUB_WORKSPACE/data/tuned.yaml" '
         '2>/dev/null || sed -n "s/al: //p" data/tuned.yaml)')},
         {"data/tuned.yaml": "al: 3.60\n"}),
+    # a Python helper opens a name it builds ('a' + 'l.dat'): no text spells the file
+    "a name a Python helper builds": ({
+        "utils/al_value.py": "import os\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+                             "print(open(os.path.join(here, 'a' + 'l.dat')).read().strip())\n",
+        "utils/al.dat": "2.83\n", SEED: RECIPE.replace(
+            "GOLDEN_AL=2.83", 'GOLDEN_AL=$(python3 "$(dirname "$0")/../../../utils/al_value.py")')},
+        {"utils/al.dat": "3.60\n"}),
 }
 
 
