@@ -125,8 +125,9 @@ def tail(pattern: str) -> str | None:
     is sure to end with, as a glob of one or more components: the components after the
     last unknown part (an unknown part may hold a ``/``), that component's text after
     it behind a ``*`` (``"${0%.sh}.al"`` → ``*.al``; ``"$D/conf.d/a.env"`` →
-    ``conf.d/a.env``).  ``""``: the empty word, no file.  None when it can be anything
-    (an unknown part at its end, ``.``, ``..``, ``/``)."""
+    ``conf.d/a.env``; a glob that ends it is kept: ``"$D"/al/*`` → ``al/*``, every file
+    of a directory ``al``).  ``""``: the empty word, no file.  None when it can be
+    anything (an unknown part at its end, ``*`` alone, ``.``, ``..``, ``/``)."""
     if pattern == "":
         return ""
     comps = pattern.split("/")
@@ -138,7 +139,7 @@ def tail(pattern: str) -> str | None:
     if ".." in comps:
         comps = comps[len(comps) - comps[::-1].index(".."):]
     comps = [c for c in comps if c not in ("", ".")]
-    if not comps or not comps[-1].strip("*"):
+    if not any(c.strip("*") for c in comps):
         return None
     return "/".join(comps)
 
@@ -392,14 +393,14 @@ def python_reads(text: str) -> Reads:
                                       relative=bool(n.level))
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value:
             names.update(_python_string(n.value))
-        if (after := _joined_after_computed(n)) is not None:
-            names.update(_python_string(after, joined=True))
         elif isinstance(n, ast.Call) and _runs_code(n):
             why = why or f"line {n.lineno}: code named at run time"
         elif isinstance(n, ast.Call) and (m := _imported_by_name(n)) is not None:
             names |= module_files(m.lstrip("."), relative=m.startswith(".") or
                                   any(k.arg == "package" for k in n.keywords))
-    return Reads(frozenset(names), why)
+        if (after := _joined_after_computed(n)) is not None:
+            names.update(_python_string(after, joined=True))
+    return Reads(frozenset(names | _built_names(tree)), why)
 
 
 def module_files(dotted: str, *, relative: bool = False) -> frozenset[str]:
@@ -443,23 +444,13 @@ _PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?"
 
 def _joined_after_computed(n: ast.AST) -> str | None:
     """The literal text that ends a string ``n`` builds from a computed part and text
-    after it, or None: the right operand of ``+`` / ``+=`` (``stem + "_al.txt"``,
-    ``"a" + "l.dat"``), an f-string's text after its last replacement field
-    (``f"{m}_al.txt"``), a ``%`` or ``.format`` template's text after its last
-    placeholder.  Only that text is sure of the name the string can be."""
-    if isinstance(n, ast.BinOp | ast.AugAssign) and isinstance(n.op, ast.Add):
-        right = n.right if isinstance(n, ast.BinOp) else n.value
-        if isinstance(right, ast.Constant) and isinstance(right.value, str):
-            return right.value
-    elif isinstance(n, ast.JoinedStr):
-        parts = n.values
-        last = max((i for i, v in enumerate(parts) if isinstance(v, ast.FormattedValue)),
-                   default=None)
-        rest = parts[last + 1:] if last is not None else []
-        if rest and all(isinstance(v, ast.Constant) and isinstance(v.value, str)
-                        for v in rest):
-            return "".join(str(v.value) for v in rest if isinstance(v, ast.Constant))
-    elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and \
+    after it, or None: the operand of ``+=`` (``f += "_al.txt"``), a ``%`` or ``.format``
+    template's text after its last placeholder.  Only that text is sure of the name the
+    string can be (``+``, ``/`` and f-strings: :func:`_built_names`)."""
+    if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and \
+            isinstance(n.value, ast.Constant) and isinstance(n.value.value, str):
+        return n.value.value
+    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and \
             isinstance(n.left, ast.Constant) and isinstance(n.left.value, str):
         return _after_placeholder(n.left.value)
     elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
@@ -467,6 +458,93 @@ def _joined_after_computed(n: ast.AST) -> str | None:
             isinstance(n.func.value.value, str):
         return _after_placeholder(n.func.value.value)
     return None
+
+
+_MAX_VALUES = 16  # strings one expression may build before it counts as unknown
+
+
+def _built_names(tree: ast.AST) -> set[str]:
+    """The names the strings a Python file builds can be: every ``+``, ``/`` (a
+    ``Path``), f-string and ``os.path.join`` evaluated with the values of the names bound
+    only to string constants (``n = "al"; open(f"{here}/{n}.dat")`` → ``al.dat``), any
+    other part unknown; a name whose last component is not known whole counts when it
+    ends like a file name (``*_al.txt``, see :func:`_python_string`)."""
+    consts = _constant_names(tree)
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.JoinedStr) or _joins(n) or
+                (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add | ast.Div))):
+            continue
+        for v in _values(n, consts):
+            last = v.rsplit("/", 1)[-1]
+            if S.UNKNOWN in last:  # only the text after its unknown part is sure
+                out.update(_python_string(last.rsplit(S.UNKNOWN, 1)[1], joined=True))
+            else:
+                out.update(_python_string(last))
+    return out
+
+
+def _joins(n: ast.AST) -> bool:
+    return isinstance(n, ast.Call) and _call_name(n) == "join" and \
+        isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Attribute) and \
+        n.func.value.attr == "path" and bool(n.args)
+
+
+def _values(e: ast.AST, consts: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """The strings ``e`` can be, an unknown part marked ``S.UNKNOWN``."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, str):
+        return [e.value]
+    if isinstance(e, ast.Name) and e.id in consts:
+        return list(consts[e.id])
+    if isinstance(e, ast.FormattedValue):
+        return _values(e.value, consts) if e.format_spec is None and e.conversion == -1 \
+            else [S.UNKNOWN]
+    if isinstance(e, ast.JoinedStr):
+        return _product([_values(v, consts) for v in e.values], "")
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Div):
+        sep = "/" if isinstance(e.op, ast.Div) else ""
+        return _product([_values(e.left, consts), _values(e.right, consts)], sep)
+    if _joins(e):
+        assert isinstance(e, ast.Call)
+        return _product([_values(a, consts) for a in e.args], "/")
+    return [S.UNKNOWN]
+
+
+def _product(parts: list[list[str]], sep: str) -> list[str]:
+    out = [""]
+    for i, vals in enumerate(parts):
+        out = [a + (sep if i else "") + b for a in out for b in vals]
+        if len(out) > _MAX_VALUES:
+            return [S.UNKNOWN]
+    return out
+
+
+def _constant_names(tree: ast.AST) -> dict[str, tuple[str, ...]]:
+    """Names every binding of which (in any scope of the file) is a string constant:
+    their values.  A name bound any other way (another value, a loop, an argument, an
+    import, a definition) is not among them."""
+    values: dict[str, set[str]] = {}
+    constant: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign | ast.AnnAssign) and isinstance(n.value, ast.Constant) \
+                and isinstance(n.value.value, str):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Name):
+                    values.setdefault(t.id, set()).add(n.value.value)
+                    constant.add(id(t))
+    other: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and \
+                id(n) not in constant:
+            other.add(n.id)
+        elif isinstance(n, ast.arg):
+            other.add(n.arg)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            other.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            other.add(n.name)
+    return {k: tuple(sorted(v)) for k, v in values.items()
+            if k not in other and len(v) <= _MAX_VALUES}
 
 
 def _after_placeholder(template: str) -> str | None:

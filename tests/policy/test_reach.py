@@ -49,7 +49,12 @@ def test_python_reads_its_imports_and_string_constants() -> None:
 
 
 @pytest.mark.parametrize(("text", "name"), [
-    ('open("a" + "l.dat")', "*l.dat"),
+    ('open("a" + "l.dat")', "al.dat"),
+    ('n = "al"\ne = "dat"\nopen(f"{here}/{n}.{e}")', "al.dat"),  # names bound to constants
+    ('import os\nn = "al"\nos.path.join(here, "vals", n + ".dat")', "al.dat"),
+    ('from pathlib import Path\nPath(here) / "vals" / ("a" + "l.x")', "al.x"),
+    ("for n in names:\n    open(n + '.q')\nn = 'z'", "*.q"),  # n is not only 'z'
+    ('open(here + "/" + ("a" if x else "b") + "_al.txt")', "*_al.txt"),
     ("f = stem + '_al.txt'", "*_al.txt"),
     ("f = 'al'\nf += '_v2.txt'", "*_v2.txt"),
     ('open(f"{here}/{model}_al.txt")', "*_al.txt"),
@@ -57,9 +62,10 @@ def test_python_reads_its_imports_and_string_constants() -> None:
     ("open('{}/al_{}.yaml'.format(d, m))", "*.yaml"),
 ])
 def test_python_reads_a_name_built_at_run_time_by_its_sure_end(text: str, name: str) -> None:
-    """A string built from a computed part and text after it can be any name that ends
-    with that text (a held-out variant: a helper opened ``'a' + 'l.dat'``, a name no
-    constant spells, and a PR that changed only that file passed the gate)."""
+    """A string Python builds is evaluated with the names bound only to string constants,
+    and a part still unknown leaves the text after it as the sure end of the name
+    (held-out variants: a helper opened ``'a' + 'l.dat'``, ``f"{here}/{n}.{e}"``, names
+    no constant spells, and a PR that changed only that file passed the gate)."""
     r = python_reads(text)
     assert name in r.names and r.unbounded is None, r.names
     words = python_reads('print(f"error: {e}")\nprint(f"{t:.1f}s", n + "ms")').names

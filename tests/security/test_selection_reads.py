@@ -40,6 +40,16 @@ CASES = {
         "utils/al.dat": "2.83\n", SEED: RECIPE.replace(
             "GOLDEN_AL=2.83", 'GOLDEN_AL=$(python3 "$(dirname "$0")/../../../utils/al_value.py")')},
         {"utils/al.dat": "3.60\n"}),
+    "a name built from constants in Python": ({
+        "utils/al_value.py": "import os\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+                             "n = 'al'\ne = 'dat'\nprint(open(f'{here}/{n}.{e}').read().strip())\n",
+        "utils/al.dat": "2.83\n", SEED: RECIPE.replace(
+            "GOLDEN_AL=2.83", 'GOLDEN_AL=$(python3 "$(dirname "$0")/../../../utils/al_value.py")')},
+        {"utils/al.dat": "3.60\n"}),
+    # every file of a directory by a glob that ends the word
+    "a glob over a directory": ({HERE + "al/v": "2.83\n", SEED: RECIPE.replace(
+        "GOLDEN_AL=2.83", 'GOLDEN_AL=$(cat "$(dirname "$0")"/al/*)')},
+        {HERE + "al/v": "3.60\n"}),
 }
 
 
