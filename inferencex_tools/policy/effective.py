@@ -474,6 +474,25 @@ def _shell_file(text: str) -> _Parsed:
                    False, _conditions(syn.root))
 
 
+_DATA_WORD = re.compile(r"[\w.][\w./+-]*")
+MAX_DATA_TEXT = 1 << 20  # the part of a data file whose words are names
+
+
+def data_names(text: str) -> frozenset[str]:
+    """The files a data file a launch reads can name — a list a script reads names from
+    (``while read f; do cat "$D/$f"; done < list``, ``xargs cat < list``, a JSON index a
+    helper opens the entries of): every path-like word, as the name of a file (never of
+    the files under a directory: :data:`.reach.FILE`)."""
+    from inferencex_tools.policy.reach import FILE, tail
+
+    out: set[str] = set()
+    for w in _DATA_WORD.findall(text[:MAX_DATA_TEXT]):
+        name = tail(w.rstrip("./"))
+        if name and not name.startswith("*"):
+            out.add(FILE + name)
+    return frozenset(out)
+
+
 def _read_names(parts: list[str], env: Mapping[str, str], defined: Iterable[str],
                 exact: bool = False) -> frozenset[str]:
     """The file-name globs shell text can read that its syntax bounds (:mod:`.reach`:
@@ -505,9 +524,11 @@ class Analyzer:
     def __init__(self, read: Callable[[str], str | None],
                  by_name: Mapping[str, list[str]], *,
                  link: Callable[[str], str | None] | None = None,
-                 changed: Iterable[str] = (), clients: bool = True) -> None:
+                 changed: Iterable[str] = (), clients: bool = True,
+                 modelled: Callable[[str], bool] | None = None) -> None:
         self.read, self.by_name, self.link = read, by_name, link
         self.changed = frozenset(changed)
+        self.modelled = modelled or (lambda _path: False)
         self._leaf_clients = clients  # False: every file is read as it is (client())
         self._client_code: dict[str, tuple[str, ...] | None] = {}
         self._plain: Analyzer | None = None
@@ -527,6 +548,8 @@ class Analyzer:
         self._refs_of: dict[int, frozenset[str]] = {}
         self._targets: dict[str, str | None] = {}
         self._names: dict[str, tuple[tuple[str, str | None], ...]] = {}
+        self._listed: dict[str, frozenset[str]] = {}
+        self._files_listed: dict[str, frozenset[str]] = {}
 
     def parsed(self, path: str) -> _Parsed | None:
         if path not in self._parsed:
@@ -569,7 +592,7 @@ class Analyzer:
                 if python_reads(text).unbounded is None:
                     if self._plain is None:
                         self._plain = Analyzer(self.read, self.by_name, link=self.link,
-                                               clients=False)
+                                               clients=False, modelled=self.modelled)
                     code = tuple(f for f in self._plain.files(path) if f.endswith(_SCRIPTS))
                     if self.changed & set(code):
                         code = None
@@ -594,6 +617,21 @@ class Analyzer:
                             todo.append(t)
             self._files[entry] = tuple(seen)
         return self._files[entry]
+
+    def files_listed(self, entry: str) -> frozenset[str]:
+        """:meth:`files` and every file a data file among them can name (:func:`data_names`:
+        a list a script reads names from), transitively: the files ``entry`` can reach
+        at all, a superset of what it reads (:meth:`reachable_files`)."""
+        if entry not in self._files_listed:
+            out = set(self.files(entry))
+            todo = [f for f in out if not f.endswith(_SCRIPTS)]
+            while todo:
+                for g in self._listed_files(self.listed(todo.pop())) - out:
+                    out.add(g)
+                    if not g.endswith(_SCRIPTS):
+                        todo.append(g)
+            self._files_listed[entry] = frozenset(out)
+        return self._files_listed[entry]
 
     def _named(self, path: str) -> tuple[tuple[str, str | None], ...]:
         """The repository files a file names (sorted), each with its link's target:
@@ -644,10 +682,12 @@ class Analyzer:
             names |= own.refs
         files = set(self.files(entry))
         out = {entry}
+        listed: set[str] = set()  # the names data it reads holds: any file of the tree
         grew = True
         while grew:
             grew = False
-            for f in sorted((self.matching(frozenset(names)) & files) - out):
+            for f in sorted(((self.matching(frozenset(names)) & files) |
+                             self._listed_files(frozenset(listed))) - out):
                 out.add(f)
                 grew = True
                 t = self.target(f)
@@ -656,7 +696,20 @@ class Analyzer:
                 p = self.parsed(f)
                 if f.endswith(".py") and p is not None:
                     names |= p.refs
+                elif not f.endswith(_SCRIPTS):
+                    listed |= self.listed(f)
         return frozenset(out)
+
+    def _listed_files(self, names: frozenset[str]) -> set[str]:
+        """The files names out of data can be (never one the check judges by its role:
+        ``modelled``)."""
+        return {f for f in self.matching(names) if not self.modelled(f)}
+
+    def listed(self, path: str) -> frozenset[str]:
+        """The files a data file a launch reads can name (:func:`data_names`)."""
+        if path not in self._listed:
+            self._listed[path] = data_names(self.read(path) or "")
+        return self._listed[path]
 
     def _shell_files(self, entry: str) -> tuple[str, ...]:
         """The files of ``entry``'s closure that are not Python (shell text, data)."""

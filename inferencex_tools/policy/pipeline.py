@@ -218,8 +218,10 @@ def _pass_through(rep_in: Mapping[str, str], rep_out: Mapping[str, str],
 class RepoIndex:
     """The repository's files and the analysis of what its scripts observe."""
 
-    def __init__(self, repo: Path, *, changed: Iterable[str] = ()) -> None:
-        """``changed``: the files that differ from the base (PR mode; :class:`Analyzer`)."""
+    def __init__(self, repo: Path, *, changed: Iterable[str] = (),
+                 modelled: Callable[[str], bool] | None = None) -> None:
+        """``changed``: the files that differ from the base (PR mode; :class:`Analyzer`);
+        ``modelled``: the files no name in data selects (:class:`Analyzer`)."""
         from inferencex_tools.io.layout import SKIP_DIRS
 
         self.repo = repo
@@ -233,7 +235,8 @@ class RepoIndex:
             by_name.setdefault(os.path.basename(f), []).append(f)
         self.files = set(files)
         self.by_name = by_name
-        self.analyzer = Analyzer(self._read, by_name, link=self._link, changed=changed)
+        self.analyzer = Analyzer(self._read, by_name, link=self._link, changed=changed,
+                                 modelled=modelled)
 
     def clients(self) -> dict[str, tuple[str, ...]]:
         """The benchmark clients a trace may record instead of running, each with its code

@@ -5,6 +5,7 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping
@@ -152,9 +153,29 @@ def _read_by_scripts(changes: Any, layouts: tuple[Layout, Layout],
     texts = [t for t in map(an.read, scripts) if t]
     spelt = {f for f, alias in aliases.items()
              if any(a.rsplit("/", 1)[-1] in t for a in alias for t in texts)}
-    if len(spelt) == len(aliases):
-        return spelt
-    return spelt | _read_by_syntax(index, scripts, aliases)
+    if len(spelt) < len(aliases):
+        spelt |= _read_by_syntax(index, scripts, aliases)
+    if len(spelt) < len(aliases):
+        spelt |= _listed_by_data(index, texts, {f: a for f, a in aliases.items()
+                                                if f not in spelt})
+    return spelt
+
+
+def _listed_by_data(index: RepoIndex, texts: list[str], aliases: dict[str, set[str]]
+                    ) -> set[str]:
+    """The files of ``aliases`` a data file the scripts name can name (a list a script
+    reads names from: :func:`.effective.data_names`)."""
+    an = index.analyzer
+    words = set(re.findall(r"[\w.-]+", "\n".join(texts)))
+    names: set[str] = set()
+    for path in index.files:
+        if not path.endswith(_SCRIPT_SUFFIXES) and path.rsplit("/", 1)[-1] in words:
+            names |= an.listed(path)
+    by_base: dict[str, list[str]] = {}
+    for n in names:
+        by_base.setdefault(n.rsplit("/", 1)[-1], []).append(n)
+    return {f for f, alias in aliases.items()
+            if any(_name_matches(a, by_base.get(a.rsplit("/", 1)[-1], ())) for a in alias)}
 
 
 def _read_by_syntax(index: RepoIndex, scripts: list[str], aliases: dict[str, set[str]]
@@ -168,6 +189,16 @@ def _read_by_syntax(index: RepoIndex, scripts: list[str], aliases: dict[str, set
     reached = an.matching(frozenset(names))
     return {f for f, alias in aliases.items() if alias & reached or any(
         _name_matches(a, names) for a in alias)}
+
+
+def _modelled(layouts: tuple[Layout, Layout], path: str) -> bool:
+    """Is ``path`` a file the check judges by its role, not as a file a launch reads: a
+    master config or runners.yaml (their blocks and labels), a workflow (the job view),
+    a curve, the changelog?  A name a data file holds never selects through one."""
+    from inferencex_tools.policy.base import WORKFLOWS
+
+    return path.startswith((WORKFLOWS, DEFAULT_REGISTRY.parent.as_posix() + "/")) or \
+        path.endswith("perf-changelog.yaml") or any(lay.is_input(path) for lay in layouts)
 
 
 def _aliases(index: RepoIndex, wanted: set[str]) -> dict[str, set[str]]:
@@ -572,8 +603,8 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
             keep.append(row)
             continue
         files = _row_inputs(req, row, runners, scripts)
-        if any(changes.files.intersection(index.analyzer.files(f) if f in index.files
-                                          else (f,)) for f in files):
+        if any(changes.files.intersection(index.analyzer.files_listed(f)
+                                          if f in index.files else (f,)) for f in files):
             keep.append(row)
     return keep
 
@@ -781,7 +812,7 @@ class _Deltas:
         if entry not in self.index.files:
             return (entry,)
         an = self.index.analyzer
-        changed = [f for f in an.files(entry) if f in self.changes.files]
+        changed = sorted(an.files_listed(entry) & self.changes.files)
         if not changed:
             return ()
         runs = an.reachable_files(entry, env, exact=exact)
@@ -939,7 +970,8 @@ def _change(req: CheckRequest, result: Result, started: float,
     base_layout, layout = _layouts(root, changes.base, req.git)  # the base locates both
     layouts = (layout, base_layout)
     head_masters = _read_all(root, layout.masters)
-    index_of(changes.files)  # (first: the index knows the change)
+    index_of(changes.files, functools.partial(_modelled, layouts))  # (first: the index
+    # knows the change)
     changes.read_by_scripts = _read_by_scripts(changes, layouts, index_of)
     result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                            "changed-files": sorted(changes.files), "traced-keys": {}}
@@ -972,11 +1004,13 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
     change: _Change | None = None
     made: list[RepoIndex] = []
 
-    def index_of(changed: Iterable[str] = ()) -> RepoIndex:
-        """The checkout's index, made once (``changed``: PR mode's changed files, given
-        by the first call)."""
+    def index_of(changed: Iterable[str] = (),
+                 modelled: Callable[[str], bool] | None = None) -> RepoIndex:
+        """The checkout's index, made once (``changed``: PR mode's changed files,
+        ``modelled``: the files the check judges by their role; given by the first
+        call)."""
         if not made:
-            made.append(RepoIndex(root, changed=changed))
+            made.append(RepoIndex(root, changed=changed, modelled=modelled))
         return made[0]
 
     if req.base is not None:

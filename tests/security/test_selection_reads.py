@@ -46,6 +46,23 @@ CASES = {
         "utils/al.dat": "2.83\n", SEED: RECIPE.replace(
             "GOLDEN_AL=2.83", 'GOLDEN_AL=$(python3 "$(dirname "$0")/../../../utils/al_value.py")')},
         {"utils/al.dat": "3.60\n"}),
+    # file names read out of data the recipe (or its helper) reads
+    "a list read name by name": ({HERE + "names": "x_one\n", HERE + "x_one": "2.83\n",
+                                  SEED: RECIPE.replace("GOLDEN_AL=2.83", (
+        'while read -r n; do GOLDEN_AL=$(cat "$(dirname "$0")/$n"); done '
+        '< "$(dirname "$0")/names"'))}, {HERE + "x_one": "3.60\n"}),
+    "a list handed to xargs": ({HERE + "list": HERE + "vals.d/a\n", HERE + "vals.d/a": "2.83\n",
+                                SEED: RECIPE.replace("GOLDEN_AL=2.83", (
+        'cd "$(dirname "$0")/../../.." && GOLDEN_AL=$(xargs cat < "' + HERE + 'list"); '
+        'cd - > /dev/null'))}, {HERE + "vals.d/a": "3.60\n"}),
+    "a JSON index a Python helper follows": ({
+        "utils/idx.json": '{"file": "v_a1"}\n', "utils/v_a1": "2.83\n",
+        "utils/al_value.py": "import json, os\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+                             "f = json.load(open(os.path.join(here, 'idx.json')))['file']\n"
+                             "print(open(os.path.join(here, f)).read().strip())\n",
+        SEED: RECIPE.replace(
+            "GOLDEN_AL=2.83", 'GOLDEN_AL=$(python3 "$(dirname "$0")/../../../utils/al_value.py")')},
+        {"utils/v_a1": "3.60\n"}),
     # every file of a directory by a glob that ends the word
     "a glob over a directory": ({HERE + "al/v": "2.83\n", SEED: RECIPE.replace(
         "GOLDEN_AL=2.83", 'GOLDEN_AL=$(cat "$(dirname "$0")"/al/*)')},
