@@ -148,13 +148,17 @@ def suffix_match(name: str, path: str) -> bool:
     """Does ``path`` (or a directory above it: a listing, a recursive copy; not for a
     :data:`FILE` name) end with the components of the glob ``name``?  Where the path is
     shorter, its components count (a workspace prefix of an absolute name is no
-    repository component)."""
+    repository component) — not for a name a glob alone ends (``al/*``: only what is
+    under a directory ``al``)."""
     only_file = name.startswith(FILE)
     want = name.removeprefix(FILE).split("/")
     comps = path.split("/")
+    whole = not want[-1].strip("*")  # "al/*": a glob alone needs its directory named
     for end in range(len(comps), len(comps) - 1 if only_file else 0, -1):
         # the path, then each directory above it
         have = comps[:end]
+        if whole and len(have) < len(want):
+            break
         k = min(len(want), len(have))
         if all(fnmatch.fnmatchcase(h, w) for h, w in zip(have[-k:], want[-k:], strict=True)):
             return True

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from inferencex_tools import shellsyntax
 from inferencex_tools.policy.effective import Analyzer
 from inferencex_tools.policy.reach import python_reads, shell_reads, suffix_match, tail
 
@@ -70,6 +71,21 @@ def test_python_reads_a_name_built_at_run_time_by_its_sure_end(text: str, name: 
     assert name in r.names and r.unbounded is None, r.names
     words = python_reads('print(f"error: {e}")\nprint(f"{t:.1f}s", n + "ms")').names
     assert not {"*s", "*ms"} & words, words  # text after a value that names no file
+
+
+@pytest.mark.parametrize(("path", "hit"), [
+    ("benchmarks/x/al/v", True), ("al/v", True), ("benchmarks/x/al/sub/v", False),
+    ("benchmarks/x/v", False), (".github/workflows/t.yml", False), ("v", False)])
+def test_a_glob_alone_ends_a_name_under_its_directory(path: str, hit: bool) -> None:
+    """``cat "$D"/al/*`` reads the files of a directory ``al`` (a held-out variant read a
+    value through it while the gate traced nothing), and only those: a path shorter than
+    the name (a workspace prefix) does not match ``*`` alone (``/mnt/*`` in a launcher
+    named every file of the tree)."""
+    from inferencex_tools.policy.reach import FILE
+
+    name = tail(shellsyntax.UNKNOWN + "/al/*")
+    assert name == "al/*"
+    assert suffix_match(FILE + name, path) is hit
 
 
 FILES = {
