@@ -619,18 +619,15 @@ class Analyzer:
         return self._files[entry]
 
     def files_listed(self, entry: str) -> frozenset[str]:
-        """:meth:`files` and every file a data file among them can name (:func:`data_names`:
-        a list a script reads names from), transitively: the files ``entry`` can reach
-        at all, a superset of what it reads (:meth:`reachable_files`)."""
+        """:meth:`files` and what ``entry`` can read in any environment
+        (:meth:`reachable_files`: with the files the data it reads can name, a list a
+        script reads names from): the files it can reach at all."""
         if entry not in self._files_listed:
-            out = set(self.files(entry))
-            todo = [f for f in out if not f.endswith(_SCRIPTS)]
-            while todo:
-                for g in self._listed_files(self.listed(todo.pop())) - out:
-                    out.add(g)
-                    if not g.endswith(_SCRIPTS):
-                        todo.append(g)
-            self._files_listed[entry] = frozenset(out)
+            runs = self.reachable_files(entry, {})
+            # (what data an entry of unknown reads holds is not followed: its files are
+            # the names its text holds, as before)
+            self._files_listed[entry] = frozenset(self.files(entry)) | (
+                runs or frozenset())
         return self._files_listed[entry]
 
     def _named(self, path: str) -> tuple[tuple[str, str | None], ...]:

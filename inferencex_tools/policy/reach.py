@@ -385,26 +385,33 @@ def python_reads(text: str) -> Reads:
     names = set(_tokens(text))
     why: str | None = None
     for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            for a in n.names:
-                names |= module_files(a.name)
-        elif isinstance(n, ast.ImportFrom):
-            stem = n.module or ""
-            if stem:
-                names |= module_files(stem, relative=bool(n.level))
-            for a in n.names:  # `from p import x`: x is p's attribute or its submodule
-                names |= module_files(f"{stem}.{a.name}" if stem else a.name,
-                                      relative=bool(n.level))
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value:
-            names.update(_python_string(n.value))
-        elif isinstance(n, ast.Call) and _runs_code(n):
+        if isinstance(n, ast.Call) and _runs_code(n):
             why = why or f"line {n.lineno}: code named at run time"
-        elif isinstance(n, ast.Call) and (m := _imported_by_name(n)) is not None:
-            names |= module_files(m.lstrip("."), relative=m.startswith(".") or
-                                  any(k.arg == "package" for k in n.keywords))
-        if (after := _joined_after_computed(n)) is not None:
-            names.update(_python_string(after, joined=True))
+        names |= _node_reads(n)
     return Reads(frozenset(names | _built_names(tree)), why)
+
+
+def _node_reads(n: ast.AST) -> set[str]:
+    """The names one node of a Python file reads (:func:`python_reads`)."""
+    names: set[str] = set()
+    if isinstance(n, ast.Import):
+        for a in n.names:
+            names |= module_files(a.name)
+    elif isinstance(n, ast.ImportFrom):
+        stem = n.module or ""
+        if stem:
+            names |= module_files(stem, relative=bool(n.level))
+        for a in n.names:  # `from p import x`: x is p's attribute or its submodule
+            names |= module_files(f"{stem}.{a.name}" if stem else a.name,
+                                  relative=bool(n.level))
+    elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value:
+        names.update(_python_string(n.value))
+    elif isinstance(n, ast.Call) and (m := _imported_by_name(n)) is not None:
+        names |= module_files(m.lstrip("."), relative=m.startswith(".") or
+                              any(k.arg == "package" for k in n.keywords))
+    if (after := _joined_after_computed(n)) is not None:
+        names.update(_python_string(after, joined=True))
+    return names
 
 
 def module_files(dotted: str, *, relative: bool = False) -> frozenset[str]:
