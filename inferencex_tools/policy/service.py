@@ -54,6 +54,7 @@ from inferencex_tools.report.words import plural
 
 if TYPE_CHECKING:  # judging and tracing modules load only when a row is traced
     from inferencex_tools.policy.check import RowOutcome, Verdict
+    from inferencex_tools.policy.effective import Analyzer
     from inferencex_tools.sandbox import Limits
 
 @dataclass
@@ -155,16 +156,20 @@ def _read_by_scripts(changes: Any, layouts: tuple[Layout, Layout],
              if any(a.rsplit("/", 1)[-1] in t for a in alias for t in texts)}
     if len(spelt) < len(aliases):
         spelt |= _read_by_syntax(index, scripts, aliases)
-    if len(spelt) < len(aliases):
-        spelt |= _listed_by_data(index, texts, {f: a for f, a in aliases.items()
-                                                if f not in spelt})
-    return spelt
+    # (a name spelt is a substring of some script: it does not say the data's name is
+    # not the way a launch reaches it)
+    listed = _listed_by_data(index, texts, {f: a for f, a in aliases.items()
+                                            if not _modelled(layouts, f)})
+    changes.listed_by_data = listed
+    return spelt | listed
 
 
 def _listed_by_data(index: RepoIndex, texts: list[str], aliases: dict[str, set[str]]
                     ) -> set[str]:
     """The files of ``aliases`` a data file the scripts name can name (a list a script
     reads names from: :func:`.effective.data_names`)."""
+    if not aliases:
+        return set()
     an = index.analyzer
     words = set(re.findall(r"[\w.-]+", "\n".join(texts)))
     names: set[str] = set()
@@ -603,10 +608,16 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
             keep.append(row)
             continue
         files = _row_inputs(req, row, runners, scripts)
-        if any(changes.files.intersection(index.analyzer.files_listed(f)
+        if any(changes.files.intersection(_reach_of(index.analyzer, changes, f)
                                           if f in index.files else (f,)) for f in files):
             keep.append(row)
     return keep
+
+
+def _reach_of(an: Analyzer, changes: Any, entry: str) -> Iterable[str]:
+    """The files ``entry`` can reach at all: what its text names, and — when a changed
+    file is one only a data file names — what the data it reads name."""
+    return an.files_listed(entry) if changes.listed_by_data else an.files(entry)
 
 
 def _row_inputs(req: CheckRequest, row: Row, runners: Any, scripts: bool) -> list[str]:
@@ -812,7 +823,7 @@ class _Deltas:
         if entry not in self.index.files:
             return (entry,)
         an = self.index.analyzer
-        changed = sorted(an.files_listed(entry) & self.changes.files)
+        changed = sorted(set(_reach_of(an, self.changes, entry)) & self.changes.files)
         if not changed:
             return ()
         runs = an.reachable_files(entry, env, exact=exact)
