@@ -56,8 +56,8 @@ class Changes:
     # changed files other than scripts that a script of the checkout names (data a
     # recipe reads at run time: they select the rows whose closure names them)
     read_by_scripts: set[str] = field(default_factory=set)
-    # those of them only a data file names (a list a script reads names from): only
-    # then do rows follow the names their data hold (``Analyzer.files_listed``)
+    # those of them a data file the scripts name can name (a list a script reads names
+    # from): only then do rows follow the names their data hold (``files_listed``)
     listed_by_data: set[str] = field(default_factory=set)
 
     def any_under(self, prefixes: Iterable[str]) -> bool:

@@ -616,7 +616,7 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
 
 def _reach_of(an: Analyzer, changes: Any, entry: str) -> Iterable[str]:
     """The files ``entry`` can reach at all: what its text names, and — when a changed
-    file is one only a data file names — what the data it reads name."""
+    file is one a data file can name (``changes.listed_by_data``) — what it can read."""
     return an.files_listed(entry) if changes.listed_by_data else an.files(entry)
 
 
