@@ -63,6 +63,8 @@ class GateRequest:
     # written; the gate's decisions and outputs count these (None: as found)
     adopted: Callable[[Result], Result] | None = None
     progress: ProgressFn | None = None  # the policy stage's tracing, phase by phase
+    # a trace cache the policy stage reads (never writes: the head is untrusted)
+    trace_cache: Path | None = None
 
 
 @dataclass
@@ -82,6 +84,9 @@ class GateContext:
     trusted: str | None = None
     # config findings the base has too (not the change's; see _configs)
     present: list[Finding] = field(default_factory=list)
+    trace_cache: Path | None = None  # read only (GateRequest.trace_cache)
+    # what the policy stage traced (``info["policy"]``: traces, the trace cache's counts)
+    policy_info: dict[str, Any] = field(default_factory=dict)
 
 
 PolicyStage = Callable[[GateContext], list[Finding]]
@@ -554,7 +559,12 @@ def default_policy_stage(ctx: GateContext) -> list[Finding]:
     code as ``ixtool policy check --base``, which decides what the change can reach) on
     the gate's own git reader."""
     res = policy_result(ctx)
-    return list(res.findings) if res is not None else []
+    if res is None:
+        return []
+    ctx.policy_info.update({k: res.info[k] for k in ("traces", "unique-traces",
+                                                     "trace-cache", "isolation")
+                            if k in res.info})
+    return list(res.findings)
 
 
 def policy_result(ctx: GateContext) -> Result | None:
@@ -568,8 +578,8 @@ def policy_result(ctx: GateContext) -> Result | None:
 
     return policy_service.run_check(policy_service.CheckRequest(
         root=ctx.repo.root, base=ctx.trusted or ctx.base, head=ctx.head,
-        git=ctx.repo.reader,
-        progress=ctx.progress))
+        git=ctx.repo.reader, progress=ctx.progress,
+        trace_cache=ctx.trace_cache, trace_cache_write=False))
 
 
 # --------------------------------------------------------------------------- matrix
@@ -775,8 +785,8 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
                 base = trusted = None
         blobs = _Blobs(repo, base if _pr_context(req, decision) else None)
         ctx = GateContext(repo=repo, decision=decision, base=base, head=head, blobs=blobs,
-                          trusted=trusted,
-                          progress=req.progress)
+                          trusted=trusted, progress=req.progress,
+                          trace_cache=req.trace_cache)
         if base is not None:
             ctx.changed = _changed_paths(repo, base, head)
         masters = _master_paths(blobs, head)
@@ -793,6 +803,8 @@ def _gate(req: GateRequest, repo: _Repo, policy_stage: PolicyStage | None) -> Ga
         if decision.policy_check and policy_stage is not None:
             _stage(result, stages, "policy", lambda: result.extend(policy_stage(ctx)),
                    req.progress)
+            if ctx.policy_info:
+                result.info["policy"] = ctx.policy_info
         else:
             stages["policy"] = "skipped"
         sweep_ok = decision.sweep.run and not _errors(req, result)

@@ -287,6 +287,11 @@ def gate(
     no_policy: bool = typer.Option(
         False, "--no-policy", help="Skip the policy stage (it runs recipes; privileged "
         "planning jobs must not)."),
+    trace_cache: Path | None = typer.Option(
+        None, "--trace-cache", envvar="IXTOOL_TRACE_CACHE", metavar="DIR",
+        help="Policy stage: reuse the result of a trace that read the same repository "
+        "bytes from DIR (filled by `ixtool policy check --trace-cache DIR` on the base "
+        "branch). Only read: the gate keeps nothing of a head it does not trust."),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """The whole PR gate in one process: plan → changelog → configs → policy → matrix.
@@ -328,7 +333,7 @@ def gate(
             priority=priority, namespace=namespace, criteria_json=criteria_json,
             matrix_out=matrix_out, max_shards=max_shards,
             runner_allow=tuple(allow_runner or ()), adopted=adopted,
-            progress=progress if progress.enabled else None),
+            progress=progress if progress.enabled else None, trace_cache=trace_cache),
             policy_stage=None if no_policy else default_policy_stage)
     write_outputs(outcome.outputs, env=env)
     write_summary(summary_markdown(outcome.decision,

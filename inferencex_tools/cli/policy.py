@@ -124,6 +124,12 @@ def check_cmd(
         "ref's merge-base with HEAD (a curve change is named by PO109, a settings change "
         "by CI601); only rows whose config block, launcher, script (with what it "
         "sources), recipe or curve changed are traced."),
+    trace_cache: Path | None = typer.Option(
+        None, "--trace-cache", envvar="IXTOOL_TRACE_CACHE", metavar="DIR",
+        help="Reuse the result of a trace that read the same repository bytes (same "
+        "arguments, same ixtool sandbox, same host) from DIR; a whole check (no --base) "
+        "also keeps its traces there. Namespace isolation only (the one that records "
+        "what a trace reads)."),
     baseline: Path | None = BASELINE_OPTION,
     write_baseline: bool = WRITE_BASELINE_OPTION,
     fmt: Format = FORMAT_OPTION,
@@ -167,6 +173,7 @@ def check_cmd(
             isolate=False if os.environ.get("IXTOOL_TRACE_NO_NAMESPACES") == "1" else None,
             allow_unsandboxed=allow_unsandboxed,
             progress=progress if progress.enabled else None,
+            trace_cache=trace_cache, trace_cache_write=base is None,
         ))
     if explain and fmt is Format.text:
         typer.echo(render_selection(result.info.get("base")), nl=False)

@@ -77,9 +77,28 @@ class CheckRequest:
     # only their blocks are parsed; the other blocks are the base's own
     keys_are_change: bool = False
     limits: Limits | None = None  # the sandbox's bounds per trace (None: its defaults)
+    # a trace cache directory (sandbox/cache.py): results of traces that read the same
+    # bytes are reused; ``trace_cache_write`` False: only read (a pull request's head)
+    trace_cache: Path | None = None
+    trace_cache_write: bool = True
     # the scripts resolved in this check (:func:`_resolve`): not copied by replace()
     resolved: dict[tuple[Any, ...], Any] = field(default_factory=dict, init=False,
                                                  repr=False, compare=False)
+    # the open trace cache, shared by every session of this check (:func:`_cache_of`)
+    opened: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
+
+
+def _cache_of(req: CheckRequest, result: Result) -> Any:
+    """The check's trace cache (opened once; its counts in ``info["trace-cache"]``)."""
+    if req.trace_cache is None:
+        return None
+    if not req.opened:
+        from inferencex_tools.sandbox import TraceCache
+
+        req.opened.append(TraceCache(req.trace_cache, writable=req.trace_cache_write))
+    cache = req.opened[0]
+    result.info["trace-cache"] = cache.counts
+    return cache
 
 
 def _resolve(req: CheckRequest, row: Row, family: str) -> Any:
@@ -1244,7 +1263,8 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
     from inferencex_tools.sandbox import Session
 
     with Session(req.root, isolate=req.isolate, allow_unsandboxed=req.allow_unsandboxed,
-                 limits=req.limits, clients=index.clients()) as session:
+                 limits=req.limits, clients=index.clients(),
+                 cache=_cache_of(req, result)) as session:
         runner = Runner(session, index, timeout=req.timeout, jobs=req.jobs,
                         progress=req.progress)
         traced = _fallbacks(runner.run(jobs), runner, req)

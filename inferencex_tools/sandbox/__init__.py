@@ -8,7 +8,8 @@ the names below and never reaches inside (``tests/test_layering.py`` enforces it
 Public interface
     :class:`Session` (one repository copy, many traces, thread-safe ``trace``),
     :func:`trace_script` (a one-trace session), the results :class:`TraceResult`,
-    :class:`Record` and :class:`ReadSet` (what a trace read of the repository), the
+    :class:`Record` and :class:`ReadSet` (what a trace read of the repository),
+    :class:`TraceCache` (results reused where a tree holds what the trace read), the
     per-trace bounds :class:`Limits`, :class:`SandboxUnavailable`
     (exit 2), :class:`Cancelled`, :func:`namespaces_available`.  The repository's
     functions (``benchmark_lib.sh``'s helpers included) run as they are: only programs
@@ -69,6 +70,7 @@ What it does not guarantee
 from __future__ import annotations
 
 from inferencex_tools.sandbox._stubs import CLIENT_SCRIPTS
+from inferencex_tools.sandbox.cache import TraceCache
 from inferencex_tools.sandbox.isolation import Cancelled, SandboxUnavailable
 from inferencex_tools.sandbox.supervise import Limits
 from inferencex_tools.sandbox.trace import (
@@ -88,6 +90,7 @@ __all__ = [
     "Record",
     "SandboxUnavailable",
     "Session",
+    "TraceCache",
     "TraceResult",
     "namespaces_available",
     "trace_script",

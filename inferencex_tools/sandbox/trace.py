@@ -45,13 +45,14 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from inferencex_tools.io.layout import SKIP_DIRS
 from inferencex_tools.sandbox import _stubs
+from inferencex_tools.sandbox.cache import TraceCache, TreeDigests, trace_key
 from inferencex_tools.sandbox.isolation import (
     Cancelled,
     Child,
@@ -186,11 +187,34 @@ class TraceResult:
     peak_processes: int = 0
     # the repository paths the trace touched (None: unknown, see :class:`ReadSet`)
     reads: ReadSet | None = None
+    # reused from the trace cache (:mod:`.cache`): the result of an earlier trace with the
+    # same arguments that read the same bytes (its seconds are that trace's)
+    cached: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.timed_out and self.stopped_by is None and \
             (self.returncode == 0 or self.stopped)
+
+
+def _result_json(res: TraceResult) -> dict[str, Any]:
+    """``res`` as JSON (the trace cache's entry; its read set is the entry's own)."""
+    d = asdict(replace(res, reads=None, cached=False))
+    d.pop("reads")
+    d.pop("cached")
+    return d
+
+
+def _result_from(d: Mapping[str, Any], reads: ReadSet) -> TraceResult | None:
+    """A cached result back (None: not one this version wrote)."""
+    try:
+        fields = dict(d)
+        fields["records"] = [Record(tool=r["tool"], argv=tuple(r["argv"]), env=dict(r["env"]),
+                                    cwd=r["cwd"], files=dict(r["files"]), seq=r["seq"])
+                             for r in d["records"]]
+        return TraceResult(**fields, reads=reads, cached=True)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @cache
@@ -943,10 +967,13 @@ class Session:
     def __init__(self, repo: Path, *, isolate: bool | None = None, keep: bool = False,
                  allow_unsandboxed: bool = False, limits: Limits | None = None,
                  record_reads: bool = True,
-                 clients: Mapping[str, Iterable[str]] | None = None) -> None:
+                 clients: Mapping[str, Iterable[str]] | None = None,
+                 cache: TraceCache | None = None) -> None:
         """``clients``: the benchmark clients a trace records instead of running (their
         repository path → the files of their code, repository paths); any other client
-        runs as it is (:func:`_client_manifest`)."""
+        runs as it is (:func:`_client_manifest`).  ``cache``: reuse (and keep) results
+        of traces that read the same bytes (:mod:`.cache`; namespace mode only, the one
+        that records read sets)."""
         self.limits = limits or Limits()
         # fail closed: no isolation is an error unless unsandboxed runs are allowed
         # namespace mode is the trace server's (no fallback with a weaker layout)
@@ -965,6 +992,8 @@ class Session:
         self.repo = self.dir / "repo"
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
         self._clients = _client_manifest(self.repo, clients or {})
+        self.cache = cache if record_reads else None
+        self.digests = TreeDigests(self.repo)
         if not self.isolate and not self.bwrap:
             # (namespaces, bubblewrap: the copy is mounted read-only; its own modes stay
             # those of a checkout, so what a script copies out of it stays writable)
@@ -1170,6 +1199,35 @@ class Session:
         script text (ixtool's own, e.g. a launcher's action read statically) instead."""
         if self.cancelled:
             raise Cancelled()
+        key = None
+        if self.cache is not None and self.isolate:
+            key = trace_key(script=script, env=sorted(env.items()), timeout=timeout,
+                            stop=list(stop), workspace_at=list(workspace_at), cwd=cwd,
+                            inline=inline, clients=self._clients, limits=asdict(self.limits))
+            got = self._cached(key)
+            if got is not None:
+                return got
+        res = self._trace(script, env, timeout=timeout, stop=stop, workspace_at=workspace_at,
+                          cwd=cwd, inline=inline)
+        if key is not None and self.cache is not None and res.ok and res.reads is not None:
+            r = res.reads
+            self.cache.store(key, _result_json(res), r.files, r.listed, r.missing,
+                             self.digests)
+        return res
+
+    def _cached(self, key: str) -> TraceResult | None:
+        assert self.cache is not None
+        got = self.cache.lookup(key, self.digests)
+        if got is None:
+            return None
+        reads = got["reads"]
+        rs = ReadSet(frozenset(reads["files"]), frozenset(reads["listed"]),
+                     frozenset(reads["missing"]))
+        return _result_from(got["result"], rs)
+
+    def _trace(self, script: str, env: Mapping[str, str], *, timeout: float,
+               stop: Iterable[str], workspace_at: Iterable[str | tuple[str, str]],
+               cwd: str | None, inline: str | None) -> TraceResult:
         host, inner, rootdir = self.new_trace_dir()
         if inline is not None:
             (host / ".ix").mkdir()
