@@ -9,7 +9,8 @@ next one's P), this runs, as the CLI does:
   check; each commit once), the cache shared by every run, so a trace runs again only
   where what it read changed;
 * ``ixtool ci gate --base P --pr N --trace-cache DIR --format json`` on C (the cache
-  only read, as in CI).
+  only read, as in CI), before the whole check of C: the cache then holds what CI's
+  would (the traces of P and of earlier trees), not the head's own.
 
 The oracle is the policy errors (rule, file, message) the whole check reports on C and
 not on P; a **miss** is one of them the gate does not report.  It prints, per PR and in
@@ -90,8 +91,9 @@ class Runner:
 def replay(r: Runner, m: Merge) -> dict[str, Any]:
     load = os.getloadavg()[0]
     parent = git(r.repo, "rev-parse", f"{m.sha}^1").strip()
-    base, head = r.full_check(parent), r.full_check(m.sha)
-    g = r.gate(m)
+    base = r.full_check(parent)
+    g = r.gate(m)  # before the head's own traces are in the cache (as in CI)
+    head = r.full_check(m.sha)
     oracle = head["errors"] - base["errors"]
     return {
         "pr": m.pr, "sha": m.sha, "date": m.date, "load": round(load, 2),

@@ -176,6 +176,10 @@ class GitReader:
                 names.append(path)
         return sorted(names)
 
+    def tree(self, ref: str) -> str:
+        """The id of ``ref``'s root tree."""
+        return self._kept("rev-parse", "--verify", "-q", f"{self.resolve(ref)}^{{tree}}").strip()
+
     def paths(self, ref: str, *folders: str) -> set[str]:
         out = self._kept("ls-tree", "-r", "--name-only", "-z", self.resolve(ref), "--",
                          *folders)

@@ -59,6 +59,22 @@ class Changes:
     # those of them a data file the scripts name can name (a list a script reads names
     # from): only then do rows follow the names their data hold (``files_listed``)
     listed_by_data: set[str] = field(default_factory=set)
+    # the base tree's read map (policy/readmap.py; None: none in the trace cache) and
+    # the rows of it the change reaches (row id → the changed paths that reach it)
+    read_map: Any = None
+    read_touched: dict[str, set[str]] = field(default_factory=dict)
+
+    def proof(self, row: Any) -> set[str] | None:
+        """What the base's read map says of ``row``: the changed paths that reach what its
+        launch read (empty: none does), or None when the map does not know the row."""
+        if self.read_map is None:
+            return None
+        from inferencex_tools.policy.readmap import row_id
+
+        rid = row_id(row.key, row.matrix, row.eval_only)
+        if self.read_map.rows.get(rid) is None:
+            return None
+        return self.read_touched.get(rid, set())
 
     def any_under(self, prefixes: Iterable[str]) -> bool:
         ps = tuple(prefixes)

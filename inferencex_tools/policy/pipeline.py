@@ -84,6 +84,7 @@ class JobTrace:
     # a launcher-stage trace (the launcher, a static submission) the sandbox stopped or
     # whose ledger it refused: nothing of it is used, the job gets no verdict (PO310)
     stopped: TraceResult | None = None
+    static: TraceResult | None = None  # the static submission's trace (multi-node)
 
 
 def node_for(family: str, label: str, labels: Mapping[str, Any] | None) -> str:
@@ -410,6 +411,7 @@ class Runner:
         self.stages["static-submission"] = [len(scripts), len(scripts)]
         for (jt, _), tr in zip(scripts, res, strict=True):
             jt.fallback = True
+            jt.static = tr
             if tr.stopped_by is not None:
                 jt.stopped = tr
                 continue

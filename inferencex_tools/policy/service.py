@@ -4,6 +4,7 @@ verdicts → findings.  I/O lives here and in the adapters it calls; the judging
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import time
@@ -626,6 +627,11 @@ def _candidates(req: CheckRequest, rows: list[Row], runners: Any, index: RepoInd
                 (buckets and bucket_of(row.matrix) in buckets):
             keep.append(row)
             continue
+        proof = changes.proof(row)
+        if proof is not None:  # the base's read map knows what its launch read
+            if proof:
+                keep.append(row)
+            continue
         files = _row_inputs(req, row, runners, scripts)
         if any(changes.files.intersection(_reach_of(index.analyzer, changes, f)
                                           if f in index.files else (f,)) for f in files):
@@ -917,13 +923,18 @@ def _relevant(req: CheckRequest, jobs: list[Job], index: RepoIndex, changes: Any
     twins = Counter(_BaseJobs.ident(j) for j in jobs) if bases is not None else Counter()
     for j in jobs:
         files = _entries(req, j)
+        proof = changes.proof(j.row)
         reasons = row_reasons(
             key=j.row.key, config=j.row.config, base_config=base_configs.get(j.row.key),
-            files=files, changes=changes, prefix=str(j.row.config.get("model-prefix")),
+            files=files if proof is None else (), changes=changes,
+            prefix=str(j.row.config.get("model-prefix")),
             changed_prefixes=changed_prefixes,
             closure=functools.partial(_reached, deltas, j),
             moved=None if bases is None else functools.partial(
                 _config_moved, req, j, bases, index, twins[_BaseJobs.ident(j)]))
+        if proof:
+            reasons.append(f"{', '.join(sorted(proof))} changed (its launch read it at the "
+                           "base: the read map)")
         moved = _job_changed(req, j, base_wf, index) if buckets is None or (
             buckets and bucket_of(j.row.matrix) in buckets) else None
         if moved:
@@ -997,6 +1008,7 @@ def _change(req: CheckRequest, result: Result, started: float,
 
     root, scope = req.root, _scope(req)
     changes = changed_files(root, req.base or "HEAD", req.head, reader=req.git)
+    _read_proofs(req, changes, result)
     base_layout, layout = _layouts(root, changes.base, req.git)  # the base locates both
     layouts = (layout, base_layout)
     head_masters = _read_all(root, layout.masters)
@@ -1006,7 +1018,7 @@ def _change(req: CheckRequest, result: Result, started: float,
     result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                            "changed-files": sorted(changes.files), "traced-keys": {}}
     if (not head_masters and not req.configs) or \
-            not _can_select(changes, layouts, head_masters):
+            not (changes.read_touched or _can_select(changes, layouts, head_masters)):
         # no row at the head (no master configs: the config check says so), or no
         # changed file a row can read
         _nothing_changed(result, started)
@@ -1015,6 +1027,8 @@ def _change(req: CheckRequest, result: Result, started: float,
     if scope is None and req.config_keys is None:
         scope = _change_scope(changes, layouts, head_masters,
                               {p: at_base[p] for p in base_layout.masters if p in at_base})
+        if scope is not None and changes.read_touched:  # rows their reads tie to it
+            scope |= {changes.read_map.keys[r] for r in changes.read_touched}
         if scope is not None:
             result.info["base"]["scope"] = sorted(scope)
     _runner_changes(root, changes, at_base.get(base_layout.runners), layout)
@@ -1071,8 +1085,13 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
     _environment(jobs, result)
     jobs, unmodeled = _modeled(jobs)
     outcomes: list[RowOutcome] = [*malformed, *unmodeled]
+    untraced = list(outcomes)
     sources: dict[str, str] = {}
-    outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result))
+    keep = change is None and req.trace_cache is not None and req.trace_cache_write
+    record: list[tuple[Any, set[str]]] | None = [] if keep else None
+    outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result, record))
+    if record is not None:
+        _record_read_map(req, rows, record, untraced, result)
     if change is not None:
         viewed = _in_base_job_view(req, change.changes, layout,
                                    [j for j in jobs if id(j) in change.view], outcomes,
@@ -1251,9 +1270,82 @@ def _run_in_base_view(rows: list[Row], wf: Any) -> tuple[list[Row], Any]:
                                       if b not in merge_ref})
 
 
+def _read_proofs(req: CheckRequest, changes: Any, result: Result) -> None:
+    """--base with a trace cache: the base tree's read map (policy/readmap.py), and the
+    rows of it the change reaches, on ``changes``; ``info["read-map"]`` says which."""
+    if req.trace_cache is None:
+        return
+    from inferencex_tools.io.gitcat import GitReader
+    from inferencex_tools.policy import readmap
+
+    reader = req.git or GitReader(req.root)
+    try:
+        tree = reader.tree(changes.base)
+        got = readmap.load(req.trace_cache, tree)
+        if got is None:
+            result.info["read-map"] = {"tree": tree, "found": False}
+            return
+        shape = readmap.change_shape(req.root, changes.files, reader.paths(changes.base),
+                                     reader.paths(req.head) if req.head else None)
+    finally:
+        if req.git is None:
+            reader.close()
+    changes.read_map = got
+    changes.read_touched = got.touched(shape)
+    result.info["read-map"] = {
+        "tree": tree, "found": True, "rows": len(got.rows),
+        "unknown": sum(1 for r in got.rows.values() if r is None),
+        "reached": len(changes.read_touched)}
+
+
+def _record_read_map(req: CheckRequest, rows: list[Row], traced: list[tuple[Any, set[str]]],
+                     untraced: Iterable[RowOutcome], result: Result) -> None:
+    """The whole check with a writable trace cache, on a clean checkout: keep its read
+    map (policy/readmap.py) for the gates whose merge-base is this tree (a row with a
+    job ``untraced`` is unknown)."""
+    from inferencex_tools.errors import GitError
+    from inferencex_tools.io.gitcat import GitReader
+    from inferencex_tools.policy import readmap
+
+    try:
+        with contextlib.closing(GitReader(req.root)) as reader:
+            if reader.uncommitted():
+                result.info["read-map"] = "not kept: the checkout has uncommitted changes"
+                return
+            tree = reader.tree("HEAD")
+    except (GitError, InputError, OSError):
+        return
+    reads: dict[str, readmap.RowReads | None] = {}
+    keys: dict[str, str] = {}
+    ids = {id(r): readmap.row_id(r.key, r.matrix, r.eval_only) for r in rows}
+    for r in rows:
+        keys[ids[id(r)]] = r.key
+        reads.setdefault(ids[id(r)], None)
+    known: dict[str, readmap.RowReads] = {}
+    bad = {ids[id(o.row)] for o in untraced if id(o.row) in ids}
+    for jt, judged in traced:
+        rid = ids.get(id(jt.job.row))
+        if rid is None:
+            continue
+        traces = [t for t in (jt.launcher, jt.trace, jt.stopped, jt.static) if t is not None]
+        rr = known.setdefault(rid, readmap.RowReads())
+        if jt.launcher is None or (jt.fallback and jt.static is None) or \
+                not readmap.known_reads(traces, [*judged, *filter(None, [jt.script])],
+                                        req.root, rr):
+            bad.add(rid)
+    for rid, rr in known.items():
+        if rid not in bad:
+            reads[rid] = rr
+    readmap.save(req.trace_cache, tree, readmap.ReadMap(reads, keys))  # type: ignore[arg-type]
+    result.info["read-map"] = {"tree": tree, "rows": len(reads),
+                               "unknown": sum(1 for v in reads.values() if v is None)}
+
+
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,
-                sources: dict[str, str], result: Result) -> list[RowOutcome]:
-    """The two trace stages for ``jobs`` in one session, and their outcomes."""
+                sources: dict[str, str], result: Result,
+                record: list[tuple[Any, set[str]]] | None = None) -> list[RowOutcome]:
+    """The two trace stages for ``jobs`` in one session, and their outcomes (``record``:
+    gets each job's trace and the files its judging read)."""
     outcomes: list[RowOutcome] = []
     result.info["traces"] = result.info["unique-traces"] = 0
     if not jobs:
@@ -1270,7 +1362,11 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
         traced = _fallbacks(runner.run(jobs), runner, req)
         read = read_from(session.repo)
         for jt in traced:
-            o = outcome(jt, store, read, sources)
+            judged: set[str] = set()
+            o = outcome(jt, store, _noting(read, judged) if record is not None else read,
+                        sources)
+            if record is not None:
+                record.append((jt, judged))
             if jt.fallback:
                 o.verdicts.append(fallback_note(jt))
             outcomes.append(o)
@@ -1291,6 +1387,14 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
     between the merge-base of ``base`` and ``head`` (the checkout at ``root`` is
     ``head``), judged against the base's curves; the whole check without a base."""
     return run_check(CheckRequest(root=root, base=base, head=head if base else None))
+
+
+def _noting(read: Callable[[str], str | None], seen: set[str]
+            ) -> Callable[[str], str | None]:
+    def noted(path: str) -> str | None:
+        seen.add(path)
+        return read(path)
+    return noted
 
 
 def _read_all(root: Path, paths: Iterable[str]) -> dict[str, bytes]:

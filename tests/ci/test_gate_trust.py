@@ -140,13 +140,14 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _gate(path: Path, mode: str, base: str, head: str) -> tuple[int, dict[str, str],
-                                                                dict[str, Any]]:
-    """``ixtool ci gate`` as the action starts it (isolated interpreter, cwd the PR)."""
+def _gate(path: Path, mode: str, base: str, head: str, extra: tuple[str, ...] = ()
+          ) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """``ixtool ci gate`` as the action starts it (isolated interpreter, cwd the PR;
+    ``extra``: more options)."""
     tmp = path.parent / f"gate-{mode}"
     tmp.mkdir(exist_ok=True)
     env = _env(tmp)
-    args = ["ci", "gate", "--priority", "none", "--format", "json"]
+    args = ["ci", "gate", "--priority", "none", "--format", "json", *extra]
     if mode == "base":
         args += ["--base", base, "--head", head, "--pr", "7", "--label", "sweep-enabled"]
     else:

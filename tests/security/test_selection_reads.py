@@ -10,11 +10,16 @@ of the rows whose launcher or script names it.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.ci.test_gate_trust import ENTRY, KEY, _at, _gate, _pr
+from inferencex_tools.sandbox.trace import namespaces_available
+from tests.ci.test_gate_trust import ENTRY, KEY, _at, _env, _gate, _pr
 from tests.conftest import ROOT
 from tests.policy.test_check import SEED
 
@@ -70,6 +75,23 @@ CASES = {
 }
 
 
+# what the scripts' text cannot show: bytes a reading command takes from a file the
+# static reach compares by its effective text (comments aside) — a change no static
+# model sees, caught only by what the base's traces read (policy/readmap.py)
+READ_ONLY_BY_TRACES = {
+    "the recipe's own comment": (
+        {SEED: RECIPE.replace("GOLDEN_AL=2.83", "#al=2.83\nGOLDEN_AL=$(sed -n 's/^#al=//p' "
+                              '"$0")')},
+        {SEED: RECIPE.replace("GOLDEN_AL=2.83", "#al=3.60\nGOLDEN_AL=$(sed -n 's/^#al=//p' "
+                              '"$0")')}),
+    "a comment of another script": (
+        {"benchmarks/al_notes.sh": "# al: 2.83\n", SEED: RECIPE.replace(
+            "GOLDEN_AL=2.83", "GOLDEN_AL=$(sed -n 's/^# al: //p' "
+            '"$(dirname "$0")/../../al_notes.sh")')},
+        {"benchmarks/al_notes.sh": "# al: 3.60\n"}),
+}
+
+
 def _two_steps(path: Path, corpus: Path, reviewed: dict[str, str], pr: dict[str, str],
                entry: bool = True) -> tuple[str, str]:
     """(main after the reviewed step, the PR's head)."""
@@ -106,3 +128,75 @@ def test_a_file_no_script_names_traces_nothing(tmp_path: Path, corpus: Path) -> 
     main, head = _two_steps(path, corpus, reviewed, {"docs/notes.txt": "3.60\n"})
     rc, outputs, doc = _gate(path, "base", main, head)
     assert rc == 0 and outputs["gate"] == "pass", doc["findings"]
+
+
+def _warm(path: Path, main: str, head: str, cache: Path) -> dict[str, Any]:
+    """The whole check of ``main`` with a trace cache (as main's own CI run keeps it);
+    the checkout back at ``head``."""
+    repo = _at(path)
+    repo.git("checkout", "-q", main)
+    full = subprocess.run([sys.executable, "-I", "-m", "inferencex_tools", "policy", "check",
+                           "--trace-cache", str(cache), "--format", "json"], cwd=path,
+                          env=_env(path.parent), capture_output=True, text=True, timeout=600)
+    repo.git("checkout", "-q", head)
+    info: dict[str, Any] = json.loads(full.stdout)["info"]
+    assert info["trace-cache"]["stored"] > 0 and info["read-map"]["unknown"] == 0, info
+    return info
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="only namespaces record reads")
+@pytest.mark.parametrize("case", ["a value file", "a JSON index a Python helper follows",
+                                  "a glob over a directory"])
+def test_a_warm_trace_cache_still_sees_the_change(tmp_path: Path, corpus: Path,
+                                                  case: str) -> None:
+    """The trace cache filled by the whole check of the reviewed main: the gate reuses
+    what the change did not reach (the launcher's trace) and traces again what read the
+    changed file — the same PO403 as without the cache."""
+    reviewed, pr = CASES[case]
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, pr)
+    cache = tmp_path / "traces"
+    _warm(path, main, head, cache)
+    rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+    assert rc == 1 and outputs["gate"] == "fail", doc["findings"]
+    assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == ["PO403"]
+    counts = doc["info"]["policy"]["trace-cache"]
+    assert counts["hits"] > 0 and counts["misses"] > 0 and counts["stored"] == 0, counts
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="only namespaces record reads")
+@pytest.mark.parametrize("case", list(READ_ONLY_BY_TRACES))
+def test_what_the_base_traces_read_selects_what_no_text_shows(tmp_path: Path, corpus: Path,
+                                                              case: str) -> None:
+    """Without the base's read map the gate passes these (the static reach sees no
+    change: a comment); with it the row whose launch read the changed bytes is traced."""
+    reviewed, pr = READ_ONLY_BY_TRACES[case]
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, pr)
+    cache = tmp_path / "traces"
+    _warm(path, main, head, cache)
+    rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+    assert rc == 1 and outputs["gate"] == "fail" and outputs["sweep"] == "false", \
+        doc["findings"]
+    assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == ["PO403"]
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="only namespaces record reads")
+def test_what_the_base_traces_did_not_read_is_not_traced(tmp_path: Path,
+                                                         corpus: Path) -> None:
+    """The other way: the recipe names a file in a branch its job never takes.  The
+    static reach must assume the branch and traces the row; the base's read map shows
+    the launch never read the file, so the gate with it traces nothing."""
+    reviewed = {"data/extra.env": "X=1\n", SEED: RECIPE.replace(
+        "GOLDEN_AL=2.83", 'if [ "$(date +%Y)" = 1999 ]; then source data/extra.env; fi\n'
+        "GOLDEN_AL=2.83")}
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, {"data/extra.env": "X=2\n"},
+                            entry=False)
+    rc, _, doc = _gate(path, "base", main, head)
+    assert doc["info"]["policy"]["traces"] > 0  # static: the row may read it
+    cache = tmp_path / "traces"
+    _warm(path, main, head, cache)
+    rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+    assert rc == 0 and outputs["gate"] == "pass", doc["findings"]
+    assert doc["info"]["policy"]["traces"] == 0, doc["info"]["policy"]
