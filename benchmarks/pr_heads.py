@@ -90,6 +90,10 @@ class HeadRun(rp.Replay):
     network: str = "isolated"
     main: dict[str, Any] | None = None  # merged: what main took (see compare_main)
     squash_gate: dict[str, Any] | None = None  # --squash-gate: the squash commit's gate
+    # --trace-cache: the merge-base's whole check that filled it (as the base branch's
+    # own run would; not the gate's cost) and the gate's policy info (traces, cache)
+    warm: dict[str, Any] | None = None
+    policy: dict[str, Any] | None = None
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -186,15 +190,35 @@ def _isolation() -> tuple[list[str], str]:
     return [], "not isolated (needs root and unshare)"
 
 
+def _warm(worktree: Path, base: str, ixtool: list[str], cache: Path,
+          timeout: float) -> dict[str, Any]:
+    """The merge-base's whole check with ``cache`` (what the base branch's run keeps)."""
+    _git(worktree, "checkout", "-q", "-f", "--detach", base)
+    _git(worktree, "clean", "-q", "-fdx")
+    run = rp.run_measured([*ixtool, "policy", "check", "--trace-cache", str(cache),
+                           "--format", "json"], worktree, rp.gate_env(), timeout)
+    doc, internal = rp.gate_doc(run)
+    info = doc.get("info") or {}
+    return {"cpu": round(run.cpu, 2), "seconds": round(run.seconds, 2), "internal": internal,
+            "cache": info.get("trace-cache"), "read-map": info.get("read-map")}
+
+
 def run_head(h: Head, repo: Path, worktree: Path, ixtool: list[str], timeout: float,
-             squash_gate: bool) -> HeadRun:
+             squash_gate: bool, cache: Path | None = None) -> HeadRun:
     _git(worktree, "checkout", "-q", "-f", "--detach", h.sha)
     _git(worktree, "clean", "-q", "-fdx")
     base = _git(worktree, "merge-base", MAIN, "HEAD").strip()
+    warm = None
+    if cache is not None:
+        warm = _warm(worktree, base, ixtool, cache, timeout)
+        _git(worktree, "checkout", "-q", "-f", "--detach", h.sha)
+        _git(worktree, "clean", "-q", "-fdx")
     prefix, network = _isolation()
     load = os.getloadavg()[0]
     cmd = [*prefix, *ixtool, "ci", "gate", "--base", base, "--pr", str(h.pr),
            "--format", "json"]
+    if cache is not None:
+        cmd += ["--trace-cache", str(cache)]
     run = rp.run_measured(cmd, worktree, rp.gate_env(), timeout)
     rec = HeadRun(h.pr, h.sha, h.opened, run.code, round(run.seconds, 2), round(run.cpu, 2),
                   load=round(load, 2), merged=h.squash is not None, squash=h.squash,
@@ -206,6 +230,8 @@ def run_head(h: Head, repo: Path, worktree: Path, ixtool: list[str], timeout: fl
     rec.verdict = None if "ok" not in doc else ("pass" if doc["ok"] else "fail")
     rec.summary = str(doc.get("summary") or "")
     rec.tool_version = str(doc.get("tool_version") or "")
+    rec.warm = warm
+    rec.policy = info.get("policy") if isinstance(info.get("policy"), dict) else None
     rp.classify(rec, worktree)
     if h.squash is not None:
         rec.main = compare_main(repo, h, base)
@@ -233,7 +259,8 @@ def load(path: Path) -> dict[int, HeadRun]:
 
 
 def run(repo: Path, todo: list[Head], jobs: int, ixtool: list[str], timeout: float,
-        out: Path, squash_gate: bool = False, progress: bool = True) -> list[HeadRun]:
+        out: Path, squash_gate: bool = False, progress: bool = True,
+        cache: Path | None = None) -> list[HeadRun]:
     trees = []
     for i in range(jobs):
         wt = repo.parent / f"wt{i}"
@@ -248,7 +275,7 @@ def run(repo: Path, todo: list[Head], jobs: int, ixtool: list[str], timeout: flo
         with lock:
             wt = free.pop()
         try:
-            rec = run_head(h, repo, wt, ixtool, timeout, squash_gate)
+            rec = run_head(h, repo, wt, ixtool, timeout, squash_gate, cache)
         finally:
             with lock:
                 free.append(wt)
@@ -437,6 +464,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--squash-gate", action="store_true",
                     help="merged heads: also replay the squash commit through the gate")
     ap.add_argument("--redo", action="store_true", help="run heads already in --out again")
+    ap.add_argument("--trace-cache", type=Path, metavar="DIR",
+                    help="before each gate, the merge-base's whole check fills DIR (as "
+                    "the base branch's run would; its cost is reported apart), and the "
+                    "gate reads it")
     ap.add_argument("--workdir", type=Path, help="keep the clone and worktrees here")
     ap.add_argument("--report", action="store_true", help="no run: the summary of --out")
     ap.add_argument("--judgements", type=Path,
@@ -485,7 +516,8 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"{len(todo)} head(s) to replay with {args.jobs} job(s), {os.cpu_count()} CPUs, "
               f"load {os.getloadavg()[0]:.1f}", file=sys.stderr)
         ixtool = [sys.executable, "-m", "inferencex_tools"]
-        run(repo, todo, max(1, args.jobs), ixtool, args.timeout, args.out, args.squash_gate)
+        run(repo, todo, max(1, args.jobs), ixtool, args.timeout, args.out, args.squash_gate,
+            cache=args.trace_cache)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

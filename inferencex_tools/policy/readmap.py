@@ -195,9 +195,11 @@ def change_shape(root: Path, changed: Iterable[str], at_base: set[str],
             was = c in at_base or c in base_dirs
             if was != at_head(c):  # an entry of d appears or goes: d's listing changes
                 relisted.setdefault(d, set()).add(p)
-                if was:  # c and everything below it went
+                if was:  # c and every directory below it on the way to p went
                     for a in [c, *(x for x in _ancestors(p) if x.startswith(c + "/"))]:
                         gone.setdefault(a, set()).add(p)
+                        if a != p:  # a directory gone: its entries gone with it
+                            relisted.setdefault(a, set()).add(p)
                 break
     return ChangeShape(files, added, relisted, gone)
 
