@@ -44,7 +44,7 @@ MAX_MAP_BYTES = 64 << 20
 def code_digest() -> str:
     """ixtool's own code (every Python file of the package) and the host the traces ran
     on: a map is used only by the code that made it."""
-    from inferencex_tools.sandbox.cache import host_digest
+    from inferencex_tools.sandbox import host_digest
 
     h = hashlib.sha256(host_digest().encode())
     pkg = Path(__file__).resolve().parent.parent

@@ -70,7 +70,7 @@ What it does not guarantee
 from __future__ import annotations
 
 from inferencex_tools.sandbox._stubs import CLIENT_SCRIPTS
-from inferencex_tools.sandbox.cache import TraceCache
+from inferencex_tools.sandbox.cache import TraceCache, host_digest
 from inferencex_tools.sandbox.isolation import Cancelled, SandboxUnavailable
 from inferencex_tools.sandbox.supervise import Limits
 from inferencex_tools.sandbox.trace import (
@@ -92,6 +92,7 @@ __all__ = [
     "Session",
     "TraceCache",
     "TraceResult",
+    "host_digest",
     "namespaces_available",
     "trace_script",
 ]
