@@ -14,7 +14,7 @@ code on the same host; each row of the map is then a proof.  A change reaches a 
 row exactly when it touches what the row's launch read:
 
 * a changed path the row read (a file, a symbolic link or its target);
-* an added path at or below a path the row found missing;
+* a changed path at or below a path the row found missing;
 * an added or deleted path directly in a directory the row listed;
 * a deleted path below a directory the row looked up that no longer exists.
 
@@ -94,7 +94,9 @@ class ChangeShape:
     def touches(self, r: RowReads) -> set[str]:
         """The changed paths that reach what ``r`` read (module docstring)."""
         out = self.changed & r.files
-        for p in self.added:
+        for p in self.changed:  # (not only added paths: the sandbox's copy leaves out a
+            # file over its size limit and a link leaving the tree, so a trace can find
+            # missing what git has)
             if p in r.missing or any(a in r.missing for a in _ancestors(p) if a):
                 out.add(p)
         for d in self.relisted.keys() & r.listed:

@@ -31,6 +31,11 @@ def test_an_added_path_where_it_found_nothing_reaches_it() -> None:
     assert _shape({"extra/deep/file"}, head) == {"extra/deep/file"}
     head = BASE | {"benchmarks/new.sh"}  # a new file in a directory it only walked
     assert _shape({"benchmarks/new.sh"}, head) == set()
+    # a file the sandbox's copy left out (over its size limit) changed: still a reach
+    missing = RowReads(missing={"data/big.bin"})
+    shape = change_shape(Path("/nonexistent"), {"data/big.bin"}, BASE | {"data/big.bin"},
+                         BASE | {"data/big.bin"})
+    assert shape.touches(missing) == {"data/big.bin"}
 
 
 def test_an_entry_added_or_removed_in_a_listed_directory_reaches_it() -> None:
