@@ -1090,8 +1090,8 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
     keep = change is None and req.trace_cache is not None and req.trace_cache_write
     record: list[tuple[Any, set[str]]] | None = [] if keep else None
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result, record))
-    if record is not None:
-        _record_read_map(req, rows, record, untraced, result)
+    if record is not None and req.config_keys is None and req.configs is None:
+        _record_read_map(req, rows, record, untraced, result)  # (every row: a whole map)
     if change is not None:
         viewed = _in_base_job_view(req, change.changes, layout,
                                    [j for j in jobs if id(j) in change.view], outcomes,
