@@ -138,14 +138,19 @@ def _scope(req: CheckRequest) -> set[str] | None:
 _SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
 
 
-def _every_row_inputs(changes: Any, layouts: tuple[Layout, Layout]) -> bool:
+def _every_row_inputs(changes: Any, layouts: tuple[Layout, Layout],
+                      reads: bool = True) -> bool:
     """Did the change touch a file that can select rows other than by their config block
     (a script — any .sh/.py/.bash can be in a launcher's or script's closure —, a
-    launcher, the workflows, the curves or runners.yaml)?"""
+    launcher, the workflows, the curves or runners.yaml)?  ``reads`` False: what rows
+    read is known otherwise (the base's read map): only the files judged by their role
+    (workflows, curves, runners.yaml) count."""
     from inferencex_tools.policy.base import WORKFLOWS
 
     cdir = DEFAULT_REGISTRY.parent.as_posix() + "/"
     runners = {lay.runners for lay in layouts}
+    if not reads:
+        return any(f.startswith((WORKFLOWS, cdir)) or f in runners for f in changes.files)
     return any(f.endswith(_SCRIPT_SUFFIXES) or f.startswith((WORKFLOWS, "runners/", cdir))
                or f in runners or f in changes.read_by_scripts for f in changes.files)
 
@@ -257,13 +262,15 @@ def _change_scope(changes: Any, layouts: tuple[Layout, Layout], head: dict[str, 
     blocks can select them (nothing in :func:`_every_row_inputs` changed and no master
     config names a changed file): the keys of the blocks that differ between the base's
     and the checkout's master configs (files of the same name).  None when other rows may
-    be selected or a file cannot be split."""
+    be selected or a file cannot be split.  With a base read map that knows every row,
+    scripts and data files select through it (the caller adds its rows' keys)."""
     from inferencex_tools.sweep import blocks as B
 
-    if _every_row_inputs(changes, layouts):
+    reads = not _map_knows_every_row(changes)  # (else the map's rows are added after)
+    if _every_row_inputs(changes, layouts, reads):
         return None
     texts = {p.rsplit("/", 1)[-1]: raw.decode("utf-8", "replace") for p, raw in head.items()}
-    if _named_by(texts.values(), changes):
+    if reads and _named_by(texts.values(), changes):
         return None
     old = {p.rsplit("/", 1)[-1]: raw.decode("utf-8", "replace") for p, raw in base.items()}
     keys: set[str] = set()
@@ -1014,7 +1021,8 @@ def _change(req: CheckRequest, result: Result, started: float,
     head_masters = _read_all(root, layout.masters)
     index_of(changes.files, functools.partial(_modelled, layouts))  # (first: the index
     # knows the change)
-    changes.read_by_scripts = _read_by_scripts(changes, layouts, index_of)
+    if not _map_knows_every_row(changes):  # (else what rows read is the map's)
+        changes.read_by_scripts = _read_by_scripts(changes, layouts, index_of)
     result.info["base"] = {"ref": req.base, "merge-base": changes.base,
                            "changed-files": sorted(changes.files), "traced-keys": {}}
     if (not head_masters and not req.configs) or \
@@ -1296,6 +1304,15 @@ def _read_proofs(req: CheckRequest, changes: Any, result: Result) -> None:
         "tree": tree, "found": True, "rows": len(got.rows),
         "unknown": sum(1 for r in got.rows.values() if r is None),
         "reached": len(changes.read_touched)}
+
+
+def _map_knows_every_row(changes: Any) -> bool:
+    """Does the base's read map know every row of the base?  Then the static reach of
+    data files is not needed: a row of the base is selected by what its launch read, and
+    a row the map does not have differs from the base's in its config block or runner
+    label, which select it on their own."""
+    m = changes.read_map
+    return m is not None and all(r is not None for r in m.rows.values())
 
 
 def _record_read_map(req: CheckRequest, rows: list[Row], traced: list[tuple[Any, set[str]]],
