@@ -13,7 +13,11 @@ next one's P), this runs, as the CLI does:
   would (the traces of P and of earlier trees), not the head's own.
 
 The oracle is the policy errors (rule, file, message) the whole check reports on C and
-not on P; a **miss** is one of them the gate does not report.  It prints, per PR and in
+not on P; a **miss** is one of them the gate does not report.  Merged PRs seldom add an
+error, so the rows are compared too: every row whose verdict table entry (script,
+launch, server, source, thinking mode, registry row, expected AL, verdict, why not
+checked) differs between the whole checks of P and C, or that only C has, must be one
+the gate traced; a **row miss** is one it did not.  It prints, per PR and in
 total: misses, the gate's extra errors, the CPU seconds of each run (``wait4``: the
 process and every descendant), cache hits and misses, and the load.
 
@@ -46,6 +50,20 @@ from replay_prs import (  # (a sibling script)
     run_measured,
 )
 
+ROW_ID = ("config-key", "entry", "conc", "mode", "family")
+ROW_SEEN = ("script", "launch", "server", "source", "thinking", "registry-row", "expected",
+            "verdict", "why-unchecked")
+
+
+def _rows(doc: dict[str, Any]) -> dict[str, str]:
+    """Row identity → what the whole check saw of it (JSON strings)."""
+    out: dict[str, str] = {}
+    for r in (doc.get("info") or {}).get("rows") or []:
+        if isinstance(r, dict):
+            out[json.dumps([r.get(k) for k in ROW_ID])] = json.dumps(
+                [r.get(k) for k in ROW_SEEN], sort_keys=True)
+    return out
+
 
 def _errors(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {(str(f.get("rule")), str(f.get("file")), str(f.get("message")))
@@ -70,7 +88,8 @@ class Runner:
                                gate_env(), self.timeout)
             doc, internal = gate_doc(run)
             info = doc.get("info") or {}
-            self.full[sha] = {"errors": _errors(doc), "cpu": round(run.cpu, 2),
+            self.full[sha] = {"errors": _errors(doc), "rows": _rows(doc),
+                              "cpu": round(run.cpu, 2),
                               "seconds": round(run.seconds, 2), "internal": internal,
                               "cache": info.get("trace-cache"), "traces": info.get("traces")}
         return self.full[sha]
@@ -85,7 +104,8 @@ class Runner:
         pol = (info.get("policy") or {}) if isinstance(info.get("policy"), dict) else {}
         return {"errors": _errors(doc), "cpu": round(run.cpu, 2),
                 "seconds": round(run.seconds, 2), "internal": internal,
-                "cache": pol.get("trace-cache"), "traces": pol.get("traces")}
+                "cache": pol.get("trace-cache"), "traces": pol.get("traces"),
+                "rows": {json.dumps(r) for r in pol.get("rows") or []}}
 
 
 def replay(r: Runner, m: Merge) -> dict[str, Any]:
@@ -95,7 +115,9 @@ def replay(r: Runner, m: Merge) -> dict[str, Any]:
     g = r.gate(m)  # before the head's own traces are in the cache (as in CI)
     head = r.full_check(m.sha)
     oracle = head["errors"] - base["errors"]
+    changed = {k for k, v in head["rows"].items() if base["rows"].get(k) != v}
     return {
+        "changed_rows": len(changed), "row_misses": sorted(changed - g["rows"]),
         "pr": m.pr, "sha": m.sha, "date": m.date, "load": round(load, 2),
         "misses": sorted(oracle - g["errors"]), "extra": sorted(g["errors"] - oracle),
         "oracle": len(oracle),
@@ -119,7 +141,10 @@ def summary(recs: list[dict[str, Any]]) -> str:
     loads = [float(x["load"]) for x in recs]
     return (f"{len(recs)} PRs; misses {sum(len(x['misses']) for x in recs)} "
             f"(on {sum(1 for x in recs if x['misses'])} PRs); oracle errors "
-            f"{sum(x['oracle'] for x in recs)}; gate extra errors "
+            f"{sum(x['oracle'] for x in recs)}; changed rows "
+            f"{sum(x.get('changed_rows', 0) for x in recs)}, row misses "
+            f"{sum(len(x.get('row_misses', [])) for x in recs)} (on "
+            f"{sum(1 for x in recs if x.get('row_misses'))} PRs); gate extra errors "
             f"{sum(len(x['extra']) for x in recs)}; internal "
             f"{sum(1 for x in recs if x['internal'])}\n"
             f"gate CPU s: p50 {statistics.median(cpu) if cpu else 0:.2f} "
@@ -163,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             with args.out.open("a") as f:
                 f.write(json.dumps(rec, default=list) + "\n")
-        print(f"[{i}/{len(todo)}] #{m.pr} misses {len(rec['misses'])} extra "
+        print(f"[{i}/{len(todo)}] #{m.pr} misses {len(rec['misses'])} row misses "
+              f"{len(rec['row_misses'])}/{rec['changed_rows']} extra "
               f"{len(rec['extra'])} gate {rec['gate_cpu']:.1f} CPU-s full "
               f"{rec['full_cpu']} ({time.monotonic() - t0:.0f} s, load {rec['load']})",
               file=sys.stderr, flush=True)

@@ -564,6 +564,9 @@ def default_policy_stage(ctx: GateContext) -> list[Finding]:
     ctx.policy_info.update({k: res.info[k] for k in ("traces", "unique-traces",
                                                      "trace-cache", "isolation")
                             if k in res.info})
+    ctx.policy_info["rows"] = [[r.get(k) for k in ("config-key", "entry", "conc", "mode",
+                                                   "family")]
+                               for r in res.info.get("rows") or [] if isinstance(r, dict)]
     return list(res.findings)
 
 
