@@ -1346,7 +1346,10 @@ def _record_read_map(req: CheckRequest, rows: list[Row], traced: list[tuple[Any,
             continue
         traces = [t for t in (jt.launcher, jt.trace, jt.stopped, jt.static) if t is not None]
         rr = known.setdefault(rid, readmap.RowReads())
+        # unknown: no launcher trace, a script found by the naming rule, or a verdict
+        # that comes from no trace (a missing script or recipe: ixtool looked for it)
         if jt.launcher is None or (jt.fallback and jt.static is None) or \
+                (jt.trace is None and jt.submission is None and jt.stopped is None) or \
                 not readmap.known_reads(traces, [*judged, *filter(None, [jt.script])],
                                         req.root, rr):
             bad.add(rid)
