@@ -91,7 +91,8 @@ class Runner:
             self.full[sha] = {"errors": _errors(doc), "rows": _rows(doc),
                               "cpu": round(run.cpu, 2),
                               "seconds": round(run.seconds, 2), "internal": internal,
-                              "cache": info.get("trace-cache"), "traces": info.get("traces")}
+                              "cache": info.get("trace-cache"), "traces": info.get("traces"),
+                              "read-map": info.get("read-map")}
         return self.full[sha]
 
     def gate(self, m: Merge) -> dict[str, Any]:
@@ -123,6 +124,7 @@ def replay(r: Runner, m: Merge) -> dict[str, Any]:
         "oracle": len(oracle),
         "internal": [x for x in (base["internal"], head["internal"], g["internal"]) if x],
         "full_cpu": [base["cpu"], head["cpu"]], "full_cache": head["cache"],
+        "base_map": base["read-map"],
         "gate_cpu": g["cpu"], "gate_seconds": g["seconds"], "gate_traces": g["traces"],
         "gate_cache": g["cache"],
     }
