@@ -1095,11 +1095,10 @@ def check(req: CheckRequest, *, store: CurveStore | None = None) -> Checked:
     outcomes: list[RowOutcome] = [*malformed, *unmodeled]
     untraced = list(outcomes)
     sources: dict[str, str] = {}
-    keep = change is None and req.trace_cache is not None and req.trace_cache_write
-    record: list[tuple[Any, set[str]]] | None = [] if keep else None
+    record = _recording(req, change)
     outcomes.extend(_trace_jobs(req, jobs, index, store, sources, result, record))
-    if record is not None and req.config_keys is None and req.configs is None:
-        _record_read_map(req, rows, record, untraced, result)  # (every row: a whole map)
+    if record is not None:
+        _record_read_map(req, rows, record, untraced, result)
     if change is not None:
         viewed = _in_base_job_view(req, change.changes, layout,
                                    [j for j in jobs if id(j) in change.view], outcomes,
@@ -1306,6 +1305,14 @@ def _read_proofs(req: CheckRequest, changes: Any, result: Result) -> None:
         "reached": len(changes.read_touched)}
 
 
+def _recording(req: CheckRequest, change: Any) -> list[tuple[Any, set[str]]] | None:
+    """Where a check of every row (no --base, --config-keys, --configs) with a writable
+    trace cache notes each job's traces for its read map; None: no map is kept."""
+    keep = change is None and req.trace_cache is not None and req.trace_cache_write and \
+        req.config_keys is None and req.configs is None
+    return [] if keep else None
+
+
 def _map_knows_every_row(changes: Any) -> bool:
     """Does the base's read map know every row of the base?  Then the static reach of
     data files is not needed: a row of the base is selected by what its launch read, and
@@ -1320,24 +1327,48 @@ def _record_read_map(req: CheckRequest, rows: list[Row], traced: list[tuple[Any,
     """The whole check with a writable trace cache, on a clean checkout: keep its read
     map (policy/readmap.py) for the gates whose merge-base is this tree (a row with a
     job ``untraced`` is unknown)."""
-    from inferencex_tools.errors import GitError
-    from inferencex_tools.io.gitcat import GitReader
     from inferencex_tools.policy import readmap
 
+    tree = _clean_tree(req.root, result)
+    if tree is None or req.trace_cache is None:
+        return
+    m = _row_reads(req.root, rows, traced, untraced)
+    readmap.save(req.trace_cache, tree, m)
+    result.info["read-map"] = {"tree": tree, "rows": len(m.rows),
+                               "unknown": sum(1 for v in m.rows.values() if v is None)}
+
+
+def _clean_tree(root: Path, result: Result) -> str | None:
+    """The checkout's HEAD tree when the checkout is that tree (nothing uncommitted)."""
+    from inferencex_tools.errors import GitError
+    from inferencex_tools.io.gitcat import GitReader
+
     try:
-        with contextlib.closing(GitReader(req.root)) as reader:
+        with contextlib.closing(GitReader(root)) as reader:
             if reader.uncommitted():
                 result.info["read-map"] = "not kept: the checkout has uncommitted changes"
-                return
-            tree = reader.tree("HEAD")
+                return None
+            return reader.tree("HEAD")
     except (GitError, InputError, OSError):
-        return
-    reads: dict[str, readmap.RowReads | None] = {}
-    keys: dict[str, str] = {}
+        return None
+
+
+def _job_known(jt: Any) -> bool:
+    """Can a job's reads be known from its traces?  Not without a launcher trace, with a
+    script found by the naming rule, or with a verdict that comes from no trace (a
+    missing script or recipe: ixtool looked for it)."""
+    return not (jt.launcher is None or (jt.fallback and jt.static is None) or
+                (jt.trace is None and jt.submission is None and jt.stopped is None))
+
+
+def _row_reads(root: Path, rows: list[Row], traced: list[tuple[Any, set[str]]],
+               untraced: Iterable[RowOutcome]) -> Any:
+    """The read map of ``rows`` from their jobs' traces (policy/readmap.py)."""
+    from inferencex_tools.policy import readmap
+
     ids = {id(r): readmap.row_id(r.key, r.matrix, r.eval_only) for r in rows}
-    for r in rows:
-        keys[ids[id(r)]] = r.key
-        reads.setdefault(ids[id(r)], None)
+    reads: dict[str, readmap.RowReads | None] = dict.fromkeys(ids.values())
+    keys = {ids[id(r)]: r.key for r in rows}
     known: dict[str, readmap.RowReads] = {}
     bad = {ids[id(o.row)] for o in untraced if id(o.row) in ids}
     for jt, judged in traced:
@@ -1346,19 +1377,11 @@ def _record_read_map(req: CheckRequest, rows: list[Row], traced: list[tuple[Any,
             continue
         traces = [t for t in (jt.launcher, jt.trace, jt.stopped, jt.static) if t is not None]
         rr = known.setdefault(rid, readmap.RowReads())
-        # unknown: no launcher trace, a script found by the naming rule, or a verdict
-        # that comes from no trace (a missing script or recipe: ixtool looked for it)
-        if jt.launcher is None or (jt.fallback and jt.static is None) or \
-                (jt.trace is None and jt.submission is None and jt.stopped is None) or \
-                not readmap.known_reads(traces, [*judged, *filter(None, [jt.script])],
-                                        req.root, rr):
+        if not _job_known(jt) or not readmap.known_reads(
+                traces, [*judged, *filter(None, [jt.script])], root, rr):
             bad.add(rid)
-    for rid, rr in known.items():
-        if rid not in bad:
-            reads[rid] = rr
-    readmap.save(req.trace_cache, tree, readmap.ReadMap(reads, keys))  # type: ignore[arg-type]
-    result.info["read-map"] = {"tree": tree, "rows": len(reads),
-                               "unknown": sum(1 for v in reads.values() if v is None)}
+    reads.update({rid: rr for rid, rr in known.items() if rid not in bad})
+    return readmap.ReadMap(reads, keys)
 
 
 def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: CurveStore,
