@@ -1404,15 +1404,25 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
                         progress=req.progress)
         traced = _fallbacks(runner.run(jobs), runner, req)
         read = read_from(session.repo)
-        for jt in traced:
+
+        def judge(jt: JobTrace) -> tuple[RowOutcome, set[str]]:
             judged: set[str] = set()
-            o = outcome(jt, store, _noting(read, judged) if record is not None else read,
-                        sources)
-            if record is not None:
-                record.append((jt, judged))
+            o = outcome(jt, store, _noting(read, judged), sources)
             if jt.fallback:
                 o.verdicts.append(fallback_note(jt))
-            outcomes.append(o)
+            return o, judged
+
+        done = [judge(jt) for jt in traced]
+        again = [i for i, jt in enumerate(traced) if _reused_failure(jt, done[i][0])]
+        if again:  # a reused trace must not carry a failure another run may not have
+            session.reuse = False
+            fresh = _fallbacks(runner.run([traced[i].job for i in again]), runner, req)
+            for i, jt in zip(again, fresh, strict=True):
+                traced[i], done[i] = jt, judge(jt)
+            result.info["traced-again"] = len(again)
+        outcomes.extend(o for o, _ in done)
+        if record is not None:
+            record.extend((jt, judged) for jt, (_, judged) in zip(traced, done, strict=True))
         result.info["traces"] = runner.traces
         result.info["unique-traces"] = runner.unique
         result.info["stages"] = runner.stages
@@ -1430,6 +1440,16 @@ def run_check_incremental(root: Path, *, base: str | None, head: str | None = No
     between the merge-base of ``base`` and ``head`` (the checkout at ``root`` is
     ``head``), judged against the base's curves; the whole check without a base."""
     return run_check(CheckRequest(root=root, base=base, head=head if base else None))
+
+
+# verdicts that say the trace did not do what the job does: a reused trace giving one
+# is traced again (a result kept by the trace cache must not make a failure stick)
+_TRACE_FAILURES = frozenset({"PO301", "PO302", "PO310"})
+
+
+def _reused_failure(jt: JobTrace, o: RowOutcome) -> bool:
+    return any(t is not None and t.cached for t in (jt.launcher, jt.trace, jt.static)) and \
+        any(v.rule.id in _TRACE_FAILURES for v in o.verdicts)
 
 
 def _noting(read: Callable[[str], str | None], seen: set[str]

@@ -993,6 +993,7 @@ class Session:
         self.tops, self.notes = _copy_tree(Path(repo), self.repo)
         self._clients = _client_manifest(self.repo, clients or {})
         self.cache = cache if record_reads else None
+        self.reuse = True  # False: the cache is not looked up (its entries are still kept)
         self.digests = TreeDigests(self.repo)
         if not self.isolate and not self.bwrap:
             # (namespaces, bubblewrap: the copy is mounted read-only; its own modes stay
@@ -1204,7 +1205,7 @@ class Session:
             key = trace_key(script=script, env=sorted(env.items()), timeout=timeout,
                             stop=list(stop), workspace_at=list(workspace_at), cwd=cwd,
                             inline=inline, clients=self._clients, limits=asdict(self.limits))
-            got = self._cached(key)
+            got = self._cached(key) if self.reuse else None
             if got is not None:
                 return got
         res = self._trace(script, env, timeout=timeout, stop=stop, workspace_at=workspace_at,

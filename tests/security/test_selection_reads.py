@@ -200,3 +200,33 @@ def test_what_the_base_traces_did_not_read_is_not_traced(tmp_path: Path,
     rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
     assert rc == 0 and outputs["gate"] == "pass", doc["findings"]
     assert doc["info"]["policy"]["traces"] == 0, doc["info"]["policy"]
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="only namespaces record reads")
+def test_a_reused_trace_that_gives_a_tool_failure_is_traced_again(tmp_path: Path,
+                                                                  corpus: Path) -> None:
+    """A result the cache kept that judges as a tool failure (here: its server record
+    taken out, as a run that lost it would leave it) is not believed: the job is traced
+    again without the cache, and the verdict is the fresh trace's."""
+    reviewed, _ = CASES["a value file"]
+    path = tmp_path / "repo"
+    main, _ = _two_steps(path, corpus, reviewed, {}, entry=False)
+    cache = tmp_path / "traces"
+    _warm(path, main, main, cache)
+    emptied = 0
+    for entry in cache.rglob("*.json"):
+        doc = json.loads(entry.read_text())
+        if "result" in doc and any(r["tool"] in ("vllm", "python3") for r in
+                                   doc["result"]["records"]):
+            doc["result"]["records"] = []
+            entry.write_text(json.dumps(doc))
+            emptied += 1
+    assert emptied
+    full = subprocess.run([sys.executable, "-I", "-m", "inferencex_tools", "policy", "check",
+                           "--trace-cache", str(cache), "--format", "json"], cwd=path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    doc = json.loads(full.stdout)
+    assert doc["info"]["trace-cache"]["hits"] > 0, doc["info"]
+    assert doc["info"].get("traced-again", 0) > 0, doc["info"]
+    assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == [], \
+        doc["findings"]
