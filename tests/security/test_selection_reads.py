@@ -144,6 +144,17 @@ def _warm(path: Path, main: str, head: str, cache: Path) -> dict[str, Any]:
     return info
 
 
+def _gate_warm(tmp_path: Path, corpus: Path, reviewed: dict[str, str], pr: dict[str, str]
+               ) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """The two steps, the reviewed main's whole check filling a trace cache, then the
+    PR's gate reading it."""
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, reviewed, pr)
+    cache = tmp_path / "traces"
+    _warm(path, main, head, cache)
+    return _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+
+
 @pytest.mark.skipif(not namespaces_available(), reason="only namespaces record reads")
 @pytest.mark.parametrize("case", ["a value file", "a JSON index a Python helper follows",
                                   "a glob over a directory"])
@@ -152,12 +163,7 @@ def test_a_warm_trace_cache_still_sees_the_change(tmp_path: Path, corpus: Path,
     """The trace cache filled by the whole check of the reviewed main: the gate reuses
     what the change did not reach (the launcher's trace) and traces again what read the
     changed file — the same PO403 as without the cache."""
-    reviewed, pr = CASES[case]
-    path = tmp_path / "repo"
-    main, head = _two_steps(path, corpus, reviewed, pr)
-    cache = tmp_path / "traces"
-    _warm(path, main, head, cache)
-    rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+    rc, outputs, doc = _gate_warm(tmp_path, corpus, *CASES[case])
     assert rc == 1 and outputs["gate"] == "fail", doc["findings"]
     assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == ["PO403"]
     counts = doc["info"]["policy"]["trace-cache"]
@@ -170,12 +176,7 @@ def test_what_the_base_traces_read_selects_what_no_text_shows(tmp_path: Path, co
                                                               case: str) -> None:
     """Without the base's read map the gate passes these (the static reach sees no
     change: a comment); with it the row whose launch read the changed bytes is traced."""
-    reviewed, pr = READ_ONLY_BY_TRACES[case]
-    path = tmp_path / "repo"
-    main, head = _two_steps(path, corpus, reviewed, pr)
-    cache = tmp_path / "traces"
-    _warm(path, main, head, cache)
-    rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+    rc, outputs, doc = _gate_warm(tmp_path, corpus, *READ_ONLY_BY_TRACES[case])
     assert rc == 1 and outputs["gate"] == "fail" and outputs["sweep"] == "false", \
         doc["findings"]
     assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == ["PO403"]

@@ -8,7 +8,6 @@ the first one read, and its result must then be the one a fresh trace gives."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from inferencex_tools.sandbox import Session, TraceCache, TraceResult
 from inferencex_tools.sandbox.cache import TreeDigests, matches
 from inferencex_tools.sandbox.trace import namespaces_available
+from tests.security.test_sandbox_reads import _repo
 
 NS = pytest.mark.skipif(not namespaces_available(),
                         reason="user namespaces unavailable here: only they record reads")
@@ -41,18 +41,6 @@ FILES = {
 }
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    if root.exists():
-        shutil.rmtree(root)
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
-    return root
-
-
 def _trace(repo: Path, cache: TraceCache, env: dict[str, str] | None = None) -> TraceResult:
     with Session(repo, cache=cache) as s:
         return s.trace("benchmarks/recipe.sh", env or {"X": "1"}, workspace_at=["/ws"])
@@ -61,7 +49,7 @@ def _trace(repo: Path, cache: TraceCache, env: dict[str, str] | None = None) -> 
 def _pair(tmp: Path, change: dict[str, str | None]) -> tuple[TraceResult, TraceResult,
                                                              TraceCache]:
     cache = TraceCache(tmp / "cache")
-    first = _trace(_tree(tmp / "a", FILES), cache)
+    first = _trace(_repo(tmp / "a", FILES), cache)
     assert first.ok and not first.cached, (first.returncode, first.stderr_tail[-600:])
     assert cache.counts == {"hits": 0, "misses": 1, "stored": 1}
     files = dict(FILES)
@@ -70,7 +58,7 @@ def _pair(tmp: Path, change: dict[str, str | None]) -> tuple[TraceResult, TraceR
             files.pop(rel)
         else:
             files[rel] = text
-    second = _trace(_tree(tmp / "b", files), cache)
+    second = _trace(_repo(tmp / "b", files), cache)
     return first, second, cache
 
 
@@ -109,8 +97,8 @@ def test_a_change_to_what_the_trace_read_runs_it_again(tmp_path: Path,
 @NS
 def test_an_executable_bit_is_part_of_what_was_read(tmp_path: Path) -> None:
     cache = TraceCache(tmp_path / "cache")
-    _trace(_tree(tmp_path / "a", FILES), cache)
-    b = _tree(tmp_path / "b", FILES)
+    _trace(_repo(tmp_path / "a", FILES), cache)
+    b = _repo(tmp_path / "b", FILES)
     (b / "benchmarks/lib.sh").chmod(0o644)
     assert not _trace(b, cache).cached
 
@@ -118,7 +106,7 @@ def test_an_executable_bit_is_part_of_what_was_read(tmp_path: Path) -> None:
 @NS
 def test_other_arguments_are_another_key(tmp_path: Path) -> None:
     cache = TraceCache(tmp_path / "cache")
-    repo = _tree(tmp_path / "a", FILES)
+    repo = _repo(tmp_path / "a", FILES)
     _trace(repo, cache, {"X": "1"})
     assert not _trace(repo, cache, {"X": "2"}).cached
     assert _trace(repo, cache, {"X": "1"}).cached
@@ -128,7 +116,7 @@ def test_other_arguments_are_another_key(tmp_path: Path) -> None:
 def test_a_failed_trace_is_not_kept(tmp_path: Path) -> None:
     cache = TraceCache(tmp_path / "cache")
     files = dict(FILES, **{"benchmarks/lib.sh": "exit 3\n"})
-    repo = _tree(tmp_path / "a", files)
+    repo = _repo(tmp_path / "a", files)
     assert _trace(repo, cache).returncode == 3
     assert cache.counts["stored"] == 0
     assert not _trace(repo, cache).cached
@@ -136,7 +124,7 @@ def test_a_failed_trace_is_not_kept(tmp_path: Path) -> None:
 
 @NS
 def test_a_read_only_cache_reuses_and_keeps_nothing(tmp_path: Path) -> None:
-    repo = _tree(tmp_path / "a", FILES)
+    repo = _repo(tmp_path / "a", FILES)
     ro = TraceCache(tmp_path / "cache", writable=False)
     assert not _trace(repo, ro).cached and ro.counts["stored"] == 0
     assert not (tmp_path / "cache").exists()
@@ -147,7 +135,7 @@ def test_a_read_only_cache_reuses_and_keeps_nothing(tmp_path: Path) -> None:
 @NS
 def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
     cache = TraceCache(tmp_path / "cache")
-    repo = _tree(tmp_path / "a", FILES)
+    repo = _repo(tmp_path / "a", FILES)
     _trace(repo, cache)
     for entry in (tmp_path / "cache").rglob("*.json"):
         entry.write_text('{"format": 1, "reads": {"files": 3}, "result": {}}')
@@ -156,7 +144,7 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_digests_say_what_a_tree_holds(tmp_path: Path) -> None:
-    a = _tree(tmp_path / "a", {"x/f": "1\n", "x/g": "2\n"})
+    a = _repo(tmp_path / "a", {"x/f": "1\n", "x/g": "2\n"})
     (a / "x" / "l").symlink_to("f")
     t = TreeDigests(a)
     reads = {"files": {"x/f": t.path("x/f"), "x/l": t.path("x/l")},
