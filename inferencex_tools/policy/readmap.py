@@ -82,12 +82,11 @@ def _ancestors(path: str) -> list[str]:
 
 @dataclass
 class ChangeShape:
-    """The change as the read map needs it: the changed paths, the added ones (absent at
-    the base), the directories whose entries it adds or removes (→ the changed paths that
-    do it) and the directories it removes."""
+    """The change as the read map needs it: the changed paths, the directories whose
+    entries it adds or removes (→ the changed paths that do it) and the directories it
+    removes."""
 
     changed: set[str]
-    added: set[str]
     relisted: dict[str, set[str]]
     gone: dict[str, set[str]]
 
@@ -187,7 +186,6 @@ def change_shape(root: Path, changed: Iterable[str], at_base: set[str],
         return os.path.lexists(root / p)
 
     files = set(changed)
-    added = {p for p in files if p not in at_base}
     relisted: dict[str, set[str]] = {}
     gone: dict[str, set[str]] = {}
     for p in files:
@@ -203,7 +201,7 @@ def change_shape(root: Path, changed: Iterable[str], at_base: set[str],
                         if a != p:  # a directory gone: its entries gone with it
                             relisted.setdefault(a, set()).add(p)
                 break
-    return ChangeShape(files, added, relisted, gone)
+    return ChangeShape(files, relisted, gone)
 
 
 def known_reads(traces: Iterable[Any], judged: Iterable[str], root: Path,

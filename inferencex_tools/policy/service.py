@@ -1407,7 +1407,8 @@ def _trace_jobs(req: CheckRequest, jobs: list[Job], index: RepoIndex, store: Cur
 
         def judge(jt: JobTrace) -> tuple[RowOutcome, set[str]]:
             judged: set[str] = set()
-            o = outcome(jt, store, _noting(read, judged), sources)
+            o = outcome(jt, store, _noting(read, judged) if record is not None else read,
+                        sources)
             if jt.fallback:
                 o.verdicts.append(fallback_note(jt))
             return o, judged

@@ -36,7 +36,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -89,19 +89,29 @@ class TreeDigests:
         self._lists: dict[str, str] = {}
         self._lock = threading.Lock()
 
+    def _memo(self, table: dict[str, str], rel: str, make: Callable[[str], str]) -> str:
+        with self._lock:
+            got = table.get(rel)
+        if got is None:
+            got = make(rel)
+            with self._lock:
+                table[rel] = got
+        return got
+
     def path(self, rel: str) -> str:
         """``-`` missing; ``d`` a directory; ``l:<target>`` a link; ``f<x>:<sha>`` a file
         (``x`` its executable bit); ``?`` anything else."""
-        with self._lock:
-            got = self._paths.get(rel)
-        if got is None:
-            got = self._path(rel)
-            with self._lock:
-                self._paths[rel] = got
-        return got
+        return self._memo(self._paths, rel, self._path)
+
+    def listing(self, rel: str) -> str:
+        """A directory's entries (name and kind), hashed; ``-`` when it is not one."""
+        return self._memo(self._lists, rel, self._listing)
+
+    def _full(self, rel: str) -> str:
+        return os.path.join(self.root, rel) if rel else str(self.root)
 
     def _path(self, rel: str) -> str:
-        full = os.path.join(self.root, rel) if rel else str(self.root)
+        full = self._full(rel)
         try:
             st = os.lstat(full)
         except OSError:
@@ -118,21 +128,13 @@ class TreeDigests:
                 h.update(chunk)
         return f"f{1 if st.st_mode & 0o111 else 0}:{h.hexdigest()}"
 
-    def listing(self, rel: str) -> str:
-        """A directory's entries (name and kind), hashed; ``-`` when it is not one."""
-        with self._lock:
-            got = self._lists.get(rel)
-        if got is None:
-            full = os.path.join(self.root, rel) if rel else str(self.root)
-            try:
-                with os.scandir(full) as it:
-                    items = sorted(f"{e.name}\0{_kind(e)}" for e in it)
-                got = hashlib.sha256("\n".join(items).encode()).hexdigest()
-            except OSError:
-                got = "-"
-            with self._lock:
-                self._lists[rel] = got
-        return got
+    def _listing(self, rel: str) -> str:
+        try:
+            with os.scandir(self._full(rel)) as it:
+                items = sorted(f"{e.name}\0{_kind(e)}" for e in it)
+        except OSError:
+            return "-"
+        return hashlib.sha256("\n".join(items).encode()).hexdigest()
 
 
 def _reads_of(files: Iterable[str], listed: Iterable[str], missing: Iterable[str],
