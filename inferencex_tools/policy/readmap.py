@@ -15,7 +15,8 @@ row exactly when it touches what the row's launch read:
 
 * a changed path the row read (a file, a symbolic link or its target);
 * a changed path at or below a path the row found missing;
-* an added or deleted path directly in a directory the row listed;
+* an added or deleted path directly in a directory the row listed, or one that changes
+  kind there (a file becomes a directory);
 * a deleted path below a directory the row looked up that no longer exists.
 
 Anything else cannot change what the row's traces saw, so a known row that none of this
@@ -180,10 +181,13 @@ def change_shape(root: Path, changed: Iterable[str], at_base: set[str],
     base_dirs = {a for p in at_base for a in _ancestors(p)}
     head_dirs = {a for p in at_head_paths or () for a in _ancestors(p)}
 
-    def at_head(p: str) -> bool:
+    def at_head(p: str) -> str | None:
         if at_head_paths is not None:
-            return p in at_head_paths or p in head_dirs
-        return os.path.lexists(root / p)
+            return "f" if p in at_head_paths else "d" if p in head_dirs else None
+        full = root / p
+        if not os.path.lexists(full):
+            return None
+        return "d" if full.is_dir() and not full.is_symlink() else "f"
 
     files = set(changed)
     relisted: dict[str, set[str]] = {}
@@ -192,10 +196,11 @@ def change_shape(root: Path, changed: Iterable[str], at_base: set[str],
         parts = p.split("/")
         for i in range(len(parts)):
             d, c = "/".join(parts[:i]), "/".join(parts[:i + 1])
-            was = c in at_base or c in base_dirs
-            if was != at_head(c):  # an entry of d appears or goes: d's listing changes
+            was, now = "f" if c in at_base else "d" if c in base_dirs else None, at_head(c)
+            if was != now:  # an entry of d appears, goes or changes kind
                 relisted.setdefault(d, set()).add(p)
-                if was:  # c and every directory below it on the way to p went
+                if was == "d" or (was and not now):  # c and every directory below it
+                    # on the way to p went
                     for a in [c, *(x for x in _ancestors(p) if x.startswith(c + "/"))]:
                         gone.setdefault(a, set()).add(p)
                         if a != p:  # a directory gone: its entries gone with it

@@ -1047,6 +1047,58 @@ class _Finder:
 
 
 sys.meta_path.append(_Finder())
+
+
+# Python's path finder lists each directory of sys.path it searches and looks names up
+# in that listing.  In the workspace it asks for each name instead (one lookup per
+# candidate: the module, its package directory, each loader suffix), with the same
+# answers: what the run then depends on of the directory is the names it looked for,
+# each a path the read view records as found or missing (sandbox/_readfs.py) — not every
+# entry, so a README added at the root does not reach every python run.
+class _IxLookups:
+    __slots__ = ("path",)
+
+    def __init__(self, path):
+        self.path = path
+
+    def __contains__(self, name):
+        return os.path.lexists(os.path.join(self.path, name) if self.path else name)
+
+    def __iter__(self):  # (not the path finder: whoever enumerates gets a real listing)
+        return iter(os.listdir(self.path or "."))
+
+
+_IX_WS = []
+
+
+def _ix_in_workspace(path):
+    if not _IX_WS:
+        try:
+            _IX_WS.append(os.stat("@INNER@/ws").st_dev)
+        except OSError:
+            _IX_WS.append(None)
+    return _IX_WS[0] is not None and os.stat(path or ".").st_dev == _IX_WS[0]
+
+
+def _ix_lookups():
+    ff = getattr(sys.modules.get("_frozen_importlib_external"), "FileFinder", None)
+    fill = getattr(ff, "_fill_cache", None)
+    if fill is None or sys.platform != "linux":
+        return
+
+    def _fill_cache(self):
+        try:
+            here = _ix_in_workspace(self.path)
+        except OSError:
+            here = False
+        if not here:
+            return fill(self)
+        self._path_cache = _IxLookups(self.path)
+
+    ff._fill_cache = _fill_cache
+
+
+_ix_lookups()
 '''
 
 # container-image packages that import as stand-ins when the host lacks them

@@ -1149,7 +1149,8 @@ class Session:
                                      .replace("@LEDGER@", _q(f"{book}/ledger"))
                                      .replace("@STUB@", _q(f"{seen}/bin/.stub")))
         (ix / "py" / "sitecustomize.py").write_text(
-            _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES))))
+            _stubs.SITE.replace("@ROOTS@", repr(sorted(_stubs.FAKE_PACKAGES)))
+            .replace("@INNER@", INNER_ROOT))
 
     def bin_dir(self, inner: str) -> str:
         return f"{SHARED_ROOT}/bin" if self.shared else f"{inner}/.ix/bin"

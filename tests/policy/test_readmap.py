@@ -45,6 +45,15 @@ def test_an_entry_added_or_removed_in_a_listed_directory_reaches_it() -> None:
     assert _shape({"benchmarks/conf.d/a.env"}, head) == {"benchmarks/conf.d/a.env"}
 
 
+def test_an_entry_that_changes_kind_in_a_listed_directory_reaches_it() -> None:
+    # benchmarks/conf.d/a.env (a file) becomes a directory with a file in it
+    head = (BASE - {"benchmarks/conf.d/a.env"}) | {"benchmarks/conf.d/a.env/x"}
+    changed = {"benchmarks/conf.d/a.env", "benchmarks/conf.d/a.env/x"}
+    listed = RowReads(listed={"benchmarks/conf.d"})
+    shape = change_shape(Path("/nonexistent"), changed, BASE, head)
+    assert shape.touches(listed) == changed
+
+
 def test_a_directory_it_looked_up_removed_reaches_it() -> None:
     head = BASE - {"old/only.txt"}
     assert _shape({"old/only.txt"}, head) == {"old/only.txt"}

@@ -85,11 +85,49 @@ def test_a_trace_records_what_any_program_reads(tmp_path: Path) -> None:
     assert "benchmarks/conf.d" in r.listed  # the glob and ls
     # looked up and not there: a change adding them changes the run
     assert {"benchmarks/override.env", "toplevel-override.env"} <= r.missing
-    # Python's import system listed the script's directory: a module or package added
-    # there would change the run
-    assert "benchmarks" in r.listed, sorted(r.listed)
+    # Python's import system looked up, in the script's directory, each name it tried:
+    # a module or package added under one of them would change the run (nothing else
+    # added there would: the directory is not listed)
+    assert "benchmarks" not in r.listed, sorted(r.listed)
+    assert {"benchmarks/alvalue", "benchmarks/alvalue.so"} <= r.missing, sorted(r.missing)
     assert "benchmarks/unrelated.sh" not in r.files and "README.md" not in r.files
     assert not r.files & r.missing
+
+
+IMPORTS = {
+    "benchmarks/t.sh": """set -e
+python3 benchmarks/imp.py
+python3 -c 'import json; print("root", json.dumps(1))'
+python3 tools/lister.py
+mkdir -p benchmarks/made && echo 'V = 7' > benchmarks/made/gen.py
+python3 -c 'import sys; sys.path.insert(0, "benchmarks/made"); import gen; print("gen", gen.V)'
+""",
+    "benchmarks/imp.py": "import mod\nprint('mod', mod.V)\n",
+    "benchmarks/mod.py": "V = 1\n",
+    "benchmarks/README.md": "x\n",
+    "tools/lister.py": "import os\nprint('listed', sorted(os.listdir('tools/data')))\n",
+    "tools/data/a.txt": "a\n",
+}
+
+
+@NS
+def test_imports_look_up_the_names_they_try(tmp_path: Path) -> None:
+    """Python's path finder, in the workspace, looks up each name it tries instead of
+    listing the directory: the run depends on those paths (found or missing), not on
+    every entry beside them; a listing a program asks for is still a listing, and a
+    module the run wrote itself imports as usual."""
+    repo = _repo(tmp_path, IMPORTS)
+    with Session(repo) as s:
+        tr = s.trace("benchmarks/t.sh", {}, workspace_at=["/workspace"])
+    r = _reads(tr)
+    out = tr.stdout_tail
+    assert "mod 1" in out and "root 1" in out and "listed ['a.txt']" in out, out
+    assert "gen 7" in out, out
+    assert "benchmarks/mod.py" in r.files and "benchmarks/mod" in r.missing, r
+    assert {"json", "json.py", "json.pyc"} <= r.missing  # at the root, for `python3 -c`
+    assert "tools/data" in r.listed  # os.listdir
+    assert not {"", "benchmarks", "tools"} & r.listed, sorted(r.listed)
+    assert "benchmarks/README.md" not in r.files | r.missing
 
 
 @NS

@@ -231,3 +231,36 @@ def test_a_reused_trace_that_gives_a_tool_failure_is_traced_again(tmp_path: Path
     assert doc["info"].get("traced-again", 0) > 0, doc["info"]
     assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == [], \
         doc["findings"]
+
+
+# the recipe's AL comes from a Python helper that imports a module beside it: Python's
+# path finder looks names up in utils/ (and at the workspace root)
+IMPORTED = {
+    "utils/al_value.py": "import alval\nprint(alval.AL)\n",
+    "utils/alval.py": "AL = 2.83\n",
+    SEED: RECIPE.replace("GOLDEN_AL=2.83",
+                         'GOLDEN_AL=$(python3 "$(dirname "$0")/../../../utils/al_value.py")'),
+}
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="only namespaces record reads")
+@pytest.mark.parametrize("pr, verdict", [
+    # names no import looked for, beside the helper and at the root: nothing to trace
+    ({"utils/NOTES.md": "3.60\n", "utils/al.json": "3.60\n", "README_zh.md": "x\n"},
+     "pass"),
+    # a package beside the module: it shadows it, and the row reads 3.60
+    ({"utils/alval/__init__.py": "AL = 3.60\n"}, "fail"),
+])
+def test_an_import_reaches_only_the_names_it_tried(
+        tmp_path: Path, corpus: Path, pr: dict[str, str], verdict: str) -> None:
+    path = tmp_path / "repo"
+    main, head = _two_steps(path, corpus, IMPORTED, pr, entry=verdict == "fail")
+    cache = tmp_path / "traces"
+    _warm(path, main, head, cache)
+    rc, outputs, doc = _gate(path, "base", main, head, ("--trace-cache", str(cache)))
+    assert outputs["gate"] == verdict, doc["findings"]
+    if verdict == "pass":
+        assert rc == 0 and doc["info"]["policy"]["traces"] == 0, doc["info"]["policy"]
+    else:
+        assert [f["rule"] for f in doc["findings"] if f["severity"] == "error"] == \
+            ["PO403"], doc["findings"]

@@ -67,6 +67,8 @@ def _pair(tmp: Path, change: dict[str, str | None]) -> tuple[TraceResult, TraceR
     {"README.md": "edited\n"},
     {"benchmarks/unrelated.sh": "echo other\n"},
     {"docs/new.md": "added where nothing listed\n"},
+    # in the directory of a Python helper (its sys.path[0]): no import looked for them
+    {"benchmarks/NOTES.md": "added\n", "benchmarks/data.json": "{}\n"},
 ])
 def test_a_change_outside_what_the_trace_read_reuses_it(tmp_path: Path,
                                                         change: dict[str, str | None]) -> None:
@@ -86,6 +88,8 @@ def test_a_change_outside_what_the_trace_read_reuses_it(tmp_path: Path,
     {"benchmarks/conf.d/b.env": "A=9\n"},           # a file added to a listed directory
     {"benchmarks/conf.d/a.env": None},              # a file removed from it
     {"benchmarks/override.env": "O=3.60\n"},        # a path the trace found missing
+    # a package added beside a module a Python helper imports: it shadows the module
+    {"benchmarks/alvalue/__init__.py": "AL = 3.60\n"},
 ])
 def test_a_change_to_what_the_trace_read_runs_it_again(tmp_path: Path,
                                                        change: dict[str, str | None]) -> None:
