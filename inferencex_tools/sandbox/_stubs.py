@@ -1089,7 +1089,7 @@ def _ix_lookups():
     def _fill_cache(self):
         try:
             here = _ix_in_workspace(self.path)
-        except OSError:
+        except Exception:  # (a path os.stat refuses: the path finder's own answer)
             here = False
         if not here:
             return fill(self)
